@@ -1,0 +1,62 @@
+# django_bullq — the two commands of the README: `make demo` and `make test`.
+# Everything else here is set-up they need on a fresh machine.
+
+SHELL := /bin/bash
+VENV := .venv
+VENV52 := .venv-django52
+PY := $(VENV)/bin/python
+REDIS_URL ?= redis://127.0.0.1:6379/0
+export REDIS_URL
+
+# Newest Python >= 3.12 found: pyenv's installs first (without `pyenv global`), then PATH.
+PYTHON := $(shell for v in 3.14 3.13 3.12; do \
+	  for p in $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$$v*/bin/python3 2>/dev/null | sort -V -r) \
+	           $$(command -v python$$v 2>/dev/null); do \
+	    [ -x "$$p" ] && { echo $$p; exit 0; }; done; done)
+
+.PHONY: demo test test-core test-django52 venv venv52 redis-server node-deps clean
+
+$(VENV)/.installed: pyproject.toml
+	@test -n "$(PYTHON)" || { echo "no Python >= 3.12 found (pyenv or PATH)"; exit 1; }
+	@echo "using $(PYTHON)"
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[example]' --group test 'Django>=6,<7'
+	touch $@
+
+venv: $(VENV)/.installed
+
+$(VENV52)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV52)
+	$(VENV52)/bin/python -m pip install -q --upgrade pip
+	$(VENV52)/bin/python -m pip install -q -e . --group test 'Django>=5.2,<5.3'
+	touch $@
+
+venv52: $(VENV52)/.installed
+
+# Debian's redis-server binary: tests start their own on a free port; the demo needs one at REDIS_URL.
+redis-server:
+	@command -v redis-server >/dev/null || { \
+	  echo "installing Debian's redis-server"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server >/dev/null; }
+
+tests/interop/node_modules/.installed: tests/interop/package.json
+	cd tests/interop && npm install --silent --no-audit --no-fund
+	touch $@
+
+node-deps: tests/interop/node_modules/.installed
+
+# Start a Redis at REDIS_URL when none answers there (the demo only; tests run their own).
+redis-up: redis-server venv
+	@$(PY) -m django_bullq.devredis "$(REDIS_URL)"
+
+demo: redis-up
+	cd example_project && ../$(PY) manage.py migrate --noinput -v 0 && ../$(PY) manage.py weather_report
+
+test: venv venv52 redis-server node-deps
+	$(PY) -m pytest -p no:cacheprovider
+	$(VENV52)/bin/python -m pytest -p no:cacheprovider -m django_layer
+
+clean:
+	rm -rf $(VENV) $(VENV52) tests/interop/node_modules

@@ -1,0 +1,38 @@
+"""django_bullq: BullMQ for Django. A Redis job queue sharing BullMQ's data layout.
+
+Public names: :class:`Queue`, :class:`Job`, :class:`Worker`, :class:`JobOptions`,
+:class:`Connection`, :func:`task` and the errors in :mod:`django_bullq.core.errors`.
+"""
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Connection",
+    "Job",
+    "JobOptions",
+    "Queue",
+    "UnrecoverableError",
+    "Worker",
+    "task",
+]
+
+from .core.connection import Connection
+from .core.errors import UnrecoverableError
+from .core.job import Job
+from .core.options import JobOptions
+from .core.queue import Queue
+from .core.worker import Worker
+
+if TYPE_CHECKING:
+    from .tasks import task
+else:
+
+    def __getattr__(name: str) -> Any:
+        # The Django layer is imported lazily so the core stays usable without settings.
+        if name == "task":
+            from .tasks import task
+
+            return task
+        raise AttributeError(name)

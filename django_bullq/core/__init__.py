@@ -1,0 +1,1 @@
+"""The BullMQ engine: keys, Lua scripts, jobs, queues and workers. Imports nothing from Django."""

@@ -1,0 +1,74 @@
+"""Backoff strategies for retries: BullMQ's ``fixed`` and ``exponential``, plus custom ones."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+#: A strategy gets (attempts_made, delay_ms, jitter, error) and returns the delay in ms;
+#: -1 means "do not retry" (BullMQ's convention for custom strategies).
+BackoffStrategy = Callable[[int, int, float, BaseException | None], int]
+
+
+def _jittered(delay: float, jitter: float) -> int:
+    if jitter > 0:
+        return int(delay * (1 - jitter) + random.random() * delay * jitter)
+    return int(round(delay))
+
+
+def fixed(attempts_made: int, delay: int, jitter: float, error: BaseException | None) -> int:
+    """Constant ``delay`` ms; with jitter j uniform in [delay*(1-j), delay)."""
+    return _jittered(delay, jitter)
+
+
+def exponential(attempts_made: int, delay: int, jitter: float,
+                error: BaseException | None) -> int:
+    """``round(2^(n-1) * delay)`` ms for attempt n = attempts_made (1-based), BullMQ's formula."""
+    return _jittered(2 ** (max(attempts_made, 1) - 1) * delay, jitter)
+
+
+STRATEGIES: dict[str, BackoffStrategy] = {"fixed": fixed, "exponential": exponential}
+
+
+def register(name: str, strategy: BackoffStrategy) -> None:
+    """Register a custom backoff type usable as ``backoff={"type": name, "delay": ms}``."""
+    STRATEGIES[name] = strategy
+
+
+def normalize(backoff: Any) -> dict[str, Any] | None:
+    """BullMQ's stored shape: a number n becomes ``{"type": "fixed", "delay": n}``.
+
+    Raises:
+        ValueError: not a non-negative number, nor a dict with a ``type``.
+    """
+    if backoff is None:
+        return None
+    if isinstance(backoff, bool):
+        raise ValueError("backoff must be a number of ms or a dict {type, delay, jitter}")
+    if isinstance(backoff, int | float):
+        if backoff < 0:
+            raise ValueError("backoff delay must be >= 0 ms")
+        return {"type": "fixed", "delay": int(backoff)}
+    if isinstance(backoff, dict) and isinstance(backoff.get("type"), str):
+        return dict(backoff)
+    raise ValueError("backoff must be a number of ms or a dict {type, delay, jitter}")
+
+
+def compute_delay(backoff: dict[str, Any] | None, attempts_made: int,
+                  error: BaseException | None = None) -> int:
+    """Delay in ms before the next attempt; 0 = retry at once, -1 = do not retry.
+
+    Args:
+        backoff: stored opts.backoff (``{"type", "delay", "jitter"}``) or None (retry at once).
+        attempts_made: attempts made including the one that just failed (1-based).
+
+    Raises:
+        KeyError: the backoff type is neither built in nor registered.
+    """
+    if not backoff:
+        return 0
+    strategy = STRATEGIES[str(backoff.get("type"))]
+    delay = int(backoff.get("delay") or 0)
+    jitter = float(backoff.get("jitter") or 0)
+    return int(strategy(attempts_made, delay, jitter, error))

@@ -1,0 +1,140 @@
+"""Redis clients from a URL or from objects the caller built: sync, asyncio and blocking ones.
+
+URL forms (all read by redis-py): ``redis://``, ``rediss://``, ``unix://``; plus
+``redis+sentinel://[:password@]host:port[,host:port...]/<service_name>[/<db>]`` for Sentinel and
+``redis+cluster://host:port`` for Redis Cluster.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import redis
+import redis.asyncio
+import redis.asyncio.cluster
+import redis.asyncio.sentinel
+import redis.cluster
+import redis.sentinel
+
+from .errors import BullqError
+
+
+class ConnectionConfigError(BullqError, ValueError):
+    """A Redis URL or client cannot be used (unknown scheme, missing service name...)."""
+
+
+def _sentinel_parts(url: str) -> tuple[list[tuple[str, int]], str, int, str | None]:
+    parts = urlsplit(url)
+    hosts = []
+    netloc = parts.netloc.rsplit("@", 1)[-1]
+    for item in netloc.split(","):
+        host, _, port = item.partition(":")
+        hosts.append((host or "127.0.0.1", int(port or 26379)))
+    path = [p for p in parts.path.split("/") if p]
+    if not path:
+        raise ConnectionConfigError(f"sentinel URL {url!r} needs /<service_name>")
+    db = int(path[1]) if len(path) > 1 else 0
+    password = unquote(parts.password) if parts.password else None
+    return hosts, path[0], db, password
+
+
+def is_cluster(client: Any) -> bool:
+    """True for redis-py cluster clients (sync or asyncio)."""
+    return isinstance(client, redis.cluster.RedisCluster | redis.asyncio.cluster.RedisCluster)
+
+
+@dataclass
+class Connection:
+    """How to reach one Redis deployment; makes the clients django_bullq needs from it.
+
+    Args:
+        url: a Redis URL (see module doc). Optional when ``client``/``async_client`` are given.
+        options: extra keyword arguments for redis-py client constructors.
+        client / async_client: ready clients to use instead of building them (any
+            ``decode_responses`` setting works; replies are normalised).
+    """
+
+    url: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    client: Any = None
+    async_client: Any = None
+
+    def __post_init__(self) -> None:
+        if self.url is None and self.client is None and self.async_client is None:
+            raise ConnectionConfigError("a Connection needs a url or a client")
+        if self.url is not None:
+            scheme = urlsplit(self.url).scheme
+            if scheme not in ("redis", "rediss", "unix", "redis+sentinel", "redis+cluster"):
+                raise ConnectionConfigError(f"unsupported Redis URL scheme {scheme!r}")
+
+    @property
+    def scheme(self) -> str:
+        return urlsplit(self.url).scheme if self.url else ""
+
+    def sync_client(self) -> Any:
+        """The shared synchronous client (built once)."""
+        if self.client is None:
+            self.client = self._build(asyncio_=False)
+        return self.client
+
+    def new_async_client(self) -> Any:
+        """A new asyncio client (asyncio clients belong to one event loop, so build per loop)."""
+        if self.async_client is not None:
+            return self.async_client
+        return self._build(asyncio_=True)
+
+    def _build(self, asyncio_: bool) -> Any:
+        if self.url is None:
+            raise ConnectionConfigError("this Connection has no URL to build an asyncio client from")
+        opts = dict(self.options)
+        if self.scheme == "redis+sentinel":
+            hosts, service, db, password = _sentinel_parts(self.url)
+            module = redis.asyncio.sentinel if asyncio_ else redis.sentinel
+            sentinel = module.Sentinel(hosts, sentinel_kwargs=opts.pop("sentinel_kwargs", None),
+                                       password=password, db=db, **opts)
+            return sentinel.master_for(service)
+        if self.scheme == "redis+cluster":
+            url = "redis" + self.url[len("redis+cluster"):]
+            cls = redis.asyncio.cluster.RedisCluster if asyncio_ else redis.cluster.RedisCluster
+            return cls.from_url(url, **opts)
+        cls2 = redis.asyncio.Redis if asyncio_ else redis.Redis
+        return cls2.from_url(self.url, **opts)
+
+    def describe(self) -> str:
+        """The URL with its password hidden, for logs and the admin."""
+        if not self.url:
+            return repr(self.client or self.async_client)
+        parts = urlsplit(self.url)
+        if parts.password:
+            return self.url.replace(f":{parts.password}@", ":***@")
+        return self.url
+
+
+def as_connection(value: Any) -> Connection:
+    """A :class:`Connection` from a URL string, a redis-py client, or a Connection.
+
+    Raises:
+        ConnectionConfigError: anything else.
+    """
+    if isinstance(value, Connection):
+        return value
+    if isinstance(value, str):
+        return Connection(url=value)
+    if isinstance(value, redis.asyncio.Redis | redis.asyncio.cluster.RedisCluster):
+        return Connection(async_client=value, url=_url_of(value))
+    if isinstance(value, redis.Redis | redis.cluster.RedisCluster):
+        return Connection(client=value, url=_url_of(value))
+    raise ConnectionConfigError(f"cannot use {value!r} as a Redis connection")
+
+
+def _url_of(client: Any) -> str | None:
+    """Best-effort URL of a plain client so asyncio twins can be built for it."""
+    pool = getattr(client, "connection_pool", None)
+    kwargs = getattr(pool, "connection_kwargs", None)
+    if not kwargs or "host" not in kwargs:
+        return None
+    auth = f":{kwargs['password']}@" if kwargs.get("password") else ""
+    scheme = "rediss" if "ssl" in type(pool.connection_class).__name__.lower() else "redis"
+    return f"{scheme}://{auth}{kwargs['host']}:{kwargs.get('port', 6379)}/{kwargs.get('db', 0)}"

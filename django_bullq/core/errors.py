@@ -1,0 +1,144 @@
+"""The exception tree of django_bullq's core (no Django imports here)."""
+
+from __future__ import annotations
+
+
+class BullqError(Exception):
+    """Root of every error raised by django_bullq."""
+
+
+class InvalidNameError(BullqError, ValueError):
+    """A queue name, key prefix or custom job id breaks the key layout (see docs/interop.md)."""
+
+
+class SerializationError(BullqError, TypeError):
+    """A value cannot be stored as strict JSON (job data, return value, progress)."""
+
+
+class ScriptError(BullqError):
+    """A Lua script answered with a negative code.
+
+    Attributes:
+        code: the script's return code (BullMQ's error codes, e.g. ``-1`` missing job).
+        job_id: the job concerned, when known.
+        script: the script name, e.g. ``moveToFinished``.
+    """
+
+    code: int = 0
+
+    def __init__(self, code: int, job_id: str | None = None, script: str = "") -> None:
+        self.code = code
+        self.job_id = job_id
+        self.script = script
+        super().__init__(f"{self.describe()} (script {script}, job {job_id}, code {code})")
+
+    def describe(self) -> str:
+        return "script error"
+
+
+class JobNotFound(ScriptError):
+    code = -1
+
+    def describe(self) -> str:
+        return "job does not exist"
+
+
+class LockMissing(ScriptError):
+    code = -2
+
+    def describe(self) -> str:
+        return "job lock is missing (the job may have stalled)"
+
+
+class JobNotInState(ScriptError):
+    code = -3
+
+    def describe(self) -> str:
+        return "job is not in the expected state"
+
+
+class PendingDependencies(ScriptError):
+    code = -4
+
+    def describe(self) -> str:
+        return "job has pending dependencies"
+
+
+class ParentMissing(ScriptError):
+    code = -5
+
+    def describe(self) -> str:
+        return "parent job does not exist"
+
+
+class LockMismatch(ScriptError):
+    code = -6
+
+    def describe(self) -> str:
+        return "job lock is owned by another worker"
+
+
+class ParentNotReplaceable(ScriptError):
+    code = -7
+
+    def describe(self) -> str:
+        return "job already belongs to another existing parent"
+
+
+class SchedulerIteration(ScriptError):
+    code = -8
+
+    def describe(self) -> str:
+        return "job is the current iteration of a job scheduler"
+
+
+class FailedChildren(ScriptError):
+    code = -9
+
+    def describe(self) -> str:
+        return "job has failed children"
+
+
+SCRIPT_ERRORS: dict[int, type[ScriptError]] = {
+    cls.code: cls
+    for cls in (
+        JobNotFound,
+        LockMissing,
+        JobNotInState,
+        PendingDependencies,
+        ParentMissing,
+        LockMismatch,
+        ParentNotReplaceable,
+        SchedulerIteration,
+        FailedChildren,
+    )
+}
+
+
+def script_error(code: int, job_id: str | None, script: str) -> ScriptError:
+    """Build the typed :class:`ScriptError` for a negative script return ``code``."""
+    cls = SCRIPT_ERRORS.get(code, ScriptError)
+    err = cls(code, job_id, script)
+    err.code = code
+    return err
+
+
+class UnrecoverableError(BullqError):
+    """Raise inside a task to fail the job at once, skipping remaining attempts.
+
+    BullMQ name: ``UnrecoverableError`` (the worker checks the class name, so a job failed
+    this way is not retried by Node or Python BullMQ workers either).
+    """
+
+
+class JobTimeoutError(BullqError):
+    """:meth:`Job.wait` gave up before the job finished."""
+
+
+class JobFailedError(BullqError):
+    """:meth:`Job.wait` saw the job end in ``failed``; ``failed_reason`` holds BullMQ's reason text."""
+
+    def __init__(self, job_id: str, failed_reason: str) -> None:
+        self.job_id = job_id
+        self.failed_reason = failed_reason
+        super().__init__(f"job {job_id} failed: {failed_reason}")

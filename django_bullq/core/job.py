@@ -1,0 +1,282 @@
+"""Job: one BullMQ job hash as typed fields, with the reads and small writes a caller needs."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .errors import JobFailedError, JobTimeoutError
+from .options import JobOptions, options_from_stored
+from .serialization import dumps, loads, to_str
+
+if TYPE_CHECKING:
+    from .queue import Queue
+
+STATES = ("completed", "failed", "delayed", "prioritized", "active", "waiting",
+          "waiting-children")
+
+
+def _int(value: str | None, default: int = 0) -> int:
+    try:
+        return int(float(value)) if value is not None else default
+    except ValueError:
+        return default
+
+
+@dataclass(eq=False)
+class Job:
+    """A job as stored in ``<prefix>:<queue>:<id>`` (BullMQ's job hash, protocol §3).
+
+    Times are integer ms since the epoch; ``None`` where the field is absent.
+
+    Attributes:
+        id: job id. name: job name. data: decoded ``data`` JSON.
+        opts: decoded ``opts`` JSON (BullMQ names). options: the same as :class:`JobOptions`.
+        timestamp: creation time ms. delay: ms. priority: 0 none, 1 most urgent.
+        processed_on / finished_on: ms. returnvalue: decoded JSON. failed_reason: plain text.
+        stacktrace: list of strings. progress: decoded JSON (number or object).
+        attempts_made (``atm``), attempts_started (``ats``), stalled_counter (``stc``).
+        processed_by (``pb``), parent_key, parent (decoded JSON), repeat_job_key (``rjk``),
+        deduplication_id (``deid``), deferred_failure (``defa``).
+        corrupt: a readable reason when the hash could not be decoded (missing name, invalid
+            JSON); the worker fails such a job with this reason instead of running it.
+    """
+
+    queue: Queue | None
+    id: str
+    name: str = ""
+    data: Any = None
+    opts: dict[str, Any] = field(default_factory=dict)
+    timestamp: int = 0
+    delay: int = 0
+    priority: int = 0
+    processed_on: int | None = None
+    finished_on: int | None = None
+    returnvalue: Any = None
+    failed_reason: str | None = None
+    stacktrace: list[str] = field(default_factory=list)
+    progress: Any = 0
+    attempts_made: int = 0
+    attempts_started: int = 0
+    stalled_counter: int = 0
+    processed_by: str | None = None
+    parent_key: str | None = None
+    parent: dict[str, Any] | None = None
+    repeat_job_key: str | None = None
+    deduplication_id: str | None = None
+    deferred_failure: str | None = None
+    corrupt: str | None = None
+    raw: dict[str, str] = field(default_factory=dict, repr=False)
+    token: str | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_hash(cls, queue: Queue | None, job_id: str, raw: Any) -> Job:
+        """Build a Job from ``HGETALL`` output (a dict or a flat list, bytes or str).
+
+        Never raises for bad content: problems are collected in :attr:`corrupt`.
+        """
+        fields = _as_dict(raw)
+        job = cls(queue=queue, id=job_id, raw=fields)
+        problems: list[str] = []
+        job.name = fields.get("name") or ""
+        if "name" not in fields:
+            problems.append("job hash has no 'name' field")
+        for attr, key, default in (("data", "data", None), ("opts", "opts", {}),
+                                   ("progress", "progress", 0), ("parent", "parent", None)):
+            try:
+                setattr(job, attr, loads(fields.get(key), default))
+            except ValueError as exc:
+                problems.append(f"field {key!r} is not valid JSON ({exc})")
+        if "data" not in fields:
+            problems.append("job hash has no 'data' field")
+        if not isinstance(job.opts, dict):
+            problems.append("field 'opts' is not a JSON object")
+            job.opts = {}
+        try:
+            job.returnvalue = loads(fields.get("returnvalue"))
+        except ValueError:
+            job.returnvalue = fields.get("returnvalue")  # BullMQ readers tolerate this too
+        try:
+            trace = loads(fields.get("stacktrace"), [])
+            job.stacktrace = [str(line) for line in trace] if isinstance(trace, list) else []
+        except ValueError:
+            job.stacktrace = []
+        job.timestamp = _int(fields.get("timestamp"))
+        job.delay = _int(fields.get("delay"))
+        job.priority = _int(fields.get("priority"))
+        job.processed_on = _int(fields["processedOn"]) if "processedOn" in fields else None
+        job.finished_on = _int(fields["finishedOn"]) if "finishedOn" in fields else None
+        job.failed_reason = fields.get("failedReason")
+        job.attempts_made = _int(fields.get("attemptsMade", fields.get("atm")))
+        job.attempts_started = _int(fields.get("ats"))
+        job.stalled_counter = _int(fields.get("stc"))
+        job.processed_by = fields.get("pb")
+        job.parent_key = fields.get("parentKey")
+        job.repeat_job_key = fields.get("rjk")
+        job.deduplication_id = fields.get("deid")
+        job.deferred_failure = fields.get("defa")
+        job.corrupt = "; ".join(problems) or None
+        return job
+
+    @property
+    def options(self) -> JobOptions:
+        """The stored ``opts`` as :class:`JobOptions`."""
+        return options_from_stored(self.opts)
+
+    @property
+    def attempts(self) -> int:
+        """``opts.attempts`` (0 when absent or malformed)."""
+        value = self.opts.get("attempts", 0)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    def _queue(self) -> Queue:
+        if self.queue is None:
+            raise RuntimeError("this Job is not bound to a Queue")
+        return self.queue
+
+    # --- reads -----------------------------------------------------------------------------
+
+    def refresh(self) -> Job:
+        """Re-read the hash from Redis. Returns self. Raises JobNotFound if it is gone."""
+        fresh = self._queue().get_job(self.id, required=True)
+        self._copy_from(fresh)
+        return self
+
+    async def arefresh(self) -> Job:
+        """Async twin of :meth:`refresh`."""
+        fresh = await self._queue().aget_job(self.id, required=True)
+        self._copy_from(fresh)
+        return self
+
+    def _copy_from(self, other: Job | None) -> None:
+        assert other is not None
+        for name in self.__dataclass_fields__:
+            if name not in ("queue", "token"):
+                setattr(self, name, getattr(other, name))
+
+    def get_state(self) -> str:
+        """BullMQ state name: one of :data:`STATES` or ``"unknown"``."""
+        return self._queue().get_job_state(self.id)
+
+    async def aget_state(self) -> str:
+        """Async twin of :meth:`get_state`."""
+        return await self._queue().aget_job_state(self.id)
+
+    def get_logs(self, start: int = 0, end: int = -1) -> list[str]:
+        """Log lines (oldest first) between list indexes ``start`` and ``end`` inclusive."""
+        q = self._queue()
+        return [to_str(x) or "" for x in q.client.lrange(q.keys.job(self.id) + ":logs", start, end)]
+
+    async def aget_logs(self, start: int = 0, end: int = -1) -> list[str]:
+        """Async twin of :meth:`get_logs`."""
+        q = self._queue()
+        lines = await q.aclient.lrange(q.keys.job(self.id) + ":logs", start, end)
+        return [to_str(x) or "" for x in lines]
+
+    # --- writes ----------------------------------------------------------------------------
+
+    def update_progress(self, progress: Any) -> None:
+        """Store progress (a number or a JSON object) and emit BullMQ's ``progress`` event.
+
+        Raises:
+            SerializationError: progress is not JSON. JobNotFound: the job is gone.
+        """
+        text = dumps(progress, f"progress of job {self.id}")
+        q = self._queue()
+        q.scripts.run("updateProgress", [q.keys.job(self.id), q.keys["events"], q.keys["meta"]],
+                      [self.id, text], job_id=self.id)
+        self.progress = progress
+
+    async def aupdate_progress(self, progress: Any) -> None:
+        """Async twin of :meth:`update_progress`."""
+        text = dumps(progress, f"progress of job {self.id}")
+        q = self._queue()
+        await q.ascripts.arun("updateProgress",
+                              [q.keys.job(self.id), q.keys["events"], q.keys["meta"]],
+                              [self.id, text], job_id=self.id)
+        self.progress = progress
+
+    def log(self, line: str) -> int:
+        """Append a log line (BullMQ ``addLog``). Returns the number of lines kept."""
+        q = self._queue()
+        key = q.keys.job(self.id)
+        return int(q.scripts.run("addLog", [key, key + ":logs"],
+                                 [self.id, str(line), self.opts.get("kl") or 0], job_id=self.id))
+
+    async def alog(self, line: str) -> int:
+        """Async twin of :meth:`log`."""
+        q = self._queue()
+        key = q.keys.job(self.id)
+        return int(await q.ascripts.arun("addLog", [key, key + ":logs"],
+                                         [self.id, str(line), self.opts.get("kl") or 0],
+                                         job_id=self.id))
+
+    def remove(self) -> bool:
+        """Delete the job (BullMQ ``remove``). Returns False when a worker holds its lock."""
+        return self._queue().remove(self.id)
+
+    async def aremove(self) -> bool:
+        """Async twin of :meth:`remove`."""
+        return await self._queue().aremove(self.id)
+
+    def promote(self) -> None:
+        """Move this delayed job to wait now (BullMQ ``promote``). Raises JobNotInState."""
+        self._queue().promote(self.id)
+
+    async def apromote(self) -> None:
+        """Async twin of :meth:`promote`."""
+        await self._queue().apromote(self.id)
+
+    # --- waiting for the outcome -----------------------------------------------------------
+
+    def wait(self, timeout: float | None = 30.0, poll_interval: float = 0.05) -> Any:
+        """Block until the job finishes; return its return value (BullMQ ``waitUntilFinished``).
+
+        Args:
+            timeout: seconds, None for no limit. poll_interval: first poll interval, s.
+
+        Raises:
+            JobFailedError: the job ended in failed. JobTimeoutError: timeout elapsed.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        interval = poll_interval
+        while True:
+            outcome = self._queue().finished_outcome(self.id)
+            if outcome is not None:
+                return self._settle(outcome)
+            if deadline is not None and time.monotonic() >= deadline:
+                raise JobTimeoutError(f"job {self.id} did not finish within {timeout} s")
+            time.sleep(interval)
+            interval = min(interval * 1.5, 0.5)
+
+    async def await_result(self, timeout: float | None = 30.0, poll_interval: float = 0.05) -> Any:
+        """Async twin of :meth:`wait`."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        interval = poll_interval
+        while True:
+            outcome = await self._queue().afinished_outcome(self.id)
+            if outcome is not None:
+                return self._settle(outcome)
+            if deadline is not None and time.monotonic() >= deadline:
+                raise JobTimeoutError(f"job {self.id} did not finish within {timeout} s")
+            await asyncio.sleep(interval)
+            interval = min(interval * 1.5, 0.5)
+
+    def _settle(self, outcome: tuple[str, Any]) -> Any:
+        state, value = outcome
+        if state == "failed":
+            self.failed_reason = value
+            raise JobFailedError(self.id, value or "")
+        self.returnvalue = value
+        return value
+
+
+def _as_dict(raw: Any) -> dict[str, str]:
+    if isinstance(raw, dict):
+        items = raw.items()
+    else:
+        seq = list(raw or [])
+        items = zip(seq[0::2], seq[1::2], strict=False)
+    return {to_str(k) or "": to_str(v) or "" for k, v in items}

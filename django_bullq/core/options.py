@@ -1,0 +1,177 @@
+"""Job options: validation, time conversion (one helper) and BullMQ's stored ``opts`` JSON shape."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, fields, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from . import backoff as backoff_mod
+from .keys import validate_job_id
+
+PRIORITY_LIMIT = 2**21 - 1
+
+KeepJobs = bool | int | dict[str, int] | None
+
+
+def now_ms() -> int:
+    """Current time in integer ms since the epoch (the client clock, as BullMQ uses)."""
+    return int(time.time() * 1000)
+
+
+def to_delay_ms(value: int | float | timedelta | datetime | None, now: int | None = None) -> int:
+    """The one conversion of a delay into ms.
+
+    Args:
+        value: ms (int/float), a ``timedelta``, or an aware ``datetime`` to run at.
+        now: reference time in ms (defaults to :func:`now_ms`).
+
+    Returns:
+        A delay in integer ms, never negative (a past datetime gives 0).
+
+    Raises:
+        ValueError: a naive datetime (its instant is ambiguous; the Django layer makes it aware
+            in ``TIME_ZONE`` first), or a negative number.
+    """
+    if value is None:
+        return 0
+    if isinstance(value, datetime):
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ValueError("a naive datetime is ambiguous: pass an aware datetime")
+        due = int(round(value.timestamp() * 1000))
+        return max(0, due - (now_ms() if now is None else now))
+    if isinstance(value, timedelta):
+        ms = int(round(value.total_seconds() * 1000))
+    elif isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"delay must be ms, a timedelta or an aware datetime, not {value!r}")
+    else:
+        ms = int(value)
+    if ms < 0:
+        raise ValueError("delay must be >= 0 ms")
+    return ms
+
+
+def normalize_keep(value: KeepJobs) -> tuple[int, int, int]:
+    """removeOnComplete / removeOnFail as (count, age_s, limit): count -1 keeps all, 0 keeps none.
+
+    ``True`` → keep none; ``False``/``None`` → keep all; N → newest N; ``{"count", "age"
+    (seconds), "limit"}`` as BullMQ.
+
+    Raises:
+        ValueError: any other shape, or negative numbers.
+    """
+    if value is None or value is False:
+        return (-1, 0, 1000)
+    if value is True:
+        return (0, 0, 1000)
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError("keep count must be >= 0")
+        return (value, 0, 1000)
+    if isinstance(value, dict):
+        count = int(value.get("count", -1))
+        age = int(value.get("age", 0))
+        limit = int(value.get("limit", 1000))
+        if age < 0 or limit <= 0:
+            raise ValueError("keep age must be >= 0 s and limit > 0")
+        return (count, age, limit)
+    raise ValueError(f"removeOnComplete/removeOnFail must be bool, int or dict, not {value!r}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JobOptions:
+    """Options of one job, stored in the job hash as BullMQ's ``opts`` JSON.
+
+    Attributes:
+        job_id: custom job id (BullMQ ``jobId``); see :func:`validate_job_id`.
+        delay: ms before the job may run (BullMQ ``delay``); also timedelta / aware datetime.
+        priority: 0 none, 1 (most urgent) .. 2_097_151 (BullMQ ``priority``).
+        lifo: push at the head of wait (BullMQ ``lifo``).
+        attempts: total tries, 0 and 1 mean no retry (BullMQ ``attempts``).
+        backoff: ms (fixed) or ``{"type": "fixed"|"exponential"|custom, "delay": ms,
+            "jitter": 0..1}`` (BullMQ ``backoff``).
+        remove_on_complete / remove_on_fail: retention, see :func:`normalize_keep`.
+        timestamp: creation time override, ms.
+        keep_logs: keep only the newest N log lines (BullMQ ``keepLogs``, stored ``kl``).
+        extra: further BullMQ options stored under their own names.
+    """
+
+    job_id: str | None = None
+    delay: int | float | timedelta | datetime | None = None
+    priority: int = 0
+    lifo: bool = False
+    attempts: int = 0
+    backoff: int | dict[str, Any] | None = None
+    remove_on_complete: KeepJobs = None
+    remove_on_fail: KeepJobs = None
+    timestamp: int | None = None
+    keep_logs: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def merged(self, **overrides: Any) -> JobOptions:
+        """A copy with ``overrides`` applied; unknown names raise ``TypeError``."""
+        names = {f.name for f in fields(self)}
+        unknown = set(overrides) - names
+        if unknown:
+            raise TypeError(f"unknown job option(s): {', '.join(sorted(unknown))}")
+        return replace(self, **overrides)
+
+    def validate(self) -> None:
+        """Raise ``ValueError`` for options BullMQ would reject or misread."""
+        if self.job_id is not None:
+            validate_job_id(self.job_id)
+        if isinstance(self.priority, bool) or not isinstance(self.priority, int) or not (
+                0 <= self.priority <= PRIORITY_LIMIT):
+            raise ValueError(f"priority must be an int in 0..{PRIORITY_LIMIT}")
+        if isinstance(self.attempts, bool) or not isinstance(self.attempts, int) or (
+                self.attempts < 0):
+            raise ValueError("attempts must be an int >= 0")
+        backoff_mod.normalize(self.backoff)
+        normalize_keep(self.remove_on_complete)
+        normalize_keep(self.remove_on_fail)
+        if self.keep_logs is not None and self.keep_logs < 0:
+            raise ValueError("keep_logs must be >= 0")
+
+    def to_stored(self, delay_ms: int) -> dict[str, Any]:
+        """BullMQ's ``opts`` dict (public names, short keys where BullMQ shortens them)."""
+        opts: dict[str, Any] = dict(self.extra)
+        opts["attempts"] = self.attempts
+        if delay_ms:
+            opts["delay"] = delay_ms
+        if self.priority:
+            opts["priority"] = self.priority
+        if self.lifo:
+            opts["lifo"] = True
+        if self.job_id is not None:
+            opts["jobId"] = self.job_id
+        normalized = backoff_mod.normalize(self.backoff)
+        if normalized:
+            opts["backoff"] = normalized
+        if self.remove_on_complete is not None:
+            opts["removeOnComplete"] = self.remove_on_complete
+        if self.remove_on_fail is not None:
+            opts["removeOnFail"] = self.remove_on_fail
+        if self.timestamp is not None:
+            opts["timestamp"] = self.timestamp
+        if self.keep_logs is not None:
+            opts["kl"] = self.keep_logs
+        return opts
+
+
+_FROM_STORED = {
+    "jobId": "job_id", "delay": "delay", "priority": "priority", "lifo": "lifo",
+    "attempts": "attempts", "backoff": "backoff", "removeOnComplete": "remove_on_complete",
+    "removeOnFail": "remove_on_fail", "timestamp": "timestamp", "kl": "keep_logs",
+}
+
+
+def options_from_stored(opts: dict[str, Any]) -> JobOptions:
+    """Read BullMQ's stored ``opts`` back into :class:`JobOptions` (unknown keys go to ``extra``)."""
+    known = {_FROM_STORED[k]: v for k, v in opts.items() if k in _FROM_STORED}
+    extra = {k: v for k, v in opts.items() if k not in _FROM_STORED}
+    # Lua cjson turns empty arrays into {} and drops nulls; tolerate what real BullMQ stored.
+    for key in ("priority", "attempts", "delay"):
+        if key in known and not isinstance(known[key], int | float):
+            known.pop(key)
+    return JobOptions(**known, extra=extra)

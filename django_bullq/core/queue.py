@@ -1,0 +1,429 @@
+"""Queue: add jobs, read them back, count them, pause and resume (BullMQ's ``Queue``)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .connection import Connection, ConnectionConfigError, as_connection, is_cluster
+from .errors import JobNotFound
+from .job import STATES, Job
+from .keys import QueueKeys
+from .options import JobOptions, now_ms, to_delay_ms
+from .scripts import Scripts
+from .serialization import dumps, loads, to_str
+
+#: KEYS order shared by every script that can fetch a job (lua/includes/fetchKeys.lua).
+FETCH_KEYS = ("wait", "active", "prioritized", "events", "stalled", "limiter", "delayed",
+              "paused", "meta", "pc", "marker")
+ADD_KEYS = ("wait", "paused", "meta", "id", "delayed", "prioritized", "pc", "events", "marker",
+            "active")
+_STATE_KEYS = {"waiting": "wait", "paused": "paused", "active": "active"}
+
+
+class Queue:
+    """One BullMQ queue on Redis.
+
+    Args:
+        name: queue name (no ``:``, ``{`` or ``}``; see ``keys.validate_queue_name``).
+        connection: a Redis URL, a redis-py client (sync or asyncio, any ``decode_responses``),
+            or a :class:`~django_bullq.core.connection.Connection`. Default local Redis.
+        prefix: key prefix, BullMQ's ``bull`` by default. On Redis Cluster it must hold a hash
+            tag such as ``{bull}``.
+        default_job_options: :class:`JobOptions` applied under each add's own options.
+
+    Raises:
+        InvalidNameError: bad name/prefix. ConnectionConfigError: cluster without hash tag.
+    """
+
+    def __init__(self, name: str, connection: Any = "redis://127.0.0.1:6379/0", *,
+                 prefix: str = "bull", default_job_options: JobOptions | None = None) -> None:
+        self.keys = QueueKeys(name, prefix)
+        self.name = name
+        self.prefix = prefix
+        self.connection: Connection = as_connection(connection)
+        self.default_job_options = default_job_options or JobOptions()
+        self._local = threading.local()
+        self._sync_scripts: Scripts | None = None
+        if self.connection.scheme == "redis+cluster" or is_cluster(self.connection.client) or \
+                is_cluster(self.connection.async_client):
+            if not ("{" in prefix and "}" in prefix.split("{", 1)[1]):
+                raise ConnectionConfigError(
+                    f"queue {name!r}: on Redis Cluster the prefix must hold a hash tag, e.g. "
+                    f"'{{{prefix}}}', so all keys of a queue share one slot")
+
+    def __repr__(self) -> str:
+        return f"<Queue {self.keys.queue_key}>"
+
+    # --- clients ---------------------------------------------------------------------------
+
+    @property
+    def client(self) -> Any:
+        """Synchronous redis-py client."""
+        return self.connection.sync_client()
+
+    @property
+    def scripts(self) -> Scripts:
+        if self._sync_scripts is None:
+            self._sync_scripts = Scripts(self.client)
+        return self._sync_scripts
+
+    @property
+    def aclient(self) -> Any:
+        """Asyncio client of the running event loop (one per loop)."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        cached = getattr(self._local, "aclient", None)
+        if cached is None or cached[0] is not loop:
+            client = self.connection.new_async_client()
+            self._local.aclient = (loop, client, Scripts(client))
+        return self._local.aclient[1]
+
+    @property
+    def ascripts(self) -> Scripts:
+        self.aclient  # noqa: B018 - make sure the per-loop cache exists
+        return self._local.aclient[2]
+
+    def fetch_keys(self) -> list[str]:
+        return [self.keys[s] for s in FETCH_KEYS]
+
+    # --- add -------------------------------------------------------------------------------
+
+    def _add_call(self, name: str, data: Any, options: JobOptions | None,
+                  overrides: dict[str, Any]) -> tuple[list[str], list[Any], JobOptions]:
+        opts = (options or self.default_job_options).merged(**overrides) if overrides else (
+            options or self.default_job_options)
+        opts.validate()
+        if not isinstance(name, str):
+            raise TypeError("job name must be a string")
+        now = now_ms()
+        delay = to_delay_ms(opts.delay, now)
+        data_text = dumps(data, f"data of job {name!r}")
+        stored = opts.to_stored(delay)
+        opts_text = dumps(stored, f"options of job {name!r}")
+        timestamp = opts.timestamp if opts.timestamp is not None else now
+        keys = [self.keys[s] for s in ADD_KEYS]
+        parent = stored.get("parent")
+        parent_key = parent_json = ""
+        if isinstance(parent, dict) and parent.get("id") and parent.get("queue"):
+            parent_key = f"{parent['queue']}:{parent['id']}"
+            parent_json = dumps({"id": parent["id"], "queueKey": parent["queue"]})
+        args = [self.keys.key_prefix, opts.job_id or "", name, data_text, opts_text, timestamp,
+                delay, opts.priority, "1" if opts.lifo else "0", parent_key, parent_json]
+        return keys, args, opts
+
+    def add(self, name: str, data: Any = None, options: JobOptions | None = None,
+            **overrides: Any) -> Job:
+        """Add one job (BullMQ ``Queue.add``).
+
+        Args:
+            name: job name (a task's name, or any name a BullMQ worker expects).
+            data: JSON value stored as the job's ``data``.
+            options: :class:`JobOptions`; ``overrides`` are JobOptions fields applied on top
+                (e.g. ``delay=5000`` ms, ``priority=1``, ``attempts=3``).
+
+        Returns:
+            The :class:`Job` (for a duplicate custom id: the existing job's id).
+
+        Raises:
+            SerializationError: data not JSON. ValueError / InvalidNameError: bad options.
+            ParentMissing: the parent job does not exist.
+        """
+        keys, args, opts = self._add_call(name, data, options, overrides)
+        job_id = to_str(self.scripts.run("addJob", keys, args, job_id=opts.job_id))
+        return self._new_job(str(job_id), name, data, args)
+
+    async def aadd(self, name: str, data: Any = None, options: JobOptions | None = None,
+                   **overrides: Any) -> Job:
+        """Async twin of :meth:`add`."""
+        keys, args, opts = self._add_call(name, data, options, overrides)
+        job_id = to_str(await self.ascripts.arun("addJob", keys, args, job_id=opts.job_id))
+        return self._new_job(str(job_id), name, data, args)
+
+    def _new_job(self, job_id: str, name: str, data: Any, args: list[Any]) -> Job:
+        return Job(queue=self, id=job_id, name=name, data=data, opts=loads(args[4]),
+                   timestamp=int(args[5]), delay=int(args[6]), priority=int(args[7]))
+
+    def add_bulk(self, jobs: Iterable[tuple[str, Any] | tuple[str, Any, dict[str, Any]]]) -> list[Job]:
+        """Add many jobs in one round trip (BullMQ ``addBulk``: a pipeline, not atomic as a whole).
+
+        Args:
+            jobs: ``(name, data)`` or ``(name, data, {JobOptions field: value})`` tuples.
+
+        Returns:
+            The jobs, in input order. Every job is validated before anything is sent.
+        """
+        calls = [self._add_call(j[0], j[1], None, dict(j[2]) if len(j) > 2 else {})  # type: ignore[misc]
+                 for j in jobs]
+        pipe = self.client.pipeline(transaction=False)
+        for keys, args, _ in calls:
+            self.scripts.run("addJob", keys, args, client=pipe)
+        ids = pipe.execute()
+        return [self._new_job(str(to_str(i)), c[1][2], loads(c[1][3]), c[1])
+                for i, c in zip(ids, calls, strict=True)]
+
+    async def aadd_bulk(self, jobs: Iterable[tuple[str, Any] | tuple[str, Any, dict[str, Any]]]
+                        ) -> list[Job]:
+        """Async twin of :meth:`add_bulk`."""
+        calls = [self._add_call(j[0], j[1], None, dict(j[2]) if len(j) > 2 else {})  # type: ignore[misc]
+                 for j in jobs]
+        pipe = self.aclient.pipeline(transaction=False)
+        for keys, args, _ in calls:
+            self.ascripts.run("addJob", keys, args, client=pipe)
+        ids = await pipe.execute()
+        return [self._new_job(str(to_str(i)), c[1][2], loads(c[1][3]), c[1])
+                for i, c in zip(ids, calls, strict=True)]
+
+    # --- reads -----------------------------------------------------------------------------
+
+    def get_job(self, job_id: str, required: bool = False) -> Job | None:
+        """The job with id ``job_id``, or None (``required=True``: raise JobNotFound)."""
+        raw = self.client.hgetall(self.keys.job(str(job_id)))
+        return self._job_or_none(str(job_id), raw, required)
+
+    async def aget_job(self, job_id: str, required: bool = False) -> Job | None:
+        """Async twin of :meth:`get_job`."""
+        raw = await self.aclient.hgetall(self.keys.job(str(job_id)))
+        return self._job_or_none(str(job_id), raw, required)
+
+    def _job_or_none(self, job_id: str, raw: Any, required: bool) -> Job | None:
+        if not raw:
+            if required:
+                raise JobNotFound(-1, job_id, "get_job")
+            return None
+        return Job.from_hash(self, job_id, raw)
+
+    def _counts_pipe(self, pipe: Any, states: Sequence[str]) -> None:
+        for state in states:
+            key = self.keys[_STATE_KEYS.get(state, state)]
+            if state in _STATE_KEYS:
+                pipe.llen(key)
+            else:
+                pipe.zcard(key)
+
+    def _states(self, states: Sequence[str]) -> list[str]:
+        chosen = list(states) or list(STATES)
+        for s in chosen:
+            if s not in STATES and s != "paused":
+                raise ValueError(f"unknown job state {s!r}; expected one of {STATES}")
+        return chosen
+
+    def get_job_counts(self, *states: str) -> dict[str, int]:
+        """Jobs per state, read atomically (BullMQ ``getJobCounts``).
+
+        Args:
+            states: state names (default: all of :data:`~django_bullq.core.job.STATES`).
+                ``waiting`` counts the wait list; a legacy v5 ``paused`` list can be asked for.
+
+        Returns:
+            ``{state: count}``.
+        """
+        chosen = self._states(states)
+        pipe = self.client.pipeline(transaction=True)
+        self._counts_pipe(pipe, chosen)
+        return dict(zip(chosen, (int(x) for x in pipe.execute()), strict=True))
+
+    async def aget_job_counts(self, *states: str) -> dict[str, int]:
+        """Async twin of :meth:`get_job_counts`."""
+        chosen = self._states(states)
+        pipe = self.aclient.pipeline(transaction=True)
+        self._counts_pipe(pipe, chosen)
+        return dict(zip(chosen, (int(x) for x in await pipe.execute()), strict=True))
+
+    def count(self) -> int:
+        """Jobs not yet started: waiting + delayed + prioritized + waiting-children."""
+        return sum(self.get_job_counts("waiting", "delayed", "prioritized",
+                                       "waiting-children").values())
+
+    def _state_pipe(self, pipe: Any, job_id: str) -> list[str]:
+        order = ["completed", "failed", "delayed", "prioritized", "active", "waiting", "paused",
+                 "waiting-children"]
+        for state in order:
+            key = self.keys[_STATE_KEYS.get(state, state)]
+            if state in _STATE_KEYS:
+                pipe.lpos(key, job_id)
+            else:
+                pipe.zscore(key, job_id)
+        return order
+
+    @staticmethod
+    def _first_state(order: list[str], replies: list[Any]) -> str:
+        for state, reply in zip(order, replies, strict=True):
+            if reply is not None:
+                return "waiting" if state == "paused" else state
+        return "unknown"
+
+    def get_job_state(self, job_id: str) -> str:
+        """BullMQ state of a job: a name from :data:`STATES`, or ``"unknown"``."""
+        pipe = self.client.pipeline(transaction=True)
+        order = self._state_pipe(pipe, str(job_id))
+        return self._first_state(order, pipe.execute())
+
+    async def aget_job_state(self, job_id: str) -> str:
+        """Async twin of :meth:`get_job_state`."""
+        pipe = self.aclient.pipeline(transaction=True)
+        order = self._state_pipe(pipe, str(job_id))
+        return self._first_state(order, await pipe.execute())
+
+    def _ids_pipe(self, pipe: Any, states: Sequence[str], start: int, end: int,
+                  asc: bool) -> None:
+        for state in states:
+            key = self.keys[_STATE_KEYS.get(state, state)]
+            if state in _STATE_KEYS:
+                # lists: the right end is the oldest / next to run
+                if asc:
+                    pipe.lrange(key, -(end + 1) if end >= 0 else 0, -(start + 1))
+                else:
+                    pipe.lrange(key, start, end)
+            elif asc:
+                pipe.zrange(key, start, end)
+            else:
+                pipe.zrevrange(key, start, end)
+
+    def get_job_ids(self, *states: str, start: int = 0, end: int = -1,
+                    asc: bool = False) -> list[str]:
+        """Job ids in the given states, newest first unless ``asc`` (BullMQ ``getRanges``)."""
+        chosen = self._states(states)
+        pipe = self.client.pipeline(transaction=False)
+        self._ids_pipe(pipe, chosen, start, end, asc)
+        return self._merge_ids(chosen, pipe.execute(), asc)
+
+    async def aget_job_ids(self, *states: str, start: int = 0, end: int = -1,
+                           asc: bool = False) -> list[str]:
+        """Async twin of :meth:`get_job_ids`."""
+        chosen = self._states(states)
+        pipe = self.aclient.pipeline(transaction=False)
+        self._ids_pipe(pipe, chosen, start, end, asc)
+        return self._merge_ids(chosen, await pipe.execute(), asc)
+
+    @staticmethod
+    def _merge_ids(states: list[str], replies: list[Any], asc: bool) -> list[str]:
+        ids: list[str] = []
+        for state, reply in zip(states, replies, strict=True):
+            items = [to_str(x) or "" for x in reply]
+            if state in _STATE_KEYS and asc:
+                items.reverse()
+            ids.extend(items)
+        return ids
+
+    def get_jobs(self, *states: str, start: int = 0, end: int = -1,
+                 asc: bool = False) -> list[Job]:
+        """Jobs in the given states (ids without a hash are skipped; BullMQ ``getJobs``)."""
+        ids = self.get_job_ids(*states, start=start, end=end, asc=asc)
+        pipe = self.client.pipeline(transaction=False)
+        for job_id in ids:
+            pipe.hgetall(self.keys.job(job_id))
+        return [Job.from_hash(self, i, raw) for i, raw in zip(ids, pipe.execute(), strict=True)
+                if raw]
+
+    async def aget_jobs(self, *states: str, start: int = 0, end: int = -1,
+                        asc: bool = False) -> list[Job]:
+        """Async twin of :meth:`get_jobs`."""
+        ids = await self.aget_job_ids(*states, start=start, end=end, asc=asc)
+        pipe = self.aclient.pipeline(transaction=False)
+        for job_id in ids:
+            pipe.hgetall(self.keys.job(job_id))
+        replies = await pipe.execute()
+        return [Job.from_hash(self, i, raw) for i, raw in zip(ids, replies, strict=True) if raw]
+
+    def _outcome_pipe(self, pipe: Any, job_id: str) -> None:
+        pipe.zscore(self.keys["completed"], job_id)
+        pipe.zscore(self.keys["failed"], job_id)
+        pipe.hmget(self.keys.job(job_id), "returnvalue", "failedReason", "finishedOn")
+
+    @staticmethod
+    def _outcome(replies: list[Any]) -> tuple[str, Any] | None:
+        completed, failed, (ret, reason, finished) = replies
+        if completed is not None:
+            return ("completed", loads(ret) if ret is not None else None)
+        if failed is not None:
+            return ("failed", to_str(reason))
+        if finished is not None:  # finished but removed from its set by retention
+            return ("failed", to_str(reason)) if reason is not None and ret is None else (
+                "completed", loads(ret) if ret is not None else None)
+        return None
+
+    def finished_outcome(self, job_id: str) -> tuple[str, Any] | None:
+        """``("completed", returnvalue)``, ``("failed", reason)`` or None while unfinished."""
+        pipe = self.client.pipeline(transaction=True)
+        self._outcome_pipe(pipe, job_id)
+        return self._outcome(pipe.execute())
+
+    async def afinished_outcome(self, job_id: str) -> tuple[str, Any] | None:
+        """Async twin of :meth:`finished_outcome`."""
+        pipe = self.aclient.pipeline(transaction=True)
+        self._outcome_pipe(pipe, job_id)
+        return self._outcome(await pipe.execute())
+
+    # --- mutations -------------------------------------------------------------------------
+
+    def _pause_keys(self) -> list[str]:
+        return [self.keys[s] for s in ("wait", "paused", "meta", "prioritized", "events",
+                                       "delayed", "marker")]
+
+    def pause(self) -> None:
+        """Pause the queue for every worker (BullMQ v6: ``meta.paused``; jobs stay in wait)."""
+        self.scripts.run("pause", self._pause_keys(), ["paused"])
+
+    async def apause(self) -> None:
+        """Async twin of :meth:`pause`."""
+        await self.ascripts.arun("pause", self._pause_keys(), ["paused"])
+
+    def resume(self) -> None:
+        """Resume the queue; legacy v5 ``paused`` lists are migrated into wait."""
+        while int(self.scripts.run("pause", self._pause_keys(), ["resumed"])) > 0:
+            pass
+
+    async def aresume(self) -> None:
+        """Async twin of :meth:`resume`."""
+        while int(await self.ascripts.arun("pause", self._pause_keys(), ["resumed"])) > 0:
+            pass
+
+    def is_paused(self) -> bool:
+        """True while ``meta.paused`` exists."""
+        return bool(self.client.hexists(self.keys["meta"], "paused"))
+
+    async def ais_paused(self) -> bool:
+        """Async twin of :meth:`is_paused`."""
+        return bool(await self.aclient.hexists(self.keys["meta"], "paused"))
+
+    def _promote_keys(self) -> list[str]:
+        return [self.keys[s] for s in ("delayed", "wait", "paused", "meta", "prioritized",
+                                       "active", "pc", "events", "marker")]
+
+    def promote(self, job_id: str) -> None:
+        """Move a delayed job to wait now. Raises JobNotInState when it is not delayed."""
+        self.scripts.run("promote", self._promote_keys(), [self.keys.key_prefix, job_id],
+                         job_id=job_id)
+
+    async def apromote(self, job_id: str) -> None:
+        """Async twin of :meth:`promote`."""
+        await self.ascripts.arun("promote", self._promote_keys(), [self.keys.key_prefix, job_id],
+                                 job_id=job_id)
+
+    def remove(self, job_id: str) -> bool:
+        """Delete a job (BullMQ ``remove``). Returns False when a worker holds its lock.
+
+        Raises:
+            JobNotFound: no such job. SchedulerIteration: the current iteration of a scheduler.
+        """
+        keys = [self.keys.job(job_id), self.keys["repeat"]]
+        return int(self.scripts.run("removeJob", keys, [self.keys.key_prefix, job_id],
+                                    job_id=job_id)) == 1
+
+    async def aremove(self, job_id: str) -> bool:
+        """Async twin of :meth:`remove`."""
+        keys = [self.keys.job(job_id), self.keys["repeat"]]
+        return int(await self.ascripts.arun("removeJob", keys, [self.keys.key_prefix, job_id],
+                                            job_id=job_id)) == 1
+
+    def trim_events(self, max_length: int) -> int:
+        """``XTRIM events MAXLEN ~ max_length``; returns the entries removed."""
+        return int(self.client.xtrim(self.keys["events"], maxlen=max_length, approximate=True))
+
+    def close(self) -> None:
+        """Close the synchronous client's connections (asyncio ones close with their loop)."""
+        if self.connection.client is not None:
+            self.connection.client.close()

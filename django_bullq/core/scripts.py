@@ -1,0 +1,120 @@
+"""ScriptRegistry: finds ``lua/``, expands ``-- @include`` lines and runs scripts by SHA.
+
+Script files are named ``verbNoun-N.lua`` where N is the number of KEYS. Redis-py's
+``register_script`` gives EVALSHA with a re-load on NOSCRIPT, for sync, asyncio, pipeline and
+cluster clients alike.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from .errors import BullqError, script_error
+
+_INCLUDE = re.compile(r"^--\s*@include\s+(\w+)\s*$", re.MULTILINE)
+_NAME = re.compile(r"^(?P<name>[A-Za-z]+)-(?P<keys>\d+)\.lua$")
+
+
+def lua_dir() -> Path:
+    """Directory holding the Lua scripts: ``django_bullq/lua`` in a wheel, ``lua/`` in a checkout."""
+    here = Path(__file__).resolve().parent.parent
+    for candidate in (here / "lua", here.parent / "lua"):
+        if candidate.is_dir():
+            return candidate
+    raise BullqError(f"Lua scripts not found next to {here}")
+
+
+class ScriptSourceError(BullqError):
+    """A Lua file is missing, includes an unknown file, or includes in a cycle."""
+
+
+def expand(source: str, includes: Path, seen: set[str] | None = None,
+           stack: tuple[str, ...] = ()) -> str:
+    """Replace each ``-- @include name`` with ``includes/name.lua`` (each file once, deps first).
+
+    Raises:
+        ScriptSourceError: an include is missing or includes itself through a cycle.
+    """
+    seen = set() if seen is None else seen
+
+    def replace(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name in stack:
+            raise ScriptSourceError(f"include cycle: {' -> '.join((*stack, name))}")
+        if name in seen:
+            return ""
+        path = includes / f"{name}.lua"
+        if not path.is_file():
+            raise ScriptSourceError(f"missing include {name!r} (looked for {path})")
+        seen.add(name)
+        return expand(path.read_text(), includes, seen, (*stack, name))
+
+    return _INCLUDE.sub(replace, source)
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptSource:
+    """One Lua script: its name (``moveToActive``), KEYS count and expanded source."""
+
+    name: str
+    num_keys: int
+    source: str
+
+
+@cache
+def load_sources() -> dict[str, ScriptSource]:
+    """Read and expand every ``verbNoun-N.lua`` in :func:`lua_dir`; keyed by ``verbNoun``."""
+    root = lua_dir()
+    sources: dict[str, ScriptSource] = {}
+    for path in sorted(root.glob("*.lua")):
+        match = _NAME.match(path.name)
+        if not match:
+            raise ScriptSourceError(f"{path.name}: script files are named verbNoun-N.lua")
+        name = match.group("name")
+        sources[name] = ScriptSource(name, int(match.group("keys")),
+                                     expand(path.read_text(), root / "includes"))
+    return sources
+
+
+class Scripts:
+    """The registered scripts of one Redis client (sync or asyncio).
+
+    ``run``/``arun`` check the KEYS count, execute by SHA, and turn negative integer answers into
+    typed :class:`~django_bullq.core.errors.ScriptError` s when ``raise_codes`` is true.
+    """
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self._scripts = {
+            name: client.register_script(src.source) for name, src in load_sources().items()
+        }
+
+    def _check(self, name: str, keys: Sequence[str]) -> None:
+        expected = load_sources()[name].num_keys
+        if len(keys) != expected:
+            raise BullqError(f"script {name} takes {expected} KEYS, got {len(keys)}")
+
+    def run(self, name: str, keys: Sequence[str], args: Sequence[Any], *,
+            job_id: str | None = None, client: Any = None, raise_codes: bool = True) -> Any:
+        """Run script ``name`` synchronously (``client`` may be a pipeline). Returns its raw answer."""
+        self._check(name, keys)
+        result = self._scripts[name](keys=list(keys), args=list(args), client=client)
+        return _raise_on_code(result, name, job_id) if raise_codes and client is None else result
+
+    async def arun(self, name: str, keys: Sequence[str], args: Sequence[Any], *,
+                   job_id: str | None = None, raise_codes: bool = True) -> Any:
+        """Asyncio twin of :meth:`run`."""
+        self._check(name, keys)
+        result = await self._scripts[name](keys=list(keys), args=list(args))
+        return _raise_on_code(result, name, job_id) if raise_codes else result
+
+
+def _raise_on_code(result: Any, name: str, job_id: str | None) -> Any:
+    if isinstance(result, int) and result < 0:
+        raise script_error(result, job_id, name)
+    return result

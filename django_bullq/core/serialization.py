@@ -1,0 +1,55 @@
+"""Strict JSON for everything stored in Redis: job data, return values, progress. Never pickle."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .errors import SerializationError
+
+
+def dumps(value: Any, what: str = "value") -> str:
+    """Encode ``value`` as compact JSON text that is valid UTF-8.
+
+    Args:
+        value: any JSON value (dict, list, str, int, float, bool, None); NaN/Infinity refused.
+        what: a description for the error message, e.g. ``"argument 'x' of task app.tasks.f"``.
+
+    Returns:
+        JSON text, compact separators, non-ASCII kept as is.
+
+    Raises:
+        SerializationError: the value is not JSON-serialisable, holds NaN/Infinity, or holds a
+            string that is not valid Unicode (lone surrogates).
+    """
+    try:
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise SerializationError(f"{what} is not JSON-serialisable: {exc}") from exc
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise SerializationError(f"{what} holds a string that is not valid Unicode: {exc}") from exc
+    return text
+
+
+def loads(text: str | bytes | None, default: Any = None) -> Any:
+    """Decode JSON text read from Redis; ``None`` gives ``default``.
+
+    Raises:
+        ValueError: the text is not valid JSON.
+    """
+    if text is None:
+        return default
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")
+    return json.loads(text)
+
+
+def to_str(value: str | bytes | int | float | None) -> str | None:
+    """A Redis reply as ``str`` whatever the client's ``decode_responses`` setting."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return str(value)

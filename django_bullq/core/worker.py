@@ -1,0 +1,582 @@
+"""Worker: the asyncio loop that fetches jobs through the marker protocol and runs them.
+
+Shape (arq's, with BullMQ's protocol): claim (``BZPOPMIN marker`` → ``moveToActive``), run under a
+concurrency limit (async processors on the loop, sync ones in a thread pool), finish with
+``moveToFinished`` which also claims the next job (one round trip per job on a busy queue),
+heartbeat (``extendLocks``) and the shared stalled-job check; burst mode and graceful shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import inspect
+import logging
+import signal
+import traceback
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from . import backoff
+from .errors import BullqError, ScriptError, SerializationError, UnrecoverableError
+from .job import Job
+from .options import normalize_keep, now_ms
+from .queue import Queue
+from .serialization import dumps, to_str
+
+logger = logging.getLogger("django_bullq.worker")
+
+Processor = Callable[[Job], Any]
+#: Called in the thread that runs a sync job, before and after it (Django: close_old_connections).
+JobHook = Callable[[Job], None]
+
+MAX_BLOCK_S = 10.0
+MAX_RATE_LIMIT_WAIT_S = 30.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkerOptions:
+    """Worker settings (BullMQ ``WorkerOptions`` names in brackets). Durations in ms unless noted.
+
+    Attributes:
+        concurrency: jobs run at once [concurrency].
+        lock_duration: lock TTL, ms [lockDuration]; renewed every half of it.
+        stalled_interval: ms between stalled checks [stalledInterval].
+        max_stalled_count: stalls allowed before a job fails [maxStalledCount].
+        drain_delay: s to block on the marker when the queue is empty [drainDelay].
+        limiter_max / limiter_duration: rate limit, jobs per window of ms [limiter.max/duration].
+        name: worker name, written as ``pb`` and in the client name [name].
+        remove_on_complete / remove_on_fail: defaults when a job's opts have none.
+        max_data_bytes: jobs whose ``data`` is larger fail with a readable reason.
+        grace_period: s that active jobs get to finish after a stop signal.
+        maintenance_interval: ms between retention sweeps of completed/failed (0 = off).
+    """
+
+    concurrency: int = 1
+    lock_duration: int = 30_000
+    stalled_interval: int = 30_000
+    max_stalled_count: int = 1
+    drain_delay: float = 5.0
+    limiter_max: int = 0
+    limiter_duration: int = 0
+    name: str = ""
+    remove_on_complete: Any = None
+    remove_on_fail: Any = None
+    max_data_bytes: int = 64 * 1024 * 1024
+    grace_period: float = 30.0
+    maintenance_interval: int = 30_000
+
+
+class Worker:
+    """Processes the jobs of one queue (BullMQ's ``Worker``).
+
+    Args:
+        queue: the :class:`Queue` to work on.
+        processor: ``f(job) -> JSON value``; a coroutine function runs on the loop, a plain
+            function in a thread pool. Raise to fail the attempt; raise
+            :class:`UnrecoverableError` to skip remaining attempts.
+        options: :class:`WorkerOptions`.
+        hooks: ``(before, after)`` callables run in the job's thread around each job.
+    """
+
+    def __init__(self, queue: Queue, processor: Processor,
+                 options: WorkerOptions | None = None,
+                 hooks: Sequence[tuple[JobHook, JobHook]] = ()) -> None:
+        self.queue = queue
+        self.processor = processor
+        self.opts = options or WorkerOptions()
+        if self.opts.concurrency < 1:
+            raise ValueError("concurrency must be >= 1")
+        self.hooks = list(hooks)
+        self.id = uuid.uuid4().hex
+        self._token_seq = 0
+        self._running: dict[str, Job] = {}
+        self._slots: set[asyncio.Task[None]] = set()
+        self._closing = False
+        self._force = False
+        self._paused_locally = False
+        self._wake: asyncio.Event | None = None
+        self._slot_freed: asyncio.Event | None = None
+        self._executor: ThreadPoolExecutor | None = None
+        self._blocking: Any = None
+        self._block_task: asyncio.Task[Any] | None = None
+        self._timers: list[asyncio.Task[None]] = []
+        self._is_async = inspect.iscoroutinefunction(processor)
+        self.processed = 0
+        self.failed = 0
+
+    # --- public control --------------------------------------------------------------------
+
+    def run(self, burst: bool = False, handle_signals: bool = True) -> None:
+        """Run the worker on a new event loop until closed (or, with ``burst``, until idle)."""
+        asyncio.run(self.arun(burst=burst, handle_signals=handle_signals))
+
+    async def arun(self, burst: bool = False, handle_signals: bool = False) -> None:
+        """Run the worker on the current loop.
+
+        Args:
+            burst: return once the queue holds no runnable job and nothing is active.
+            handle_signals: SIGTERM/SIGINT close gracefully; a second signal stops at once.
+        """
+        self._wake = asyncio.Event()
+        self._slot_freed = asyncio.Event()
+        self._executor = ThreadPoolExecutor(max_workers=self.opts.concurrency,
+                                            thread_name_prefix=f"bullq-{self.queue.name}")
+        if handle_signals:
+            self._install_signal_handlers()
+        self._timers = [asyncio.create_task(self._every(self.opts.lock_duration / 2000,
+                                                        self._extend_locks)),
+                        asyncio.create_task(self._every(self.opts.stalled_interval / 1000,
+                                                        self._check_stalled, at_start=True))]
+        if self.opts.maintenance_interval > 0:
+            self._timers.append(asyncio.create_task(
+                self._every(self.opts.maintenance_interval / 1000, self._enforce_retention)))
+        try:
+            await self._main_loop(burst)
+            await self._drain_slots()
+        finally:
+            for timer in self._timers:
+                timer.cancel()
+            await asyncio.gather(*self._timers, return_exceptions=True)
+            await self._close_blocking()
+            self._executor.shutdown(wait=not self._force, cancel_futures=True)
+
+    def close(self, force: bool = False) -> None:
+        """Stop fetching; active jobs finish (``force``: hand them back to wait at once).
+
+        Safe to call from a signal handler on the loop's thread.
+        """
+        self._closing = True
+        self._force = self._force or force
+        if self._wake is not None:
+            self._wake.set()
+        if self._block_task is not None:
+            self._block_task.cancel()
+
+    async def pause(self) -> None:
+        """Stop fetching and wait until active jobs are done (BullMQ ``worker.pause()``)."""
+        self._paused_locally = True
+        if self._block_task is not None:
+            self._block_task.cancel()
+        while self._slots:
+            await asyncio.wait(set(self._slots))
+
+    def resume(self) -> None:
+        """Fetch again after :meth:`pause`."""
+        self._paused_locally = False
+        if self._wake is not None:
+            self._wake.set()
+
+    @property
+    def client_name(self) -> str:
+        """Connection name dashboards use to list workers: ``<prefix>:<base64(queue)>[:w:<name>]``."""
+        encoded = base64.b64encode(self.queue.name.encode()).decode()
+        base = f"{self.queue.prefix}:{encoded}"
+        return f"{base}:w:{self.opts.name}" if self.opts.name else base
+
+    # --- main loop -------------------------------------------------------------------------
+
+    async def _main_loop(self, burst: bool) -> None:
+        assert self._wake is not None and self._slot_freed is not None
+        block_until = 0.0
+        failures = 0
+        while not self._closing:
+            if self._paused_locally:
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            if len(self._slots) >= self.opts.concurrency:
+                await self._wait_slot()
+                continue
+            try:
+                job, rate_ttl, due = await self._fetch()
+                failures = 0
+            except Exception as exc:  # connection trouble must never end the loop
+                failures += 1
+                await self._backoff_after_error("fetch", exc, failures)
+                continue
+            if job is not None:
+                self._start_slot(job)
+                continue
+            if rate_ttl > 0:
+                await self._sleep_unless_woken(min(rate_ttl / 1000, MAX_RATE_LIMIT_WAIT_S))
+                continue
+            if burst:
+                if not self._slots:
+                    return
+                await self._wait_slot()
+                continue
+            block_until = due if due > 0 else 0.0
+            try:
+                await self._wait_for_marker(block_until)
+                failures = 0
+            except asyncio.CancelledError:
+                if not (self._closing or self._paused_locally):
+                    raise
+            except Exception as exc:
+                failures += 1
+                await self._backoff_after_error("marker wait", exc, failures)
+
+    async def _wait_slot(self) -> None:
+        assert self._slot_freed is not None
+        self._slot_freed.clear()
+        if len(self._slots) >= self.opts.concurrency or self._slots:
+            waiter = asyncio.create_task(self._slot_freed.wait())
+            await asyncio.wait({waiter}, timeout=1.0)
+            waiter.cancel()
+
+    async def _sleep_unless_woken(self, seconds: float) -> None:
+        assert self._wake is not None
+        self._wake.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), seconds)
+
+    async def _backoff_after_error(self, what: str, exc: BaseException, failures: int) -> None:
+        delay = min(0.1 * 2 ** min(failures, 6), 5.0)
+        logger.warning("worker %s: %s failed (%s: %s); retrying in %.1f s",
+                       self.queue.name, what, type(exc).__name__, exc, delay)
+        await self._reset_blocking()
+        await self._sleep_unless_woken(delay)
+
+    def _next_token(self) -> str:
+        self._token_seq += 1
+        return f"{self.id}:{self._token_seq}"
+
+    def _fetch_args(self, token: str) -> list[Any]:
+        return [self.queue.keys.key_prefix, token, self.opts.lock_duration, now_ms(),
+                self.opts.limiter_max, self.opts.limiter_duration, self.opts.name]
+
+    async def _fetch(self) -> tuple[Job | None, int, float]:
+        token = self._next_token()
+        reply = await self.queue.ascripts.arun("moveToActive", self.queue.fetch_keys(),
+                                               self._fetch_args(token))
+        return self._parse_fetch(reply, token)
+
+    def _parse_fetch(self, reply: Any, token: str) -> tuple[Job | None, int, float]:
+        """Decode BullMQ's fetch tuple: (job, rate-limit ttl ms, next due ms)."""
+        if not isinstance(reply, list) or len(reply) < 4:
+            return None, 0, 0.0
+        fields, job_id, ttl, due = reply[0], reply[1], reply[2], reply[3]
+        if job_id and job_id != 0:
+            job = Job.from_hash(self.queue, to_str(job_id) or "", fields)
+            job.token = token
+            return job, 0, 0.0
+        return None, int(ttl or 0), _parse_score(due)
+
+    async def _wait_for_marker(self, block_until: float) -> None:
+        """Block on ``BZPOPMIN marker`` until a job is ready, ``block_until`` ms, or drain delay."""
+        while not self._closing:
+            now = now_ms()
+            if block_until and block_until <= now:
+                return
+            timeout = self.opts.drain_delay
+            if block_until:
+                timeout = min((block_until - now) / 1000, MAX_BLOCK_S)
+            timeout = max(timeout, 0.001)
+            client = await self._blocking_client()
+            self._block_task = asyncio.create_task(
+                client.bzpopmin(self.queue.keys["marker"], timeout=timeout))
+            try:
+                popped = await self._block_task
+            finally:
+                self._block_task = None
+            if not popped:
+                return
+            score = _parse_score(popped[2])
+            if score <= now_ms():
+                return
+            block_until = score if not block_until else min(block_until, score)
+
+    async def _blocking_client(self) -> Any:
+        if self._blocking is None:
+            conn = self.queue.connection
+            if conn.url is not None:
+                self._blocking = conn._build(asyncio_=True)
+            else:
+                self._blocking = conn.new_async_client().client()
+            with contextlib.suppress(Exception):
+                await self._blocking.client_setname(self.client_name)
+        return self._blocking
+
+    async def _reset_blocking(self) -> None:
+        await self._close_blocking()
+        self._blocking = None
+
+    async def _close_blocking(self) -> None:
+        if self._blocking is not None:
+            with contextlib.suppress(Exception):
+                await self._blocking.aclose()
+
+    # --- running jobs ----------------------------------------------------------------------
+
+    def _start_slot(self, job: Job) -> None:
+        task = asyncio.create_task(self._slot(job))
+        self._slots.add(task)
+        task.add_done_callback(self._slot_done)
+
+    def _slot_done(self, task: asyncio.Task[None]) -> None:
+        self._slots.discard(task)
+        if self._slot_freed is not None:
+            self._slot_freed.set()
+        if not task.cancelled() and task.exception() is not None:
+            logger.error("worker %s: slot crashed: %r", self.queue.name, task.exception())
+
+    async def _slot(self, job: Job | None) -> None:
+        while job is not None:
+            self._running[job.id] = job
+            try:
+                job = await self._process(job)
+            finally:
+                self._running.pop(job.id if job is not None else "", None)
+            if self._closing or self._paused_locally:
+                break
+
+    async def _process(self, job: Job) -> Job | None:
+        """Run one job and finish it; returns the next job fetched by the finish call, if any."""
+        current_id = job.id
+        try:
+            reason = self._refuse_reason(job)
+            if reason is not None:
+                return await self._finish_failed(job, reason, [], final=True)
+            try:
+                result = await self._call_processor(job)
+                value = dumps(result, f"return value of job {job.id} ({job.name!r})")
+            except Exception as exc:  # noqa: BLE001 - every task error fails the attempt only
+                return await self._handle_failure(job, exc)
+            return await self._finish(job, "completed", value)
+        except ScriptError as exc:
+            logger.warning("worker %s: job %s could not be finished: %s", self.queue.name,
+                           current_id, exc)
+        except Exception:  # noqa: BLE001 - Redis trouble: the stalled check recovers the job
+            logger.exception("worker %s: job %s could not be finished", self.queue.name,
+                             current_id)
+        finally:
+            self._running.pop(current_id, None)
+        return None
+
+    def _refuse_reason(self, job: Job) -> str | None:
+        """Why a fetched job must fail without running (BullMQ ``defa``, corrupt, too large)."""
+        if job.deferred_failure:
+            return job.deferred_failure
+        if job.corrupt:
+            return f"corrupt job hash: {job.corrupt}"
+        size = len(job.raw.get("data", "").encode("utf-8"))
+        if size > self.opts.max_data_bytes:
+            return (f"job data is {size} bytes, over this worker's limit of "
+                    f"{self.opts.max_data_bytes} bytes")
+        return None
+
+    async def _call_processor(self, job: Job) -> Any:
+        if self._is_async:
+            loop = asyncio.get_running_loop()
+            if self.hooks:
+                await loop.run_in_executor(self._executor, self._run_hooks, job, 0)
+            try:
+                return await self.processor(job)
+            finally:
+                if self.hooks:
+                    await loop.run_in_executor(self._executor, self._run_hooks, job, 1)
+        loop = asyncio.get_running_loop()
+        result = await loop.run_in_executor(self._executor, self._call_sync, job)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    def _run_hooks(self, job: Job, index: int) -> None:
+        for pair in self.hooks:
+            try:
+                pair[index](job)
+            except Exception:  # noqa: BLE001 - a hook must not decide the job's fate
+                logger.exception("worker %s: job hook failed", self.queue.name)
+
+    def _call_sync(self, job: Job) -> Any:
+        self._run_hooks(job, 0)
+        try:
+            return self.processor(job)
+        finally:
+            self._run_hooks(job, 1)
+
+    async def _handle_failure(self, job: Job, exc: BaseException) -> Job | None:
+        reason = _reason(exc)
+        trace = _stacktrace(exc)
+        final = isinstance(exc, UnrecoverableError) or type(exc).__name__ == "UnrecoverableError"
+        if not final and job.attempts_made + 1 < job.attempts:
+            try:
+                delay = backoff.compute_delay(job.opts.get("backoff"), job.attempts_made + 1, exc)
+            except (KeyError, ValueError, TypeError) as bad:
+                reason = f"{reason} (no retry: unusable backoff {job.opts.get('backoff')!r}: {bad})"
+                delay = -1
+            if delay >= 0:
+                await self._retry(job, delay, reason, trace)
+                return None
+        self.failed += 1
+        return await self._finish_failed(job, reason, trace, final=True)
+
+    async def _retry(self, job: Job, delay: int, reason: str, trace: list[str]) -> None:
+        q = self.queue
+        trace_text = dumps(trace)
+        if delay > 0:
+            await q.ascripts.arun("moveToDelayed", q.fetch_keys(),
+                                  [q.keys.key_prefix, job.id, now_ms(), delay, job.token or "0",
+                                   "0", reason, trace_text], job_id=job.id)
+        else:
+            await q.ascripts.arun("retryJob", q.fetch_keys(),
+                                  [q.keys.key_prefix, job.id, now_ms(), job.token or "0",
+                                   reason, trace_text], job_id=job.id)
+
+    async def _finish_failed(self, job: Job, reason: str, trace: list[str],
+                             final: bool) -> Job | None:
+        return await self._finish(job, "failed", reason, dumps(trace))
+
+    def _keep(self, job: Job, target: str) -> tuple[int, int, int]:
+        key = "removeOnComplete" if target == "completed" else "removeOnFail"
+        value = job.opts.get(key)
+        if value is None:
+            value = (self.opts.remove_on_complete if target == "completed"
+                     else self.opts.remove_on_fail)
+        try:
+            return normalize_keep(value)
+        except (ValueError, TypeError):
+            return normalize_keep(None)
+
+    async def _finish(self, job: Job, target: str, value: str,
+                      stacktrace: str = "") -> Job | None:
+        q = self.queue
+        count, age, limit = self._keep(job, target)
+        fetch_next = not (self._closing or self._paused_locally)
+        token = job.token or "0"
+        args = [q.keys.key_prefix, job.id, now_ms(), target, value, token, count, age, limit,
+                "1" if fetch_next else "0", self.opts.lock_duration, self.opts.limiter_max,
+                self.opts.limiter_duration, self.opts.name, job.attempts, stacktrace]
+        reply = await q.ascripts.arun("moveToFinished", [*q.fetch_keys(), q.keys[target],
+                                                         q.keys.job(job.id)], args, job_id=job.id)
+        if target == "completed":
+            self.processed += 1
+        if isinstance(reply, list):
+            nxt, _, _ = self._parse_fetch(reply, token)
+            return nxt
+        return None
+
+    # --- periodic duties -------------------------------------------------------------------
+
+    async def _every(self, seconds: float, duty: Callable[[], Awaitable[None]],
+                     at_start: bool = False) -> None:
+        if not at_start:
+            await asyncio.sleep(seconds)
+        while True:
+            try:
+                await duty()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - periodic duties retry next round
+                logger.warning("worker %s: %s failed: %s", self.queue.name, duty.__name__, exc)
+            await asyncio.sleep(seconds)
+
+    async def _extend_locks(self) -> None:
+        pairs: list[str] = []
+        for job in list(self._running.values()):
+            if job.token:
+                pairs += [job.id, job.token]
+        if not pairs:
+            return
+        q = self.queue
+        lost = await q.ascripts.arun("extendLocks", [q.keys["stalled"]],
+                                     [q.keys.key_prefix, self.opts.lock_duration, *pairs])
+        for job_id in lost or []:
+            logger.warning("worker %s: lost the lock of job %s", q.name, to_str(job_id))
+
+    async def _check_stalled(self) -> None:
+        q = self.queue
+        keys = [q.keys[s] for s in ("stalled", "wait", "active", "stalled-check", "meta",
+                                    "paused", "marker", "events")]
+        stalled = await q.ascripts.arun("moveStalledJobsToWait", keys,
+                                        [self.opts.max_stalled_count, q.keys.key_prefix, now_ms(),
+                                         self.opts.stalled_interval])
+        for job_id in stalled or []:
+            logger.warning("worker %s: job %s stalled and was moved back to wait", q.name,
+                           to_str(job_id))
+
+    async def _enforce_retention(self) -> None:
+        """Apply removeOnComplete/removeOnFail on quiet queues too (case B35)."""
+        q = self.queue
+        for target in ("completed", "failed"):
+            default = self.opts.remove_on_complete if target == "completed" else \
+                self.opts.remove_on_fail
+            count, age, limit = normalize_keep(default)
+            await q.ascripts.arun("cleanFinished", [q.keys[target], q.keys["events"]],
+                                  [q.keys.key_prefix, now_ms(), count, age, limit,
+                                   "removeOnComplete" if target == "completed" else
+                                   "removeOnFail"])
+
+    # --- shutdown --------------------------------------------------------------------------
+
+    async def _drain_slots(self) -> None:
+        """Give active jobs the grace period, then hand unfinished ones back to wait."""
+        if not self._slots:
+            return
+        if not self._force:
+            await asyncio.wait(set(self._slots), timeout=self.opts.grace_period)
+        if self._slots:
+            await self._hand_back_running()
+            for task in list(self._slots):
+                task.cancel()
+            await asyncio.gather(*self._slots, return_exceptions=True)
+
+    async def _hand_back_running(self) -> None:
+        q = self.queue
+        for job in list(self._running.values()):
+            try:
+                await q.ascripts.arun("moveJobFromActiveToWait", q.fetch_keys(),
+                                      [q.keys.key_prefix, job.id, job.token or "0"],
+                                      job_id=job.id)
+                logger.warning("worker %s: job %s handed back to wait at shutdown", q.name,
+                               job.id)
+            except (BullqError, OSError) as exc:
+                logger.warning("worker %s: could not hand back job %s: %s", q.name, job.id, exc)
+
+    def _install_signal_handlers(self) -> None:
+        loop = asyncio.get_running_loop()
+
+        def on_signal(signum: int) -> None:
+            if self._closing:
+                logger.warning("second signal: stopping at once")
+                self.close(force=True)
+            else:
+                logger.info("signal %s: finishing active jobs (grace %.0f s)",
+                            signal.Signals(signum).name, self.opts.grace_period)
+                self.close()
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, on_signal, sig)
+
+
+def _parse_score(value: Any) -> float:
+    """A marker / due-time score as float ms; accepts what any BullMQ writes (may be fractional)."""
+    try:
+        return float(to_str(value) or 0)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _reason(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - an exception whose __str__ fails
+        text = ""
+    # BullMQ stores the error message alone (Node err.message, Python str(err))
+    return text or type(exc).__name__
+
+
+def _stacktrace(exc: BaseException) -> list[str]:
+    try:
+        return ["".join(traceback.format_exception(exc))[-8000:]]
+    except Exception:  # noqa: BLE001
+        return [repr(exc)]
+
+
+__all__ = ["Worker", "WorkerOptions", "SerializationError"]

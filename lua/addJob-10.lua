@@ -1,0 +1,91 @@
+--[[
+  addJob: create a job and put it in wait (FIFO or LIFO), prioritized or delayed.
+  One script for BullMQ's addStandardJob / addPrioritizedJob / addDelayedJob; the same routing:
+  delay > 0 wins over priority; priority > 0 goes to prioritized; otherwise wait.
+
+  KEYS[1] wait         KEYS[2] paused (legacy v5 list, never written)
+  KEYS[3] meta         KEYS[4] id (job id counter)
+  KEYS[5] delayed      KEYS[6] prioritized
+  KEYS[7] pc           KEYS[8] events
+  KEYS[9] marker       KEYS[10] active
+
+  ARGV[1]  keyPrefix   "<prefix>:<queue>:"
+  ARGV[2]  jobId       custom job id, "" for an auto id (INCR id)
+  ARGV[3]  name        job name
+  ARGV[4]  data        JSON text
+  ARGV[5]  opts        JSON text (BullMQ short keys already applied by the client)
+  ARGV[6]  timestamp   creation time, ms since epoch
+  ARGV[7]  delay       ms (0 = none)
+  ARGV[8]  priority    0 = none, 1 (highest) .. 2097151
+  ARGV[9]  lifo        "1" to push at the head of wait
+  ARGV[10] parentKey   full parent job key, "" for none
+  ARGV[11] parent      JSON {"id", "queueKey", ...}, "" for none
+
+  Returns
+    jobId (string)  the new job's id, or the existing job's id for a duplicate custom id
+    -5              parentKey given but the parent job does not exist (nothing written)
+
+  Events: added (jobId, name); then waiting (jobId) or delayed (jobId, delay = due ms);
+          duplicated (jobId) when the custom id exists already.
+]]
+-- @include getMaxEvents
+-- @include isQueuePausedOrMaxed
+-- @include addBaseMarkerIfNeeded
+-- @include addDelayMarker
+-- @include getDelayedScore
+-- @include addJobWithPriority
+local keyPrefix = ARGV[1]
+local parentKey = ARGV[10]
+if parentKey ~= "" and redis.call("EXISTS", parentKey) == 0 then
+  return -5
+end
+
+local counter = redis.call("INCR", KEYS[4])
+local maxEvents = getMaxEvents(KEYS[3])
+local jobId = ARGV[2]
+if jobId == "" then
+  jobId = tostring(counter)
+end
+local jobKey = keyPrefix .. jobId
+
+if redis.call("EXISTS", jobKey) == 1 then
+  redis.call("XADD", KEYS[8], "MAXLEN", "~", maxEvents, "*", "event", "duplicated", "jobId", jobId)
+  return jobId
+end
+
+local timestamp = tonumber(ARGV[6])
+local delay = tonumber(ARGV[7]) or 0
+local priority = tonumber(ARGV[8]) or 0
+local fields = {"name", ARGV[3], "data", ARGV[4], "opts", ARGV[5], "timestamp", ARGV[6],
+  "delay", delay, "priority", priority}
+if parentKey ~= "" then
+  table.insert(fields, "parentKey")
+  table.insert(fields, parentKey)
+  table.insert(fields, "parent")
+  table.insert(fields, ARGV[11])
+end
+redis.call("HSET", jobKey, unpack(fields))
+redis.call("XADD", KEYS[8], "*", "event", "added", "jobId", jobId, "name", ARGV[3])
+
+if delay > 0 then
+  local due = timestamp + delay
+  redis.call("ZADD", KEYS[5], getDelayedScore(KEYS[5], due), jobId)
+  redis.call("XADD", KEYS[8], "MAXLEN", "~", maxEvents, "*", "event", "delayed", "jobId", jobId,
+    "delay", due)
+  addDelayMarker(KEYS[9], KEYS[5])
+else
+  if priority > 0 then
+    addJobWithPriority(KEYS[6], KEYS[7], priority, jobId)
+  elseif ARGV[9] == "1" then
+    redis.call("RPUSH", KEYS[1], jobId)
+  else
+    redis.call("LPUSH", KEYS[1], jobId)
+  end
+  redis.call("XADD", KEYS[8], "MAXLEN", "~", maxEvents, "*", "event", "waiting", "jobId", jobId)
+  addBaseMarkerIfNeeded(KEYS[9], isQueuePausedOrMaxed(KEYS[3], KEYS[10]))
+end
+
+if parentKey ~= "" then
+  redis.call("SADD", parentKey .. ":dependencies", jobKey)
+end
+return jobId

@@ -1,0 +1,66 @@
+--[[
+  moveStalledJobsToWait: the two-phase stalled-job check shared by every worker of a queue
+  (BullMQ's moveStalledJobsToWait). A job is stalled when it was in active at the previous check
+  and still has no lock now. It goes back to the front of wait with `stc` + 1; past
+  maxStalledCount it also gets `defa` so the next worker fails it without running it.
+
+  KEYS[1] stalled   KEYS[2] wait    KEYS[3] active   KEYS[4] stalled-check
+  KEYS[5] meta      KEYS[6] paused  KEYS[7] marker   KEYS[8] events
+
+  ARGV[1] maxStalledCount  stalls allowed before the job is failed
+  ARGV[2] keyPrefix        "<prefix>:<queue>:"
+  ARGV[3] now              ms since epoch
+  ARGV[4] stalledInterval  ms; at most one check per interval per queue (stalled-check PX)
+
+  Returns the list of stalled job ids requeued by this call ({} when another worker checked
+  within the interval).
+  Events: waiting (jobId, prev active) then stalled (jobId) per stalled job.
+]]
+-- @include getMaxEvents
+-- @include isQueuePausedOrMaxed
+-- @include addBaseMarkerIfNeeded
+if redis.call("EXISTS", KEYS[4]) == 1 then
+  return {}
+end
+redis.call("SET", KEYS[4], ARGV[3], "PX", ARGV[4])
+local maxEvents = getMaxEvents(KEYS[5])
+redis.call("XTRIM", KEYS[8], "MAXLEN", "~", maxEvents)
+
+local maxStalledCount = tonumber(ARGV[1])
+local keyPrefix = ARGV[2]
+local requeued = {}
+local candidates = redis.call("SMEMBERS", KEYS[1])
+if #candidates > 0 then
+  redis.call("DEL", KEYS[1])
+  for _, jobId in ipairs(candidates) do
+    if string.sub(jobId, 1, 2) == "0:" then
+      redis.call("LREM", KEYS[3], 1, jobId)
+    else
+      local jobKey = keyPrefix .. jobId
+      if redis.call("EXISTS", jobKey .. ":lock") == 0
+          and redis.call("LREM", KEYS[3], 1, jobId) > 0 then
+        local stalledCount = redis.call("HINCRBY", jobKey, "stc", 1)
+        if stalledCount > maxStalledCount then
+          local rjk = redis.call("HGET", jobKey, "rjk")
+          local liveScheduler = rjk and (redis.call("EXISTS", keyPrefix .. "repeat:" .. rjk) == 1
+            or redis.call("ZSCORE", keyPrefix .. "repeat", rjk))
+          if not liveScheduler then
+            redis.call("HSET", jobKey, "defa", "job stalled more than allowable limit")
+          end
+        end
+        redis.call("RPUSH", KEYS[2], jobId)
+        addBaseMarkerIfNeeded(KEYS[7], isQueuePausedOrMaxed(KEYS[5], KEYS[3]))
+        redis.call("XADD", KEYS[8], "*", "event", "waiting", "jobId", jobId, "prev", "active")
+        redis.call("XADD", KEYS[8], "*", "event", "stalled", "jobId", jobId)
+        table.insert(requeued, jobId)
+      end
+    end
+  end
+end
+
+local active = redis.call("LRANGE", KEYS[3], 0, -1)
+for from = 1, #active, 7000 do
+  local to = math.min(from + 6999, #active)
+  redis.call("SADD", KEYS[1], unpack(active, from, to))
+end
+return requeued
