@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterator
 
@@ -10,18 +9,13 @@ import pytest
 import redis
 
 from django_bullq import Queue
-from tests.redis_server import RedisServer
+from tests.redis_server import RedisServer, _External, session_server
 
 
 @pytest.fixture(scope="session")
-def redis_server() -> Iterator[RedisServer]:
-    """A redis-server started by the test session on a free port (never 127.0.0.1:6379)."""
-    server = RedisServer().start()
-    os.environ["BULLQ_TEST_REDIS_URL"] = server.url
-    try:
-        yield server
-    finally:
-        server.cleanup()
+def redis_server() -> RedisServer | _External:
+    """The session's redis-server on a free port (never 127.0.0.1:6379); see session_server()."""
+    return session_server()
 
 
 @pytest.fixture

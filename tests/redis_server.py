@@ -71,3 +71,40 @@ class RedisServer:
     def cleanup(self) -> None:
         self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class _External:
+    """The server a parent test process started (subprocesses reuse it through the env var)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.port = int(url.rsplit(":", 1)[1].split("/")[0])
+
+    def cleanup(self) -> None:
+        pass
+
+
+_session: RedisServer | _External | None = None
+
+
+def session_server() -> RedisServer | _External:
+    """The one redis-server of this test session, started on first use.
+
+    ``tests/settings.py`` calls this at import (pytest-django imports settings before any
+    conftest fixture runs), and exports ``BULLQ_TEST_REDIS_URL`` so that `manage.py runworker`
+    subprocesses started by tests talk to the same private server.
+    """
+    import atexit
+    import os
+
+    global _session
+    if _session is None:
+        url = os.environ.get("BULLQ_TEST_REDIS_URL")
+        if url:
+            _session = _External(url)
+        else:
+            server = RedisServer().start()
+            os.environ["BULLQ_TEST_REDIS_URL"] = server.url
+            atexit.register(server.cleanup)
+            _session = server
+    return _session
