@@ -222,12 +222,12 @@ class Worker:
                 await self._backoff_after_error("marker wait", exc, failures)
 
     async def _wait_slot(self) -> None:
+        """Wait until a slot task ends (bounded, so closing is noticed)."""
         assert self._slot_freed is not None
         self._slot_freed.clear()
-        if len(self._slots) >= self.opts.concurrency or self._slots:
-            waiter = asyncio.create_task(self._slot_freed.wait())
-            await asyncio.wait({waiter}, timeout=1.0)
-            waiter.cancel()
+        if self._slots:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._slot_freed.wait(), 1.0)
 
     async def _sleep_unless_woken(self, seconds: float) -> None:
         assert self._wake is not None
@@ -326,22 +326,20 @@ class Worker:
             logger.error("worker %s: slot crashed: %r", self.queue.name, task.exception())
 
     async def _slot(self, job: Job | None) -> None:
+        """One concurrency slot: run a job, and the next one its finish call fetched, and so on."""
         while job is not None:
-            self._running[job.id] = job
-            try:
-                job = await self._process(job)
-            finally:
-                self._running.pop(job.id if job is not None else "", None)
+            job = await self._process(job)
             if self._closing or self._paused_locally:
                 break
 
     async def _process(self, job: Job) -> Job | None:
         """Run one job and finish it; returns the next job fetched by the finish call, if any."""
         current_id = job.id
+        self._running[current_id] = job
         try:
             reason = self._refuse_reason(job)
             if reason is not None:
-                return await self._finish_failed(job, reason, [], final=True)
+                return await self._finish(job, "failed", reason, dumps([]))
             try:
                 result = await self._call_processor(job)
                 value = dumps(result, f"return value of job {job.id} ({job.name!r})")
@@ -414,7 +412,7 @@ class Worker:
                 await self._retry(job, delay, reason, trace)
                 return None
         self.failed += 1
-        return await self._finish_failed(job, reason, trace, final=True)
+        return await self._finish(job, "failed", reason, dumps(trace))
 
     async def _retry(self, job: Job, delay: int, reason: str, trace: list[str]) -> None:
         q = self.queue
@@ -427,10 +425,6 @@ class Worker:
             await q.ascripts.arun("retryJob", q.fetch_keys(),
                                   [q.keys.key_prefix, job.id, now_ms(), job.token or "0",
                                    reason, trace_text], job_id=job.id)
-
-    async def _finish_failed(self, job: Job, reason: str, trace: list[str],
-                             final: bool) -> Job | None:
-        return await self._finish(job, "failed", reason, dumps(trace))
 
     def _keep(self, job: Job, target: str) -> tuple[int, int, int]:
         key = "removeOnComplete" if target == "completed" else "removeOnFail"
