@@ -171,7 +171,7 @@ class Queue:
                  for j in jobs]
         pipe = self.aclient.pipeline(transaction=False)
         for keys, args, _ in calls:
-            self.ascripts.run("addJob", keys, args, client=pipe)
+            await self.ascripts.arun("addJob", keys, args, client=pipe)
         ids = await pipe.execute()
         return [self._new_job(str(to_str(i)), c[1][2], loads(c[1][3]), c[1])
                 for i, c in zip(ids, calls, strict=True)]

@@ -107,11 +107,12 @@ class Scripts:
         return _raise_on_code(result, name, job_id) if raise_codes and client is None else result
 
     async def arun(self, name: str, keys: Sequence[str], args: Sequence[Any], *,
-                   job_id: str | None = None, raise_codes: bool = True) -> Any:
-        """Asyncio twin of :meth:`run`."""
+                   job_id: str | None = None, client: Any = None,
+                   raise_codes: bool = True) -> Any:
+        """Asyncio twin of :meth:`run` (``client`` may be an asyncio pipeline: await queues it)."""
         self._check(name, keys)
-        result = await self._scripts[name](keys=list(keys), args=list(args))
-        return _raise_on_code(result, name, job_id) if raise_codes else result
+        result = await self._scripts[name](keys=list(keys), args=list(args), client=client)
+        return _raise_on_code(result, name, job_id) if raise_codes and client is None else result
 
 
 def _raise_on_code(result: Any, name: str, job_id: str | None) -> Any:
