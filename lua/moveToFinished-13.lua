@@ -32,14 +32,18 @@
 
   Events: completed (jobId, returnvalue, prev active) or failed (jobId, failedReason, prev active);
           retries-exhausted (jobId, attemptsMade) on failed with atm >= attempts;
-          drained when wait, active and prioritized are empty; fetch-next events.
+          drained when wait, active and prioritized are empty (not after a fetch-next that
+          found the queue paused or at global concurrency);
+          fetch-next: waiting (jobId, prev delayed) per promoted job, active (jobId, prev waiting).
 ]]
 -- @include fetchKeys
 -- @include fetchNextJob
+-- @include isQueuePausedOrMaxed
 -- @include getMaxEvents
 -- @include checkAndReleaseLock
 -- @include trimFinishedSet
 -- @include removeJob
+-- @include releaseDeduplicationKey
 local k = fetchKeys()
 local keyPrefix, jobId, now, target = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local jobKey = KEYS[13]
@@ -65,6 +69,7 @@ end
 if redis.call("LREM", k.active, -1, jobId) == 0 then
   return -3
 end
+releaseDeduplicationKey(keyPrefix, jobKey, jobId)
 
 local maxEvents = getMaxEvents(k.meta)
 redis.call("XTRIM", k.events, "MAXLEN", "~", maxEvents)
@@ -96,7 +101,9 @@ end
 if ARGV[10] == "1" then
   local fetched = fetchNextJob(k, keyPrefix, ARGV[6], tonumber(ARGV[11]), now, tonumber(ARGV[12]),
     tonumber(ARGV[13]), ARGV[14])
-  if fetched[2] ~= 0 or fetched[3] ~= 0 or fetched[4] ~= 0 then
+  -- paused / at global concurrency: {0, 0, 0, 0} at once, without `drained` (as BullMQ)
+  if fetched[2] ~= 0 or fetched[3] ~= 0 or fetched[4] ~= 0
+      or isQueuePausedOrMaxed(k.meta, k.active) then
     return fetched
   end
 end

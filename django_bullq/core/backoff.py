@@ -40,7 +40,8 @@ def normalize(backoff: Any) -> dict[str, Any] | None:
     """BullMQ's stored shape: a number n becomes ``{"type": "fixed", "delay": n}``.
 
     Raises:
-        ValueError: not a non-negative number, nor a dict with a ``type``.
+        ValueError: not a non-negative number, nor a dict with a ``type`` whose ``delay`` (if
+            given) is a number >= 0 and whose ``jitter`` (if given) is a number in 0..1.
     """
     if backoff is None:
         return None
@@ -51,11 +52,20 @@ def normalize(backoff: Any) -> dict[str, Any] | None:
             raise ValueError("backoff delay must be >= 0 ms")
         return {"type": "fixed", "delay": int(backoff)}
     if isinstance(backoff, dict) and isinstance(backoff.get("type"), str):
+        delay, jitter = backoff.get("delay"), backoff.get("jitter")
+        if delay is not None and (not _is_number(delay) or delay < 0):
+            raise ValueError(f"backoff delay must be a number of ms >= 0, not {delay!r}")
+        if jitter is not None and (not _is_number(jitter) or not 0 <= jitter <= 1):
+            raise ValueError(f"backoff jitter must be a number in 0..1, not {jitter!r}")
         return dict(backoff)
     raise ValueError("backoff must be a number of ms or a dict {type, delay, jitter}")
 
 
-def compute_delay(backoff: dict[str, Any] | None, attempts_made: int,
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def compute_delay(backoff: dict[str, Any] | int | float | None, attempts_made: int,
                   error: BaseException | None = None) -> int:
     """Delay in ms before the next attempt; 0 = retry at once, -1 = do not retry.
 
@@ -65,10 +75,12 @@ def compute_delay(backoff: dict[str, Any] | None, attempts_made: int,
 
     Raises:
         KeyError: the backoff type is neither built in nor registered.
+        ValueError: the stored backoff has an unusable shape (see :func:`normalize`).
     """
     if not backoff:
         return 0
-    strategy = STRATEGIES[str(backoff.get("type"))]
-    delay = int(backoff.get("delay") or 0)
-    jitter = float(backoff.get("jitter") or 0)
+    shape = normalize(backoff) or {}  # also a bare number of ms, as some producers store it
+    strategy = STRATEGIES[str(shape.get("type"))]
+    delay = int(shape.get("delay") or 0)
+    jitter = float(shape.get("jitter") or 0)
     return int(strategy(attempts_made, delay, jitter, error))

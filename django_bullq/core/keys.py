@@ -41,7 +41,9 @@ def validate_job_id(job_id: str) -> str:
     """Return ``job_id`` if it is usable as a custom job id.
 
     Rule (one rule for every shape, case B13): non-empty; not purely decimal digits (collides with
-    auto ids); no ``:`` at all; BullMQ's reserved ``0`` is covered by the digit rule.
+    auto ids); no ``:`` at all; BullMQ's reserved ``0`` is covered by the digit rule; not the
+    suffix of a queue-level key (``wait``, ``meta``, ``id``, ...), since the job hash
+    ``<prefix>:<queue>:<jobId>`` would then be that key.
 
     Raises:
         InvalidNameError: the id breaks the rule.
@@ -54,6 +56,10 @@ def validate_job_id(job_id: str) -> str:
         )
     if ":" in job_id:
         raise InvalidNameError(f"custom job id {job_id!r} must not contain ':'")
+    if job_id in SUFFIXES:
+        raise InvalidNameError(
+            f"custom job id {job_id!r} is the name of a queue key: its job hash would overwrite it"
+        )
     return job_id
 
 

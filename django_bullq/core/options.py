@@ -45,6 +45,8 @@ def to_delay_ms(value: int | float | timedelta | datetime | None, now: int | Non
         ms = int(round(value.total_seconds() * 1000))
     elif isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"delay must be ms, a timedelta or an aware datetime, not {value!r}")
+    elif value < 0:
+        raise ValueError("delay must be >= 0 ms")
     else:
         ms = int(value)
     if ms < 0:

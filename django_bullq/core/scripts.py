@@ -17,6 +17,7 @@ from typing import Any
 from .errors import BullqError, script_error
 
 _INCLUDE = re.compile(r"^--\s*@include\s+(\w+)\s*$", re.MULTILINE)
+_INCLUDE_ANY = re.compile(r"^--\s*@include\b.*$", re.MULTILINE)
 _NAME = re.compile(r"^(?P<name>[A-Za-z]+)-(?P<keys>\d+)\.lua$")
 
 
@@ -76,8 +77,13 @@ def load_sources() -> dict[str, ScriptSource]:
         if not match:
             raise ScriptSourceError(f"{path.name}: script files are named verbNoun-N.lua")
         name = match.group("name")
-        sources[name] = ScriptSource(name, int(match.group("keys")),
-                                     expand(path.read_text(), root / "includes"))
+        source = expand(path.read_text(), root / "includes")
+        leftover = _INCLUDE_ANY.search(source)
+        if leftover:
+            raise ScriptSourceError(
+                f"{path.name}: malformed include line {leftover.group(0).strip()!r} "
+                "(expected `-- @include name`, name of letters, digits and _)")
+        sources[name] = ScriptSource(name, int(match.group("keys")), source)
     return sources
 
 

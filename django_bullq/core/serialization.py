@@ -37,13 +37,18 @@ def loads(text: str | bytes | None, default: Any = None) -> Any:
     """Decode JSON text read from Redis; ``None`` gives ``default``.
 
     Raises:
-        ValueError: the text is not valid JSON.
+        ValueError: the text is not valid JSON (``NaN``/``Infinity`` included: strict JSON, as
+            every BullMQ reader's ``JSON.parse``).
     """
     if text is None:
         return default
     if isinstance(text, bytes):
         text = text.decode("utf-8")
-    return json.loads(text)
+    return json.loads(text, parse_constant=_refuse_constant)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
 
 
 def to_str(value: str | bytes | int | float | None) -> str | None:

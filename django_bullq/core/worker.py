@@ -136,6 +136,9 @@ class Worker:
             self._timers.append(asyncio.create_task(
                 self._every(self.opts.maintenance_interval / 1000, self._enforce_retention)))
         try:
+            # Name the blocking connection now, as Node does, so dashboards (Node getWorkers())
+            # list a worker that is busy from its first fetch and never blocks on the marker.
+            await self._blocking_client()
             await self._main_loop(burst)
             await self._drain_slots()
         finally:
@@ -400,7 +403,7 @@ class Worker:
 
     async def _handle_failure(self, job: Job, exc: BaseException) -> Job | None:
         reason = _reason(exc)
-        trace = _stacktrace(exc)
+        trace = _traces(job, exc)
         final = isinstance(exc, UnrecoverableError) or type(exc).__name__ == "UnrecoverableError"
         if not final and job.attempts_made + 1 < job.attempts:
             try:
@@ -515,6 +518,8 @@ class Worker:
         if not self._force:
             await asyncio.wait(set(self._slots), timeout=self.opts.grace_period)
         if self._slots:
+            # Grace expired: the executor shutdown must not block the loop on job threads.
+            self._force = True
             await self._hand_back_running()
             for task in list(self._slots):
                 task.cancel()
@@ -571,6 +576,16 @@ def _stacktrace(exc: BaseException) -> list[str]:
         return ["".join(traceback.format_exception(exc))[-8000:]]
     except Exception:  # noqa: BLE001
         return [repr(exc)]
+
+
+def _traces(job: Job, exc: BaseException) -> list[str]:
+    """The job's ``stacktrace`` after this failed attempt: one entry per failed attempt, the
+    newest last, trimmed to ``opts.stackTraceLimit`` (0 keeps none), as Node and PyPI BullMQ do."""
+    traces = [*job.stacktrace, *_stacktrace(exc)]
+    limit = job.opts.get("stackTraceLimit")
+    if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0:
+        traces = traces[-limit:] if limit else []
+    return traces
 
 
 __all__ = ["Worker", "WorkerOptions", "SerializationError"]

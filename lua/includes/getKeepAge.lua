@@ -1,6 +1,7 @@
 -- getKeepAge(jobKey, optsField, defaultAge) -> seconds (0 = no age rule), removeNow (boolean)
 -- A job's own retention age from opts[optsField] ("removeOnComplete" / "removeOnFail"):
--- {age = s} gives s; true means "do not keep"; anything else falls back to defaultAge.
+-- {age = s} gives s; true means "do not keep"; another value (false, a count, {count}) means
+-- no age rule (0); only an absent option falls back to defaultAge.
 local function getKeepAge(jobKey, optsField, defaultAge)
   local raw = redis.call("HGET", jobKey, "opts")
   if raw then

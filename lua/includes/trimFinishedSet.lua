@@ -11,7 +11,8 @@ local function trimFinishedSet(setKey, keyPrefix, now, count, ageSeconds, limit,
     for i = 1, #old, 2 do
       local jobId, finishedOn = old[i], tonumber(old[i + 1])
       local ownAge, removeNow = getKeepAge(keyPrefix .. jobId, optsField, ageSeconds)
-      if removeNow or finishedOn <= now - ownAge * 1000 then
+      -- ownAge 0: the job's own option keeps it (false / a count), so no age rule applies
+      if removeNow or (ownAge > 0 and finishedOn <= now - ownAge * 1000) then
         removeJob(keyPrefix, jobId)
         redis.call("ZREM", setKey, jobId)
       end

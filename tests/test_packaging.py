@@ -1,0 +1,57 @@
+"""The wheel ships the Lua scripts (django_bullq/lua, includes too) and py.typed, and works."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out),
+                    str(ROOT)], check=True, timeout=300)
+    (built,) = out.glob("django_bullq-*.whl")
+    return built
+
+
+def test_wheel_ships_every_lua_file_and_py_typed(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    scripts = sorted(p.name for p in (ROOT / "lua").glob("*.lua"))
+    includes = sorted(p.name for p in (ROOT / "lua" / "includes").glob("*.lua"))
+    assert scripts and includes
+
+    assert {f"django_bullq/lua/{n}" for n in scripts} <= names
+    assert {f"django_bullq/lua/includes/{n}" for n in includes} <= names
+    assert "django_bullq/py.typed" in names
+    assert "django_bullq/core/scripts.py" in names
+
+
+def test_wheel_lua_files_are_byte_identical(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as zf:
+        for path in [*(ROOT / "lua").glob("*.lua"), *(ROOT / "lua" / "includes").glob("*.lua")]:
+            inside = f"django_bullq/lua/{path.relative_to(ROOT / 'lua').as_posix()}"
+            assert zf.read(inside) == path.read_bytes(), inside
+
+
+def test_installed_wheel_finds_and_expands_its_scripts(wheel: Path, tmp_path: Path) -> None:
+    with zipfile.ZipFile(wheel) as zf:
+        zf.extractall(tmp_path)
+    probe = ("from django_bullq.core import scripts as s; "
+             "d = s.lua_dir(); srcs = s.load_sources(); "
+             "print(d); print(len(srcs)); "
+             "print(all('@include' not in x.source for x in srcs.values()))")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, check=True,
+                          capture_output=True, text=True, timeout=60)
+    lua_path, count, expanded = done.stdout.split()
+    assert Path(lua_path) == tmp_path / "django_bullq" / "lua"
+    assert int(count) == len(list((ROOT / "lua").glob("*.lua")))
+    assert expanded == "True"

@@ -1,0 +1,96 @@
+"""Strict JSON (django_bullq/core/serialization.py): what is refused and what round-trips."""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from typing import Any
+
+import pytest
+import redis
+
+from django_bullq import Queue
+from django_bullq.core.errors import SerializationError
+from django_bullq.core.serialization import dumps, loads, to_str
+
+UNICODE_VALUES: list[Any] = [
+    {"emoji": "🚀👩‍👩‍👧‍👦", "flag": "🇺🇦"},
+    {"rtl": "שלום עולם", "arabic": "مرحبا", "mixed": "abc \u202e def"},
+    {"nul": "a\u0000b", "controls": "\t\n\r\x1f"},
+    ["é", "ß", "漢字", "\U0010ffff"],
+    "plain string",
+    None,
+    [1, 2.5, -0.0, 10**20, True, False],
+]
+
+
+def test_compact_and_unicode_kept_as_is() -> None:
+    assert dumps({"a": [1, "é"]}) == '{"a":[1,"é"]}'
+    assert dumps("\u0000") == '"\\u0000"'
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf, {"x": [math.nan]}])
+def test_nan_and_infinity_are_refused(value: Any) -> None:
+    with pytest.raises(SerializationError, match="not JSON-serialisable"):
+        dumps(value)
+
+
+@pytest.mark.parametrize("value", ["\ud800", {"k": "a\udfffb"}, ["\udc00"]])
+def test_lone_surrogates_are_refused(value: Any) -> None:
+    with pytest.raises(SerializationError, match="not valid Unicode"):
+        dumps(value)
+
+
+@pytest.mark.parametrize("value", [object(), {1, 2}, b"bytes", Decimal("1.5"), {("t",): 1}])
+def test_non_json_values_are_refused_naming_what(value: Any) -> None:
+    with pytest.raises(SerializationError, match="argument 'x' of task app.f"):
+        dumps(value, "argument 'x' of task app.f")
+
+
+def test_serialization_error_is_a_type_error() -> None:
+    with pytest.raises(TypeError):
+        dumps(object())
+
+
+def test_too_deep_nesting_is_refused() -> None:
+    deep: list[Any] = []
+    for _ in range(100_000):
+        deep = [deep]
+    with pytest.raises(SerializationError):
+        dumps(deep)
+
+
+@pytest.mark.parametrize("value", UNICODE_VALUES)
+def test_round_trip_in_memory(value: Any) -> None:
+    assert loads(dumps(value)) == value
+    assert loads(dumps(value).encode("utf-8")) == value
+
+
+@pytest.mark.parametrize("value", UNICODE_VALUES)
+def test_round_trip_through_redis(queue: Queue, r: redis.Redis, value: Any) -> None:
+    job = queue.add("app.tasks.echo", value)
+    stored = r.hget(queue.keys.job(job.id), "data")
+    assert stored == dumps(value)
+    assert loads(stored) == value
+
+
+def test_loads_default_and_invalid_text() -> None:
+    assert loads(None, default={}) == {}
+    with pytest.raises(ValueError):
+        loads("{not json")
+    with pytest.raises(ValueError):
+        loads("NaN-ish")
+
+
+def test_to_str() -> None:
+    assert to_str(None) is None
+    assert to_str("a") == "a"
+    assert to_str(b"\xc3\xa9") == "é"
+    assert to_str(b"\xff") == "\ufffd"
+    assert to_str(12) == "12"
+
+
+@pytest.mark.parametrize("text", ["NaN", "Infinity", "-Infinity", '{"x":NaN}'])
+def test_loads_refuses_non_standard_constants(text: str) -> None:
+    with pytest.raises(ValueError, match="not valid JSON"):
+        loads(text)
