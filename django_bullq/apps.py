@@ -4,6 +4,19 @@ from django.apps import AppConfig
 
 
 class BullqConfig(AppConfig):
+    """Registers the system checks and imports every installed app's ``tasks`` module."""
+
     name = "django_bullq"
     verbose_name = "BullMQ queues"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from django.core import checks
+        from django.utils.module_loading import autodiscover_modules
+
+        from . import checks as bullq_checks
+        from . import conf  # noqa: F401 - connects the setting_changed receiver
+
+        for check in bullq_checks.ALL_CHECKS:
+            checks.register(check, bullq_checks.TAG)
+        autodiscover_modules("tasks")

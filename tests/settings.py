@@ -1,5 +1,9 @@
 """Django settings for the test suite: admin, auth, channels, django_bullq on a private Redis."""
 
+import json
+import os
+import tempfile
+
 from tests.redis_server import session_server
 
 REDIS_URL = session_server().url
@@ -20,7 +24,13 @@ INSTALLED_APPS = [
     "channels",
     "tests.testapp",
 ]
-DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
+# A file (not :memory:) test database: worker threads open their own connections, and closing
+# a connection must really close it (cases B29, B30). One file per test process.
+DATABASES = {"default": {
+    "ENGINE": "django.db.backends.sqlite3",
+    "NAME": ":memory:",
+    "TEST": {"NAME": os.path.join(tempfile.gettempdir(), f"bullq-test-{os.getpid()}.sqlite3")},
+}}
 MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -38,4 +48,6 @@ TEMPLATES = [{
 BULLQ = {
     "CONNECTIONS": {"default": {"URL": REDIS_URL}},
     "DEFAULT_QUEUE": "default",
+    # runworker subprocesses started by tests may get short lock / stalled intervals (case B10)
+    "WORKER": json.loads(os.environ.get("BULLQ_TEST_WORKER", "{}")),
 }

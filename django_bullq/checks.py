@@ -1,0 +1,249 @@
+"""System checks over ``settings.BULLQ`` and the ``runworker`` command (ids in docs/checks.md).
+
+The checks never connect to Redis: they validate shapes, names and references only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.core.checks import CheckMessage, Error
+from django.core.checks import Warning as CheckWarning
+
+from .conf import (CONNECTION_KEYS, DEFAULTS, JOB_OPTION_FIELDS, QUEUE_KEYS, WORKER_FIELDS,
+                   user_config)
+from .core.errors import InvalidNameError
+from .core.keys import validate_queue_name
+from .core.options import JobOptions
+
+#: Tag the checks are registered under (``manage.py check --tag django_bullq``).
+TAG = "django_bullq"
+#: URL schemes the core connection accepts.
+URL_SCHEMES = ("redis", "rediss", "unix", "redis+sentinel", "redis+cluster")
+
+_DOCS = "see docs/configuration.md"
+
+#: ``BULLQ["WORKER"]`` key -> (accepted types, minimum value or None).
+_WORKER_TYPES: dict[str, tuple[tuple[type, ...], float | None]] = {
+    "CONCURRENCY": ((int,), 1),
+    "LOCK_DURATION": ((int,), 1),
+    "STALLED_INTERVAL": ((int,), 1),
+    "MAX_STALLED_COUNT": ((int,), 0),
+    "DRAIN_DELAY": ((int, float), 0),
+    "GRACE_PERIOD": ((int, float), 0),
+    "MAINTENANCE_INTERVAL": ((int,), 0),
+    "REMOVE_ON_COMPLETE": ((bool, int, dict, type(None)), None),
+    "REMOVE_ON_FAIL": ((bool, int, dict, type(None)), None),
+}
+
+
+def _error(n: int, msg: str, hint: str, obj: Any = None) -> Error:
+    return Error(msg, hint=hint, obj=obj, id=f"django_bullq.E{n:03d}")
+
+
+def _settings() -> dict[str, Any] | None:
+    """The raw BULLQ dict, or None when it is not a dict (E001 reports that)."""
+    raw = user_config()
+    return raw if isinstance(raw, dict) else None
+
+
+def _connections(raw: dict[str, Any]) -> dict[str, Any]:
+    value = raw.get("CONNECTIONS", DEFAULTS["CONNECTIONS"])
+    return value if isinstance(value, dict) else {}
+
+
+def _queues(raw: dict[str, Any]) -> dict[str, Any]:
+    value = raw.get("QUEUES", {})
+    return value if isinstance(value, dict) else {}
+
+
+def check_settings_shape(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """E001 BULLQ not a dict; E002 unknown key; E003 a top-level or WORKER value of wrong type."""
+    raw = user_config()
+    if not isinstance(raw, dict):
+        return [_error(1, "settings.BULLQ must be a dict.",
+                       "Write BULLQ = {'CONNECTIONS': {...}, ...}; " + _DOCS)]
+    errors: list[CheckMessage] = list(_unknown_keys(raw, DEFAULTS, "BULLQ"))
+    for key in ("CONNECTIONS", "QUEUES", "WORKER"):
+        if key in raw and not isinstance(raw[key], dict):
+            errors.append(_error(3, f"BULLQ[{key!r}] must be a dict.", _DOCS))
+    for key in ("PREFIX", "DEFAULT_QUEUE"):
+        if key in raw and (not isinstance(raw[key], str) or not raw[key]):
+            errors.append(_error(3, f"BULLQ[{key!r}] must be a non-empty string.", _DOCS))
+    worker = raw.get("WORKER", {})
+    if isinstance(worker, dict):
+        errors += _unknown_keys(worker, WORKER_FIELDS, "BULLQ['WORKER']")
+        errors += _worker_values(worker)
+    return errors
+
+
+def _unknown_keys(value: dict[str, Any], known: Any, where: str) -> Iterator[CheckMessage]:
+    for key in value:
+        if key not in known:
+            yield _error(2, f"{where} has an unknown key {key!r}.",
+                         f"Known keys: {', '.join(sorted(known))}.")
+
+
+def _worker_values(worker: dict[str, Any]) -> Iterator[CheckMessage]:
+    for key, value in worker.items():
+        if key not in _WORKER_TYPES:
+            continue
+        types, minimum = _WORKER_TYPES[key]
+        bad_type = not isinstance(value, types) or (isinstance(value, bool) and bool not in types)
+        if bad_type or (minimum is not None and value < minimum):
+            allowed = " or ".join(t.__name__ for t in types)
+            floor = f" >= {minimum}" if minimum is not None else ""
+            yield _error(3, f"BULLQ['WORKER'][{key!r}] must be {allowed}{floor}, got {value!r}.",
+                         _DOCS)
+
+
+def check_connections(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """E002/E003 malformed ``CONNECTIONS`` entry; E004 URL scheme the core cannot use."""
+    raw = _settings()
+    if raw is None:
+        return []
+    errors: list[CheckMessage] = []
+    for alias, entry in _connections(raw).items():
+        where = f"BULLQ['CONNECTIONS'][{alias!r}]"
+        if isinstance(entry, dict):
+            errors += _unknown_keys(entry, CONNECTION_KEYS, where)
+            url = entry.get("URL")
+            if not isinstance(entry.get("OPTIONS", {}), dict):
+                errors.append(_error(3, f"{where}['OPTIONS'] must be a dict.",
+                                     "OPTIONS are keyword arguments of redis-py's client."))
+        else:
+            url = entry
+        if not isinstance(url, str):
+            errors.append(_error(3, f"{where} needs a URL string.",
+                                 "Use 'redis://host:6379/0' or {'URL': ..., 'OPTIONS': {...}}; "
+                                 "read it from the environment with environ.Env().str(...)."))
+            continue
+        scheme = urlsplit(url).scheme
+        if scheme not in URL_SCHEMES:
+            errors.append(_error(4, f"{where} has URL scheme {scheme!r}, which is not supported.",
+                                 f"Use one of: {', '.join(URL_SCHEMES)}."))
+    return errors
+
+
+def check_queues(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """E003 entry not a dict; E005 unknown alias; E006 bad name/prefix; E008 bad job options;
+    E009 cluster connection without a hash-tag prefix."""
+    raw = _settings()
+    if raw is None:
+        return []
+    errors: list[CheckMessage] = []
+    aliases = _connections(raw)
+    for name, entry in _queues(raw).items():
+        where = f"BULLQ['QUEUES'][{name!r}]"
+        errors += _queue_name_errors(name, where)
+        if not isinstance(entry, dict):
+            errors.append(_error(3, f"{where} must be a dict.",
+                                 "Keys: " + ", ".join(QUEUE_KEYS) + "."))
+            continue
+        errors += _unknown_keys(entry, QUEUE_KEYS, where)
+        alias = entry.get("CONNECTION", "default")
+        if alias not in aliases:
+            errors.append(_error(5, f"{where} uses connection alias {alias!r}, which is not in "
+                                    f"BULLQ['CONNECTIONS'].",
+                                 f"Define it, or use one of: {', '.join(sorted(aliases))}."))
+        prefix = entry.get("PREFIX", raw.get("PREFIX", DEFAULTS["PREFIX"]))
+        errors += _prefix_errors(prefix, aliases.get(alias), where)
+        errors += _job_option_errors(entry.get("DEFAULT_JOB_OPTIONS", {}), where)
+    return errors
+
+
+def _queue_name_errors(name: Any, where: str, obj: Any = None) -> list[CheckMessage]:
+    try:
+        validate_queue_name(name)
+    except InvalidNameError as exc:
+        return [_error(6, f"{where}: {exc}.",
+                       "Queue names are non-empty and hold no ':', '{', '}' or control "
+                       "characters (BullMQ key layout).", obj)]
+    return []
+
+
+def _prefix_errors(prefix: Any, connection: Any, where: str) -> list[CheckMessage]:
+    if not isinstance(prefix, str) or not prefix:
+        return [_error(3, f"{where}['PREFIX'] must be a non-empty string.", _DOCS)]
+    url = connection.get("URL") if isinstance(connection, dict) else connection
+    if isinstance(url, str) and url.startswith("redis+cluster://"):
+        tagged = "{" in prefix and "}" in prefix.split("{", 1)[1]
+        if not tagged:
+            return [_error(9, f"{where} is on Redis Cluster but its prefix {prefix!r} holds no "
+                              f"hash tag.",
+                           f"Use a prefix such as '{{{prefix}}}' so all keys of a queue share "
+                           f"one slot.")]
+    return []
+
+
+def _job_option_errors(options: Any, where: str) -> list[CheckMessage]:
+    where = f"{where}['DEFAULT_JOB_OPTIONS']"
+    if not isinstance(options, dict):
+        return [_error(8, f"{where} must be a dict.", "Use JobOptions field names as keys.")]
+    unknown = sorted(set(options) - set(JOB_OPTION_FIELDS))
+    if unknown:
+        return [_error(8, f"{where} has unknown option(s): {', '.join(unknown)}.",
+                       f"Known: {', '.join(JOB_OPTION_FIELDS)} (snake_case, delays in ms).")]
+    try:
+        JobOptions(**options).validate()
+    except (TypeError, ValueError) as exc:
+        return [_error(8, f"{where} is invalid: {exc}.", "See docs/tasks.md for option values.")]
+    return []
+
+
+def check_default_queue(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """E006 DEFAULT_QUEUE is not a valid name; E007 its connection alias does not exist."""
+    raw = _settings()
+    if raw is None:
+        return []
+    name = raw.get("DEFAULT_QUEUE", DEFAULTS["DEFAULT_QUEUE"])
+    if not isinstance(name, str) or not name:
+        return []  # E003 already
+    errors = _queue_name_errors(name, "BULLQ['DEFAULT_QUEUE']")
+    entry = _queues(raw).get(name)
+    alias = entry.get("CONNECTION", "default") if isinstance(entry, dict) else "default"
+    if alias not in _connections(raw):
+        errors.append(_error(7, f"BULLQ['DEFAULT_QUEUE'] {name!r} cannot be reached: connection "
+                                f"alias {alias!r} is not defined.",
+                             "Add a 'default' entry to BULLQ['CONNECTIONS'], or list the queue "
+                             "in BULLQ['QUEUES'] with a defined CONNECTION."))
+    return errors
+
+
+def check_task_queues(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """E006 for a registered task whose ``queue=`` is not a valid queue name."""
+    from .tasks import registry
+
+    errors: list[CheckMessage] = []
+    for name in registry.names():
+        task = registry.get(name)
+        if task is not None and task.queue_name is not None:
+            errors += _queue_name_errors(task.queue_name, f"task {name!r} queue", obj=task)
+    return errors
+
+
+def check_runworker_command(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """W001 ``manage.py runworker`` resolves to another app's command (e.g. Channels')."""
+    from django.core.management import get_commands
+
+    owner = get_commands().get("runworker")
+    if owner is not None and owner != "django_bullq":
+        return [CheckWarning(
+            f"'manage.py runworker' runs the command of {owner!r}, not django_bullq's.",
+            hint="List 'django_bullq' above 'channels' (and any other app shipping a "
+                 "runworker command) in INSTALLED_APPS; the app listed first wins.",
+            id="django_bullq.W001")]
+    return []
+
+
+#: Every check, in the order they are registered.
+ALL_CHECKS: tuple[Callable[..., list[CheckMessage]], ...] = (
+    check_settings_shape,
+    check_connections,
+    check_queues,
+    check_default_queue,
+    check_task_queues,
+    check_runworker_command,
+)

@@ -1,0 +1,253 @@
+"""The one settings object over ``settings.BULLQ``: defaults, cached merge, connections and queues.
+
+Only this module reads ``settings.BULLQ``. Every key, its type, default and unit is listed in
+:data:`DEFAULTS` and documented in ``docs/configuration.md``; ``checks.py`` validates the shape.
+The merged view and the connection / queue caches are cleared on Django's ``setting_changed``
+signal, so ``override_settings(BULLQ=...)`` works in tests.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import fields
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+
+from .core.connection import Connection
+from .core.errors import BullqError
+from .core.options import JobOptions
+from .core.queue import Queue
+from .core.worker import WorkerOptions
+
+#: Every ``BULLQ`` key with its default. Units: ms for durations stored in Redis (BullMQ's
+#: unit), s for the worker's own waits (drain delay, grace period).
+DEFAULTS: dict[str, Any] = {
+    # dict: alias -> {"URL": str, "OPTIONS": dict of redis-py client kwargs}. A plain URL string
+    # is accepted for {"URL": url}. URL schemes: redis, rediss, unix, redis+sentinel,
+    # redis+cluster. Given CONNECTIONS replace this default as a whole.
+    "CONNECTIONS": {"default": {"URL": "redis://127.0.0.1:6379/0", "OPTIONS": {}}},
+    # str: queue used by tasks without queue=... and by `runworker` without arguments.
+    "DEFAULT_QUEUE": "default",
+    # str: Redis key prefix (BullMQ's `prefix`); keys are <PREFIX>:<queue>:<suffix>.
+    "PREFIX": "bull",
+    # dict: queue name -> {"CONNECTION": alias (default "default"), "DEFAULT_JOB_OPTIONS":
+    # {JobOptions field: value} (e.g. {"attempts": 3, "backoff": 1000}), "PREFIX": str}.
+    # Queues not listed use the "default" connection, PREFIX and no default job options.
+    "QUEUES": {},
+    # dict: defaults of `runworker` (merged key by key with the user's WORKER dict).
+    "WORKER": {
+        "CONCURRENCY": 1,  # int: jobs run at once per queue
+        "LOCK_DURATION": 30_000,  # int ms: lock TTL (BullMQ lockDuration), renewed every half
+        "STALLED_INTERVAL": 30_000,  # int ms: between stalled-job checks (stalledInterval)
+        "MAX_STALLED_COUNT": 1,  # int: stalls allowed before a job fails (maxStalledCount)
+        "DRAIN_DELAY": 5.0,  # float s: block on the marker when the queue is empty (drainDelay)
+        "GRACE_PERIOD": 30.0,  # float s: active jobs may finish after SIGTERM/SIGINT
+        "MAINTENANCE_INTERVAL": 30_000,  # int ms: retention sweeps of completed/failed, 0 = off
+        "REMOVE_ON_COMPLETE": None,  # bool | int | {"count", "age" (s), "limit"} | None
+        "REMOVE_ON_FAIL": None,  # same shape as REMOVE_ON_COMPLETE
+    },
+}
+
+#: ``BULLQ["WORKER"]`` key -> :class:`~django_bullq.core.worker.WorkerOptions` field.
+WORKER_FIELDS: dict[str, str] = {
+    "CONCURRENCY": "concurrency",
+    "LOCK_DURATION": "lock_duration",
+    "STALLED_INTERVAL": "stalled_interval",
+    "MAX_STALLED_COUNT": "max_stalled_count",
+    "DRAIN_DELAY": "drain_delay",
+    "GRACE_PERIOD": "grace_period",
+    "MAINTENANCE_INTERVAL": "maintenance_interval",
+    "REMOVE_ON_COMPLETE": "remove_on_complete",
+    "REMOVE_ON_FAIL": "remove_on_fail",
+}
+
+#: Keys allowed in one ``BULLQ["QUEUES"][name]`` entry.
+QUEUE_KEYS = ("CONNECTION", "DEFAULT_JOB_OPTIONS", "PREFIX")
+#: Keys allowed in one ``BULLQ["CONNECTIONS"][alias]`` entry.
+CONNECTION_KEYS = ("URL", "OPTIONS")
+#: Field names allowed in ``DEFAULT_JOB_OPTIONS`` (those of :class:`JobOptions`).
+JOB_OPTION_FIELDS = tuple(f.name for f in fields(JobOptions))
+
+
+class ConfigurationError(BullqError, ImproperlyConfigured):
+    """``settings.BULLQ`` cannot be used as asked (unknown alias, wrong shape...)."""
+
+
+_lock = threading.RLock()
+_config: dict[str, Any] | None = None
+_connections: dict[str, Connection] = {}
+_queues: dict[str, Queue] = {}
+
+
+def user_config() -> Any:
+    """The raw ``settings.BULLQ`` value (``{}`` when unset), for the system checks."""
+    return getattr(settings, "BULLQ", {})
+
+
+def normalize_connection(alias: str, value: Any) -> dict[str, Any]:
+    """One ``CONNECTIONS`` entry as ``{"URL": str, "OPTIONS": dict}``.
+
+    Raises:
+        ConfigurationError: the entry is neither a URL string nor a dict with a string URL.
+    """
+    if isinstance(value, str):
+        return {"URL": value, "OPTIONS": {}}
+    if isinstance(value, dict) and isinstance(value.get("URL"), str):
+        options = value.get("OPTIONS") or {}
+        if not isinstance(options, dict):
+            raise ConfigurationError(f"BULLQ['CONNECTIONS'][{alias!r}]['OPTIONS'] must be a dict")
+        return {"URL": value["URL"], "OPTIONS": dict(options)}
+    raise ConfigurationError(
+        f"BULLQ['CONNECTIONS'][{alias!r}] must be a URL string or {{'URL': str, 'OPTIONS': dict}}")
+
+
+def get_config() -> dict[str, Any]:
+    """``settings.BULLQ`` merged over :data:`DEFAULTS` (cached until a setting changes).
+
+    Returns:
+        A dict with every key of :data:`DEFAULTS`; ``CONNECTIONS`` entries normalised to
+        ``{"URL", "OPTIONS"}``; ``WORKER`` merged key by key.
+
+    Raises:
+        ConfigurationError: ``BULLQ`` or one of its dict-valued keys is not a dict.
+    """
+    global _config
+    with _lock:
+        if _config is None:
+            _config = _merge(user_config())
+        return _config
+
+
+def _merge(user: Any) -> dict[str, Any]:
+    if not isinstance(user, dict):
+        raise ConfigurationError("settings.BULLQ must be a dict")
+    merged = {**DEFAULTS, **user}
+    for key in ("CONNECTIONS", "QUEUES", "WORKER"):
+        if not isinstance(merged[key], dict):
+            raise ConfigurationError(f"BULLQ[{key!r}] must be a dict")
+    merged["CONNECTIONS"] = {alias: normalize_connection(alias, value)
+                             for alias, value in merged["CONNECTIONS"].items()}
+    merged["WORKER"] = {**DEFAULTS["WORKER"], **merged["WORKER"]}
+    return merged
+
+
+class BullqSettings:
+    """Attribute access to the merged settings: ``bullq_settings.PREFIX``, ``.QUEUES``...
+
+    Raises:
+        AttributeError: a name that is not a key of :data:`DEFAULTS`.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in DEFAULTS:
+            raise AttributeError(f"BULLQ has no setting {name!r}")
+        return get_config()[name]
+
+
+#: The settings object (module-level singleton).
+bullq_settings = BullqSettings()
+
+
+def get_connection(alias: str = "default") -> Connection:
+    """The core :class:`Connection` of ``BULLQ["CONNECTIONS"][alias]`` (one per alias, cached).
+
+    Raises:
+        ConfigurationError: unknown alias, or an unusable URL.
+    """
+    with _lock:
+        conn = _connections.get(alias)
+        if conn is None:
+            entry = get_config()["CONNECTIONS"].get(alias)
+            if entry is None:
+                raise ConfigurationError(
+                    f"BULLQ['CONNECTIONS'] has no alias {alias!r} "
+                    f"(known: {', '.join(sorted(get_config()['CONNECTIONS'])) or 'none'})")
+            try:
+                conn = Connection(url=entry["URL"], options=dict(entry["OPTIONS"]))
+            except ValueError as exc:
+                raise ConfigurationError(f"BULLQ['CONNECTIONS'][{alias!r}]: {exc}") from exc
+            _connections[alias] = conn
+        return conn
+
+
+def queue_config(name: str) -> dict[str, Any]:
+    """The effective entry of queue ``name``: ``{"CONNECTION", "DEFAULT_JOB_OPTIONS", "PREFIX"}``.
+
+    Queues absent from ``BULLQ["QUEUES"]`` get the ``"default"`` alias, the global ``PREFIX``
+    and no default job options.
+
+    Raises:
+        ConfigurationError: the queue's entry is not a dict.
+    """
+    cfg = get_config()
+    entry = cfg["QUEUES"].get(name) or {}
+    if not isinstance(entry, dict):
+        raise ConfigurationError(f"BULLQ['QUEUES'][{name!r}] must be a dict")
+    return {
+        "CONNECTION": entry.get("CONNECTION", "default"),
+        "DEFAULT_JOB_OPTIONS": dict(entry.get("DEFAULT_JOB_OPTIONS") or {}),
+        "PREFIX": entry.get("PREFIX", cfg["PREFIX"]),
+    }
+
+
+def get_queue(name: str | None = None) -> Queue:
+    """The core :class:`Queue` named ``name`` (default ``DEFAULT_QUEUE``), cached per name.
+
+    Raises:
+        ConfigurationError: unknown connection alias or invalid ``DEFAULT_JOB_OPTIONS``.
+        InvalidNameError: the queue name or prefix breaks BullMQ's key layout.
+    """
+    name = name or get_config()["DEFAULT_QUEUE"]
+    with _lock:
+        queue = _queues.get(name)
+        if queue is None:
+            entry = queue_config(name)
+            try:
+                defaults = JobOptions(**entry["DEFAULT_JOB_OPTIONS"])
+                defaults.validate()
+            except (TypeError, ValueError) as exc:
+                raise ConfigurationError(
+                    f"BULLQ['QUEUES'][{name!r}]['DEFAULT_JOB_OPTIONS']: {exc}") from exc
+            queue = Queue(name, get_connection(entry["CONNECTION"]), prefix=entry["PREFIX"],
+                          default_job_options=defaults)
+            _queues[name] = queue
+        return queue
+
+
+def worker_options(**overrides: Any) -> WorkerOptions:
+    """``BULLQ["WORKER"]`` as core :class:`WorkerOptions`, with ``overrides`` applied on top.
+
+    Args:
+        overrides: WorkerOptions field names (``concurrency=4``, ``grace_period=5.0`` s,
+            ``name="w1"``...); ``None`` values are ignored.
+
+    Raises:
+        ConfigurationError: an unknown key in ``BULLQ["WORKER"]``.
+        TypeError: an unknown override name.
+    """
+    values: dict[str, Any] = {}
+    for key, value in get_config()["WORKER"].items():
+        if key not in WORKER_FIELDS:
+            raise ConfigurationError(f"BULLQ['WORKER'] has an unknown key {key!r}")
+        values[WORKER_FIELDS[key]] = value
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return WorkerOptions(**values)
+
+
+def reset() -> None:
+    """Forget the merged settings and the cached connections and queues."""
+    global _config
+    with _lock:
+        _config = None
+        _connections.clear()
+        _queues.clear()
+
+
+@receiver(setting_changed)
+def _on_setting_changed(*, setting: str, **kwargs: Any) -> None:
+    if setting == "BULLQ":
+        reset()

@@ -1,0 +1,80 @@
+"""``manage.py runworker [queue ...]``: run BullMQ workers for Django tasks.
+
+List ``django_bullq`` above ``channels`` in ``INSTALLED_APPS``: Channels ships a command of the
+same name and the app listed first owns it (system check ``django_bullq.W001``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from django_bullq.conf import ConfigurationError, bullq_settings
+from django_bullq.core.errors import InvalidNameError
+from django_bullq.runner import in_flight, run_workers
+
+logger = logging.getLogger("django_bullq.worker")
+
+
+class Command(BaseCommand):
+    help = ("Process django_bullq jobs of the named queues (default: BULLQ['DEFAULT_QUEUE']). "
+            "SIGTERM/SIGINT: stop fetching and let active jobs finish within the grace period; "
+            "a second signal stops at once.")
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("queues", nargs="*", metavar="queue",
+                            help="queue names; one worker per queue on one event loop")
+        parser.add_argument("--concurrency", type=int, default=None,
+                            help="jobs run at once per queue (default BULLQ['WORKER'])")
+        parser.add_argument("--burst", action="store_true",
+                            help="exit 0 once the queues hold no runnable job")
+        parser.add_argument("--name", default=None,
+                            help="worker name, shown by BullMQ dashboards (BullMQ `name`)")
+        parser.add_argument("--grace-period", type=float, default=None, dest="grace_period",
+                            help="seconds active jobs get after the first stop signal")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        self._configure_logging(int(options["verbosity"]))
+        names = list(options["queues"]) or [bullq_settings.DEFAULT_QUEUE]
+        if options["concurrency"] is not None and options["concurrency"] < 1:
+            raise CommandError("--concurrency must be >= 1")
+        if options["grace_period"] is not None and options["grace_period"] < 0:
+            raise CommandError("--grace-period must be >= 0 s")
+        logger.info("runworker: queues %s%s", ", ".join(names),
+                    " (burst)" if options["burst"] else "")
+        try:
+            group = run_workers(names, burst=options["burst"],
+                                concurrency=options["concurrency"], name=options["name"],
+                                grace_period=options["grace_period"])
+        except (ConfigurationError, InvalidNameError) as exc:
+            raise CommandError(str(exc)) from exc
+        processed = sum(w.processed for w in group.workers)
+        failed = sum(w.failed for w in group.workers)
+        logger.info("runworker: stopped (%d completed, %d failed)", processed, failed)
+        abandoned = in_flight()
+        if abandoned:
+            # Their jobs were handed back to wait; the threads still run user code that no
+            # longer owns the job. Exit now instead of waiting for them.
+            logger.warning("runworker: abandoning %d job thread(s) still running", abandoned)
+            logging.shutdown()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(1 if group.forced else 0)
+        if group.forced:
+            raise SystemExit(1)
+
+    @staticmethod
+    def _configure_logging(verbosity: int) -> None:
+        """Log to stderr unless logging is configured (LOGGING, a root handler)."""
+        package_logger = logging.getLogger("django_bullq")
+        if package_logger.hasHandlers():
+            return
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        package_logger.addHandler(handler)
+        levels = {0: logging.WARNING, 1: logging.INFO}
+        package_logger.setLevel(levels.get(verbosity, logging.DEBUG))

@@ -1,0 +1,402 @@
+"""The ``@task`` decorator, the task registry and the worker-side dispatcher ``process_job``.
+
+A task is a function whose calls become BullMQ jobs:
+
+* job name: the function's import path ``module.qualname`` (or ``name=...``);
+* job data: ``{"args": [...], "kwargs": {...}}`` (strict JSON), or, for ``raw=True`` tasks, the
+  single value passed to ``enqueue`` (so jobs added by Node / Python BullMQ producers fit).
+
+See ``docs/tasks.md``.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import inspect
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, overload
+
+from django.db import transaction
+from django.utils import timezone
+
+from .conf import get_queue
+from .core.errors import BullqError, UnrecoverableError
+from .core.job import Job
+from .core.options import JobOptions
+from .core.queue import Queue
+from .core.serialization import dumps, loads
+
+#: Options of a task that are not BullMQ job options.
+TASK_OPTIONS = ("queue", "on_commit", "database")
+#: BullMQ job options a task accepts (fields of :class:`JobOptions`).
+JOB_OPTIONS = tuple(name for name in JobOptions.__dataclass_fields__)
+
+_current_job: contextvars.ContextVar[Job | None] = contextvars.ContextVar(
+    "django_bullq_current_job", default=None)
+
+
+class TaskRegistryError(BullqError, ValueError):
+    """Two different functions claim one job name."""
+
+
+class TaskRegistry:
+    """Job name -> :class:`Task`. The worker's dispatcher looks tasks up here."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, Task] = {}
+        self._lock = threading.Lock()
+
+    def register(self, task: Task) -> None:
+        """Add ``task`` under ``task.name``.
+
+        Re-registering the same function (a module imported twice) replaces the entry.
+
+        Raises:
+            TaskRegistryError: another function is already registered under that name.
+        """
+        with self._lock:
+            known = self._tasks.get(task.name)
+            if known is not None and _origin(known.func) != _origin(task.func):
+                raise TaskRegistryError(
+                    f"job name {task.name!r} is already bound to {_origin(known.func)}; "
+                    f"cannot bind it to {_origin(task.func)} too")
+            self._tasks[task.name] = task
+
+    def unregister(self, name: str) -> None:
+        """Forget the task named ``name`` (no error when absent)."""
+        with self._lock:
+            self._tasks.pop(name, None)
+
+    def get(self, name: str) -> Task | None:
+        """The task bound to job name ``name``, or None."""
+        return self._tasks.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tasks
+
+    def names(self) -> list[str]:
+        """Registered job names, sorted."""
+        return sorted(self._tasks)
+
+
+#: The process-wide registry filled by ``@task``.
+registry = TaskRegistry()
+
+
+def _origin(func: Callable[..., Any]) -> str:
+    return f"{func.__module__}.{func.__qualname__}"
+
+
+@dataclass
+class PendingEnqueue:
+    """What ``enqueue`` returns inside ``transaction.atomic()`` while it waits for the commit.
+
+    Attributes:
+        task_name: the job name. args / kwargs: the call (``args == [data]`` for raw tasks).
+        job: the :class:`Job` once the transaction committed and the job was added; None
+            before the commit, and forever if the transaction rolled back.
+    """
+
+    task_name: str
+    args: list[Any]
+    kwargs: dict[str, Any]
+    job: Job | None = field(default=None)
+
+    @property
+    def enqueued(self) -> bool:
+        """True once the job is in Redis."""
+        return self.job is not None
+
+
+class Task:
+    """A function that runs as a BullMQ job. Built by :func:`task`; do not instantiate.
+
+    Calling the task runs the function synchronously in the caller (no Redis involved).
+
+    Attributes:
+        func: the wrapped function (sync or ``async def``).
+        name: the job name (``module.qualname`` unless given).
+        raw: True when the function receives the job's raw ``data`` as its single argument.
+        queue_name: the queue (None: ``BULLQ["DEFAULT_QUEUE"]`` at enqueue time).
+        on_commit: inside ``transaction.atomic()`` add the job only after the commit.
+        database: the database alias whose transaction ``on_commit`` waits for.
+        job_options: BullMQ job options given for this task, as :class:`JobOptions` field names.
+    """
+
+    def __init__(self, func: Callable[..., Any], *, name: str | None = None, raw: bool = False,
+                 queue: str | None = None, on_commit: bool = True, database: str = "default",
+                 job_options: dict[str, Any] | None = None) -> None:
+        if not callable(func):
+            raise TypeError("@task must decorate a function")
+        self.func = func
+        self.name = name or _origin(func)
+        self.raw = raw
+        self.queue_name = queue
+        self.on_commit = on_commit
+        self.database = database
+        self.job_options = dict(job_options or {})
+        self.is_async = inspect.iscoroutinefunction(func)
+        self._signature: inspect.Signature | None = None
+        functools.update_wrapper(self, func)
+        _check_job_options(self.name, self.job_options)
+
+    def __repr__(self) -> str:
+        return f"<Task {self.name}>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the function here and now (like Django's ``Task.call``)."""
+        return self.func(*args, **kwargs)
+
+    def call(self, *args: Any, **kwargs: Any) -> Any:
+        """Same as calling the task: run the function synchronously."""
+        return self.func(*args, **kwargs)
+
+    def using(self, **options: Any) -> Task:
+        """A copy with other options; the registry still maps the name to the original.
+
+        Args:
+            options: ``queue``, ``on_commit``, ``database`` and BullMQ job options
+                (``attempts``, ``backoff``, ``delay`` (ms, timedelta or datetime), ``priority``
+                (1 most urgent .. 2_097_151; 0 none), ``lifo``, ``job_id``,
+                ``remove_on_complete``, ``remove_on_fail``, ...). ``None`` drops an option.
+
+        Raises:
+            TypeError: an unknown option (``name`` and ``raw`` cannot change).
+        """
+        unknown = set(options) - set(TASK_OPTIONS) - set(JOB_OPTIONS)
+        if unknown:
+            raise TypeError(f"unknown task option(s): {', '.join(sorted(unknown))}")
+        job_options = dict(self.job_options)
+        for key, value in options.items():
+            if key in JOB_OPTIONS:
+                if value is None:
+                    job_options.pop(key, None)
+                else:
+                    job_options[key] = value
+        return Task(self.func, name=self.name, raw=self.raw,
+                    queue=options.get("queue", self.queue_name),
+                    on_commit=options.get("on_commit", self.on_commit),
+                    database=options.get("database", self.database), job_options=job_options)
+
+    # --- enqueue ---------------------------------------------------------------------------
+
+    def enqueue(self, *args: Any, **kwargs: Any) -> Job | PendingEnqueue:
+        """Add a job that will call this task with ``args`` / ``kwargs`` (raw tasks: one value).
+
+        Returns:
+            The core :class:`Job`; inside ``transaction.atomic()`` with ``on_commit`` (default),
+            a :class:`PendingEnqueue` whose ``job`` is set when the transaction commits.
+
+        Raises:
+            SerializationError: an argument is not JSON (the message names the task and the
+                argument: its position or keyword). TypeError: wrong call for a raw task.
+            InvalidNameError / ValueError: bad options. redis.RedisError: Redis unreachable.
+        """
+        data, options = self._prepare(args, kwargs)
+        connection = transaction.get_connection(self.database)
+        if self.on_commit and connection.in_atomic_block:
+            pending = PendingEnqueue(self.name, list(args), dict(kwargs))
+            data = loads(dumps(data))  # the values as of this call, not as of the commit
+
+            def add_after_commit() -> None:
+                pending.job = self._queue().add(self.name, data, **_resolve(options))
+
+            transaction.on_commit(add_after_commit, using=self.database)
+            return pending
+        return self._queue().add(self.name, data, **_resolve(options))
+
+    async def aenqueue(self, *args: Any, **kwargs: Any) -> Job | PendingEnqueue:
+        """Async twin of :meth:`enqueue` (same returns and errors)."""
+        data, options = self._prepare(args, kwargs)
+        connection = transaction.get_connection(self.database)
+        if self.on_commit and connection.in_atomic_block:
+            # Only reachable from sync code running an event loop inside atomic(): add after
+            # the commit, synchronously, as enqueue does.
+            return self.enqueue(*args, **kwargs)
+        return await self._queue().aadd(self.name, data, **_resolve(options))
+
+    def _queue(self) -> Queue:
+        return get_queue(self.queue_name)
+
+    def _prepare(self, args: tuple[Any, ...], kwargs: dict[str, Any]
+                 ) -> tuple[Any, dict[str, Any]]:
+        if self.raw:
+            if len(args) != 1 or kwargs:
+                raise TypeError(f"raw task {self.name!r} is enqueued with exactly one value "
+                                f"(the job data), got {len(args)} positional and "
+                                f"{len(kwargs)} keyword argument(s)")
+            dumps(args[0], f"data of task {self.name!r}")
+            return args[0], dict(self.job_options)
+        for index, value in enumerate(args):
+            dumps(value, f"argument {index} (positional) of task {self.name!r}")
+        for key, value in kwargs.items():
+            dumps(value, f"argument {key!r} (keyword) of task {self.name!r}")
+        return {"args": list(args), "kwargs": dict(kwargs)}, dict(self.job_options)
+
+    # --- running ---------------------------------------------------------------------------
+
+    def signature(self) -> inspect.Signature:
+        """The wrapped function's signature (cached)."""
+        if self._signature is None:
+            self._signature = inspect.signature(self.func)
+        return self._signature
+
+
+def _check_job_options(name: str, options: dict[str, Any]) -> None:
+    unknown = set(options) - set(JOB_OPTIONS)
+    if unknown:
+        raise TypeError(f"task {name!r}: unknown job option(s): {', '.join(sorted(unknown))}")
+    probe = dict(options)
+    if isinstance(probe.get("delay"), datetime):
+        probe.pop("delay")  # validated at enqueue, when naive ones are made aware
+    try:
+        JobOptions(**probe).validate()
+    except ValueError as exc:
+        raise ValueError(f"task {name!r}: {exc}") from exc
+
+
+def aware(value: datetime) -> datetime:
+    """``value`` if aware; a naive one is read as wall-clock time in ``settings.TIME_ZONE``.
+
+    The UTC offset is the one in effect at that instant (``zoneinfo``), not "does the zone
+    observe DST" (case B03). For a wall time that occurs twice (DST end) the first is used.
+    """
+    if timezone.is_aware(value):
+        return value
+    made: datetime = timezone.make_aware(value, timezone.get_default_timezone())
+    return made
+
+
+def _resolve(options: dict[str, Any]) -> dict[str, Any]:
+    delay = options.get("delay")
+    if isinstance(delay, datetime):
+        options = {**options, "delay": aware(delay)}
+    return options
+
+
+@overload
+def task(func: Callable[..., Any], /) -> Task: ...
+
+
+@overload
+def task(*, name: str | None = None, raw: bool = False, queue: str | None = None,
+         on_commit: bool = True, database: str = "default",
+         **job_options: Any) -> Callable[[Callable[..., Any]], Task]: ...
+
+
+def task(func: Callable[..., Any] | None = None, /, *, name: str | None = None,
+         raw: bool = False, queue: str | None = None, on_commit: bool = True,
+         database: str = "default", **job_options: Any) -> Any:
+    """Make a function a task: ``@task`` or ``@task(queue=..., attempts=3, ...)``.
+
+    Args:
+        func: the function (sync or ``async def``) when used as ``@task``.
+        name: job name; default the import path ``module.qualname``. Use the name another
+            BullMQ producer adds jobs under to consume them.
+        raw: the function receives the job's ``data`` as its only argument, and ``enqueue``
+            takes that one value (for jobs produced by Node / Python BullMQ).
+        queue: queue name (default ``BULLQ["DEFAULT_QUEUE"]``, read at enqueue time).
+        on_commit: inside ``transaction.atomic()`` add the job after the commit (default).
+        database: database alias whose transaction ``on_commit`` follows.
+        job_options: BullMQ job options, :class:`JobOptions` field names: ``attempts``,
+            ``backoff`` (ms or ``{"type": "fixed"|"exponential", "delay": ms, "jitter": 0..1}``),
+            ``delay`` (ms, ``timedelta``, or ``datetime``: naive ones are in ``TIME_ZONE``),
+            ``priority`` (1 most urgent .. 2_097_151; 0 none), ``lifo``, ``job_id``,
+            ``remove_on_complete``, ``remove_on_fail``, ``keep_logs``, ``extra``.
+
+    Returns:
+        A :class:`Task` (or a decorator making one), registered under its name.
+
+    Raises:
+        TypeError: unknown option. ValueError: invalid option value.
+        TaskRegistryError: another function already uses the name.
+    """
+
+    def decorate(function: Callable[..., Any]) -> Task:
+        made = Task(function, name=name, raw=raw, queue=queue, on_commit=on_commit,
+                    database=database, job_options=job_options)
+        registry.register(made)
+        return made
+
+    if func is not None:
+        return decorate(func)
+    return decorate
+
+
+def current_job() -> Job | None:
+    """The :class:`Job` being processed by the calling task, or None outside a worker."""
+    return _current_job.get()
+
+
+# --- the worker side -----------------------------------------------------------------------
+
+
+def _call_args(task_: Task, job: Job) -> tuple[list[Any], dict[str, Any]]:
+    if task_.raw:
+        return [job.data], {}
+    data = job.data
+    if not isinstance(data, dict) or set(data) - {"args", "kwargs"}:
+        shape = type(data).__name__ if not isinstance(data, dict) else f"keys {sorted(data)}"
+        raise UnrecoverableError(
+            f"job data for task {task_.name!r} must be {{\"args\": [...], \"kwargs\": {{...}}}}, "
+            f"got {shape} (bind raw producers with @task(name=..., raw=True))")
+    args, kwargs = data.get("args", []), data.get("kwargs", {})
+    if not isinstance(args, list) or not isinstance(kwargs, dict):
+        raise UnrecoverableError(f"job data for task {task_.name!r}: 'args' must be a list and "
+                                 f"'kwargs' an object")
+    try:
+        task_.signature().bind(*args, **kwargs)
+    except TypeError as exc:
+        raise UnrecoverableError(
+            f"job data does not match the signature of task {task_.name!r}: {exc}") from exc
+    return args, kwargs
+
+
+def process_job(job: Job) -> Any:
+    """The worker's processor: run the task registered under ``job.name``.
+
+    Args:
+        job: the fetched core :class:`Job`.
+
+    Returns:
+        The task's return value (must be JSON), or, for an ``async def`` task, a coroutine that
+        the core worker awaits on its event loop.
+
+    Raises:
+        UnrecoverableError: no task has that name, or the data has the wrong shape (the job
+            fails at once with a readable ``failedReason``). Whatever the task raises.
+    """
+    task_ = registry.get(job.name)
+    if task_ is None:
+        raise UnrecoverableError(f"no task registered for job name {job.name!r}")
+    args, kwargs = _call_args(task_, job)
+    if task_.is_async:
+        return _run_async(task_, job, args, kwargs)
+    token = _current_job.set(job)
+    try:
+        return task_.func(*args, **kwargs)
+    finally:
+        _current_job.reset(token)
+
+
+async def _run_async(task_: Task, job: Job, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    from asgiref.sync import sync_to_async
+
+    from .runner import after_job, before_job
+
+    # The async ORM runs in asgiref's thread-sensitive thread: clean *its* connections.
+    await sync_to_async(before_job)(job)
+    token = _current_job.set(job)
+    try:
+        return await task_.func(*args, **kwargs)
+    finally:
+        _current_job.reset(token)
+        await sync_to_async(after_job)(job)
+
+
+__all__ = ["PendingEnqueue", "Task", "TaskRegistry", "TaskRegistryError", "current_job",
+           "process_job", "registry", "task"]
