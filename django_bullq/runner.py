@@ -190,3 +190,52 @@ def run_workers(queue_names: Sequence[str], *, burst: bool = False,
     group = WorkerGroup([build_worker(name, **overrides) for name in queue_names])
     asyncio.run(group.arun(burst=burst, handle_signals=handle_signals))
     return group
+
+
+def run_processes(count: int, worker_args: Sequence[str]) -> int:
+    """Run ``count`` copies of ``runworker <worker_args>`` as child processes (CPU-bound work).
+
+    Each child is a full worker process (its own event loop, thread pool and Redis connections;
+    the Lua core makes them safe to run side by side). SIGTERM/SIGINT are forwarded to every
+    child, so the first signal is graceful in all of them and a second one stops them at once.
+
+    Args:
+        count: number of processes (>= 1).
+        worker_args: command-line arguments for each child's ``runworker`` (without
+            ``--processes``).
+
+    Returns:
+        The highest exit code of the children (0 when all stopped cleanly).
+    """
+    import os
+    import subprocess
+    import sys
+
+    from django.conf import settings
+
+    env = dict(os.environ)
+    env["DJANGO_SETTINGS_MODULE"] = settings.SETTINGS_MODULE
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
+    command = [sys.executable, "-m", "django", "runworker", *worker_args]
+    # Own sessions: a terminal's Ctrl-C reaches the children once, through forward() only.
+    children = [subprocess.Popen(command, env=env, start_new_session=True)
+                for _ in range(count)]
+    logger.info("runworker: started %d worker processes (pids %s)", count,
+                ", ".join(str(c.pid) for c in children))
+
+    forwarded: set[int] = set()
+
+    def forward(signum: int, _frame: Any) -> None:
+        forwarded.add(signum)
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signum)
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        codes = [child.wait() for child in children]
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    # A child that the forwarded signal ended before its handlers were installed had no job.
+    return max((0 if -code in forwarded else code for code in codes), default=0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -240,3 +241,23 @@ def test_case_b10_sigkill_job_is_recovered_by_a_fresh_worker(queue_name: str,
     assert job.refresh().returnvalue == 2
     assert calls(counter) == 2
     monitor.assert_never_lost()
+
+
+def test_processes_share_the_queue_and_stop_together(queue_name: str) -> None:
+    """``--processes 2``: two worker processes take jobs of one queue; each job runs once."""
+    jobs = [sample.process_id.using(queue=queue_name).enqueue(0.3) for _ in range(8)]
+    code, out = finish(start_worker(queue_name, "--burst", "--processes", "2"), timeout=20)
+    assert code == 0, out
+    pids = [j.wait(timeout=1) for j in jobs]
+    assert len(set(pids)) == 2
+    assert get_queue(queue_name).get_job_counts("completed")["completed"] == 8
+
+    proc = start_worker(queue_name, "--processes", "2")
+    client_name = f"bull:{base64.b64encode(queue_name.encode()).decode()}"
+    redis = get_queue(queue_name).client
+    wait_for(lambda: sum(c.get("name") in (client_name, client_name.encode())
+                         for c in redis.client_list()) == 2, timeout=15)
+    proc.send_signal(signal.SIGTERM)
+    code, out = finish(proc, timeout=15)
+    assert code == 0, out
+    assert out.count("SIGTERM") == 2

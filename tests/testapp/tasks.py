@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from typing import Any
 
@@ -131,3 +132,10 @@ def slow_first_call(key: str, seconds: float) -> int:
 async def async_count_notes() -> int:
     """The async ORM runs in asgiref's thread; the worker cleans that thread's connections."""
     return await Note.objects.acount()
+
+
+@task
+def process_id(seconds: float = 0.0) -> int:
+    """Which worker process ran the job (for ``runworker --processes``)."""
+    time.sleep(seconds)
+    return os.getpid()

@@ -15,7 +15,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from django_bullq.conf import ConfigurationError, bullq_settings
 from django_bullq.core.errors import InvalidNameError
-from django_bullq.runner import in_flight, run_workers
+from django_bullq.runner import in_flight, run_processes, run_workers
 
 logger = logging.getLogger("django_bullq.worker")
 
@@ -36,6 +36,9 @@ class Command(BaseCommand):
                             help="worker name, shown by BullMQ dashboards (BullMQ `name`)")
         parser.add_argument("--grace-period", type=float, default=None, dest="grace_period",
                             help="seconds active jobs get after the first stop signal")
+        parser.add_argument("--processes", type=int, default=1,
+                            help="worker processes to run (for CPU-bound tasks); each one "
+                                 "runs every named queue with --concurrency slots")
 
     def handle(self, *args: Any, **options: Any) -> None:
         self._configure_logging(int(options["verbosity"]))
@@ -44,6 +47,13 @@ class Command(BaseCommand):
             raise CommandError("--concurrency must be >= 1")
         if options["grace_period"] is not None and options["grace_period"] < 0:
             raise CommandError("--grace-period must be >= 0 s")
+        if options["processes"] < 1:
+            raise CommandError("--processes must be >= 1")
+        if options["processes"] > 1:
+            code = run_processes(options["processes"], self._child_args(names, options))
+            if code:
+                raise SystemExit(code)
+            return
         logger.info("runworker: queues %s%s", ", ".join(names),
                     " (burst)" if options["burst"] else "")
         try:
@@ -66,6 +76,16 @@ class Command(BaseCommand):
             os._exit(1 if group.forced else 0)
         if group.forced:
             raise SystemExit(1)
+
+    @staticmethod
+    def _child_args(names: list[str], options: dict[str, Any]) -> list[str]:
+        args = [*names, "--verbosity", str(options["verbosity"])]
+        for flag in ("concurrency", "name", "grace_period"):
+            if options[flag] is not None:
+                args += [f"--{flag.replace('_', '-')}", str(options[flag])]
+        if options["burst"]:
+            args.append("--burst")
+        return args
 
     @staticmethod
     def _configure_logging(verbosity: int) -> None:
