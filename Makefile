@@ -47,8 +47,11 @@ tests/interop/node_modules/.installed: tests/interop/package.json
 
 node-deps: tests/interop/node_modules/.installed
 
-# Start a Redis at REDIS_URL when none answers there (the demo only; tests run their own).
-redis-up: redis-server venv
+# Start a Redis at REDIS_URL when none answers there (the demo only; tests run their own);
+# Debian's redis-server is installed only when nothing answers.
+redis-up: venv
+	@$(PY) -c 'import sys; from django_bullq.devredis import answers; sys.exit(not answers(sys.argv[1]))' \
+	  "$(REDIS_URL)" 2>/dev/null || $(MAKE) --no-print-directory redis-server
 	@$(PY) -m django_bullq.devredis "$(REDIS_URL)"
 
 demo: redis-up

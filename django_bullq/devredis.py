@@ -125,7 +125,8 @@ def start_server(target: RedisTarget, timeout: float = START_TIMEOUT_S) -> Path:
     """Start a daemonized ``redis-server`` for ``target`` and wait until it answers.
 
     Args:
-        target: a local URL's parts. timeout: s to wait for the first PONG.
+        target: the parts of a local URL.
+        timeout: seconds to wait for the first PONG.
 
     Returns:
         The server's directory (log file ``redis.log``, pid file ``redis.pid``).

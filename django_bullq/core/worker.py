@@ -342,7 +342,9 @@ class Worker:
         try:
             reason = self._refuse_reason(job)
             if reason is not None:
-                return await self._finish(job, "failed", reason, dumps([]))
+                # Keep earlier attempts' traces and add the refusal, as BullMQ appends.
+                return await self._finish(job, "failed", reason,
+                                          dumps([*job.stacktrace, reason]))
             try:
                 result = await self._call_processor(job)
                 value = dumps(result, f"return value of job {job.id} ({job.name!r})")

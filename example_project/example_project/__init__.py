@@ -1,0 +1,1 @@
+"""The django_bullq example project: Seattle weather, imported and reported by BullMQ jobs."""

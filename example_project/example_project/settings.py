@@ -1,0 +1,122 @@
+"""Settings of the django_bullq example project.
+
+Read from the environment with django-environ:
+
+``REDIS_URL``
+    Redis of the queues, default ``redis://127.0.0.1:6379/0`` (``make demo`` starts one there
+    when none answers).
+``DATABASE_URL``
+    default SQLite in ``example_project/db.sqlite3``.
+``EMAIL_FILE_PATH``
+    where the file email backend writes, default ``example_project/sent_emails/``.
+``WEATHER_REPORT_TO``
+    recipient of the emailed report.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import django
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+
+SECRET_KEY = env.str("SECRET_KEY", default="django-bullq-example-not-secret")
+DEBUG = env.bool("DEBUG", default=True)
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
+
+REDIS_URL = env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")
+
+INSTALLED_APPS = [
+    # django_bullq above channels: both ship a `runworker` command and the first app wins.
+    "django_bullq",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "weather",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "example_project.urls"
+WSGI_APPLICATION = "example_project.wsgi.application"
+ASGI_APPLICATION = "example_project.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Several worker threads write at once: take the write lock at BEGIN and wait for it.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"timeout": 30, "transaction_mode": "IMMEDIATE"})
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+STATIC_URL = "static/"
+
+# Mail goes to files: Django's file email backend writes each message under EMAIL_DIR.
+EMAIL_DIR = Path(env.str("EMAIL_FILE_PATH", default=str(BASE_DIR / "sent_emails")))
+if django.VERSION >= (6, 1):
+    # Django 6.1 configures mail through MAILERS (EMAIL_BACKEND is deprecated there).
+    MAILERS = {
+        "default": {
+            "BACKEND": "django.core.mail.backends.filebased.EmailBackend",
+            "OPTIONS": {"file_path": str(EMAIL_DIR)},
+        },
+    }
+else:
+    EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
+    EMAIL_FILE_PATH = str(EMAIL_DIR)
+DEFAULT_FROM_EMAIL = "weather@example.com"
+WEATHER_REPORT_TO = env.list("WEATHER_REPORT_TO", default=["forecasters@example.com"])
+
+BULLQ = {
+    "CONNECTIONS": {"default": {"URL": REDIS_URL}},
+    "DEFAULT_QUEUE": "default",
+    "QUEUES": {
+        # Keep the newest 1000 finished jobs of each kind, so repeated demos stay small.
+        "weather": {"CONNECTION": "default",
+                    "DEFAULT_JOB_OPTIONS": {"remove_on_complete": 1000, "remove_on_fail": 1000}},
+    },
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "loggers": {"django_bullq": {"handlers": ["console"], "level": "WARNING"}},
+}
