@@ -29,7 +29,7 @@ venv: $(VENV)/.installed
 $(VENV52)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV52)
 	$(VENV52)/bin/python -m pip install -q --upgrade pip
-	$(VENV52)/bin/python -m pip install -q -e . --group test 'Django>=5.2,<5.3'
+	$(VENV52)/bin/python -m pip install -q -e '.[example]' --group test 'Django>=5.2,<5.3'
 	touch $@
 
 venv52: $(VENV52)/.installed
@@ -42,7 +42,7 @@ redis-server:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server >/dev/null; }
 
 tests/interop/node_modules/.installed: tests/interop/package.json
-	cd tests/interop && npm install --silent --no-audit --no-fund
+	cd tests/interop && npm ci --silent --no-audit --no-fund
 	touch $@
 
 node-deps: tests/interop/node_modules/.installed
