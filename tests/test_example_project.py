@@ -6,8 +6,7 @@ and the SQLite database and the email directory in a temporary directory. The re
 twice: the import is idempotent, and each run's flaky publish step fails once and then
 succeeds on BullMQ's retry.
 
-Not marked ``django_layer``: the Django 5.2 virtualenv of ``make test`` does not install the
-``example`` extra (vega-datasets).
+Marked ``django_layer``: ``make test`` runs it under Django 6 and again under Django 5.2 LTS.
 """
 
 from __future__ import annotations
@@ -21,6 +20,8 @@ from pathlib import Path
 
 import pytest
 import redis
+
+pytestmark = pytest.mark.django_layer
 
 EXAMPLE_DIR = Path(__file__).resolve().parent.parent / "example_project"
 ROWS_IN_CSV = 1461
