@@ -12,8 +12,14 @@ from urllib.parse import urlsplit
 from django.core.checks import CheckMessage, Error
 from django.core.checks import Warning as CheckWarning
 
-from .conf import (CONNECTION_KEYS, DEFAULTS, JOB_OPTION_FIELDS, QUEUE_KEYS, WORKER_FIELDS,
-                   user_config)
+from .conf import (
+    CONNECTION_KEYS,
+    DEFAULTS,
+    JOB_OPTION_FIELDS,
+    QUEUE_KEYS,
+    WORKER_FIELDS,
+    user_config,
+)
 from .core.errors import InvalidNameError
 from .core.keys import validate_queue_name
 from .core.options import JobOptions

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 import redis
 import redis.asyncio
@@ -87,7 +87,8 @@ class Connection:
 
     def _build(self, asyncio_: bool) -> Any:
         if self.url is None:
-            raise ConnectionConfigError("this Connection has no URL to build an asyncio client from")
+            raise ConnectionConfigError(
+                "this Connection has no URL to build an asyncio client from")
         opts = dict(self.options)
         if self.scheme == "redis+sentinel":
             hosts, service, db, password = _sentinel_parts(self.url)
@@ -135,6 +136,8 @@ def _url_of(client: Any) -> str | None:
     kwargs = getattr(pool, "connection_kwargs", None)
     if not kwargs or "host" not in kwargs:
         return None
-    auth = f":{kwargs['password']}@" if kwargs.get("password") else ""
-    scheme = "rediss" if "ssl" in type(pool.connection_class).__name__.lower() else "redis"
+    user = quote(str(kwargs.get("username") or ""), safe="")
+    auth = f"{user}:{quote(str(kwargs['password']), safe='')}@" if kwargs.get("password") else ""
+    connection_class = getattr(pool, "connection_class", None)
+    scheme = "rediss" if "ssl" in getattr(connection_class, "__name__", "").lower() else "redis"
     return f"{scheme}://{auth}{kwargs['host']}:{kwargs.get('port', 6379)}/{kwargs.get('db', 0)}"

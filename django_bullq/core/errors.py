@@ -136,7 +136,10 @@ class JobTimeoutError(BullqError):
 
 
 class JobFailedError(BullqError):
-    """:meth:`Job.wait` saw the job end in ``failed``; ``failed_reason`` holds BullMQ's reason text."""
+    """:meth:`Job.wait` saw the job end in ``failed``.
+
+    ``failed_reason`` holds BullMQ's reason text.
+    """
 
     def __init__(self, job_id: str, failed_reason: str) -> None:
         self.job_id = job_id

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -275,8 +276,8 @@ class Job:
 
 def _as_dict(raw: Any) -> dict[str, str]:
     if isinstance(raw, dict):
-        items = raw.items()
+        pairs: Iterable[tuple[Any, Any]] = raw.items()
     else:
         seq = list(raw or [])
-        items = zip(seq[0::2], seq[1::2], strict=False)
-    return {to_str(k) or "": to_str(v) or "" for k, v in items}
+        pairs = zip(seq[0::2], seq[1::2], strict=False)
+    return {to_str(k) or "": to_str(v) or "" for k, v in pairs}

@@ -169,7 +169,7 @@ _FROM_STORED = {
 
 
 def options_from_stored(opts: dict[str, Any]) -> JobOptions:
-    """Read BullMQ's stored ``opts`` back into :class:`JobOptions` (unknown keys go to ``extra``)."""
+    """Read BullMQ's stored ``opts`` into :class:`JobOptions`; unknown keys go to ``extra``."""
     known = {_FROM_STORED[k]: v for k, v in opts.items() if k in _FROM_STORED}
     extra = {k: v for k, v in opts.items() if k not in _FROM_STORED}
     # Lua cjson turns empty arrays into {} and drops nulls; tolerate what real BullMQ stored.

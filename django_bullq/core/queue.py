@@ -84,7 +84,8 @@ class Queue:
     @property
     def ascripts(self) -> Scripts:
         self.aclient  # noqa: B018 - make sure the per-loop cache exists
-        return self._local.aclient[2]
+        scripts: Scripts = self._local.aclient[2]
+        return scripts
 
     def fetch_keys(self) -> list[str]:
         return [self.keys[s] for s in FETCH_KEYS]
@@ -146,7 +147,8 @@ class Queue:
         return Job(queue=self, id=job_id, name=name, data=data, opts=loads(args[4]),
                    timestamp=int(args[5]), delay=int(args[6]), priority=int(args[7]))
 
-    def add_bulk(self, jobs: Iterable[tuple[str, Any] | tuple[str, Any, dict[str, Any]]]) -> list[Job]:
+    def add_bulk(self, jobs: Iterable[tuple[str, Any] | tuple[str, Any, dict[str, Any]]]
+                 ) -> list[Job]:
         """Add many jobs in one round trip (BullMQ ``addBulk``: a pipeline, not atomic as a whole).
 
         Args:
@@ -155,7 +157,7 @@ class Queue:
         Returns:
             The jobs, in input order. Every job is validated before anything is sent.
         """
-        calls = [self._add_call(j[0], j[1], None, dict(j[2]) if len(j) > 2 else {})  # type: ignore[misc]
+        calls = [self._add_call(j[0], j[1], None, dict(j[2]) if len(j) > 2 else {})
                  for j in jobs]
         pipe = self.client.pipeline(transaction=False)
         for keys, args, _ in calls:
@@ -167,7 +169,7 @@ class Queue:
     async def aadd_bulk(self, jobs: Iterable[tuple[str, Any] | tuple[str, Any, dict[str, Any]]]
                         ) -> list[Job]:
         """Async twin of :meth:`add_bulk`."""
-        calls = [self._add_call(j[0], j[1], None, dict(j[2]) if len(j) > 2 else {})  # type: ignore[misc]
+        calls = [self._add_call(j[0], j[1], None, dict(j[2]) if len(j) > 2 else {})
                  for j in jobs]
         pipe = self.aclient.pipeline(transaction=False)
         for keys, args, _ in calls:

@@ -22,7 +22,7 @@ _NAME = re.compile(r"^(?P<name>[A-Za-z]+)-(?P<keys>\d+)\.lua$")
 
 
 def lua_dir() -> Path:
-    """Directory holding the Lua scripts: ``django_bullq/lua`` in a wheel, ``lua/`` in a checkout."""
+    """Directory of the Lua scripts: ``django_bullq/lua`` in a wheel, ``lua/`` in a checkout."""
     here = Path(__file__).resolve().parent.parent
     for candidate in (here / "lua", here.parent / "lua"):
         if candidate.is_dir():
@@ -107,7 +107,7 @@ class Scripts:
 
     def run(self, name: str, keys: Sequence[str], args: Sequence[Any], *,
             job_id: str | None = None, client: Any = None, raise_codes: bool = True) -> Any:
-        """Run script ``name`` synchronously (``client`` may be a pipeline). Returns its raw answer."""
+        """Run script ``name`` (``client`` may be a pipeline); returns its raw answer."""
         self._check(name, keys)
         result = self._scripts[name](keys=list(keys), args=list(args), client=client)
         return _raise_on_code(result, name, job_id) if raise_codes and client is None else result

@@ -176,7 +176,10 @@ class Worker:
 
     @property
     def client_name(self) -> str:
-        """Connection name dashboards use to list workers: ``<prefix>:<base64(queue)>[:w:<name>]``."""
+        """Connection name by which dashboards list workers.
+
+        BullMQ's shape: ``<prefix>:<base64(queue)>[:w:<name>]``.
+        """
         encoded = base64.b64encode(self.queue.name.encode()).decode()
         base = f"{self.queue.prefix}:{encoded}"
         return f"{base}:w:{self.opts.name}" if self.opts.name else base
