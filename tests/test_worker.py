@@ -38,7 +38,8 @@ async def test_processes_sync_and_async_processors(queue: Queue) -> None:
     assert queue.get_job(job.id).returnvalue == {"ok": job.id}
 
 
-async def test_roundtrips_and_commands_per_noop_job(queue: Queue, redis_url: str) -> None:
+async def test_roundtrips_and_commands_per_noop_job(queue: Queue, redis_url: str,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """A busy worker pays one script call per job (moveToFinished fetches the next job)."""
     admin = redis.Redis.from_url(redis_url, decode_responses=True)
     jobs = 500
@@ -56,10 +57,11 @@ async def test_roundtrips_and_commands_per_noop_job(queue: Queue, redis_url: str
                                                  "client", "hgetall", "info", "config"))
     per_job_round_trips = (calls.get("evalsha", 0) + calls.get("bzpopmin", 0)) / jobs
     total_per_job = sum(calls.values()) / jobs
-    print(f"\nproducer: {produced['cmdstat_evalsha']['calls'] / jobs:.2f} round trips/job; "
-          f"worker: {per_job_round_trips:.3f} round trips/job, "
-          f"{total_per_job:.1f} Redis commands/job (incl. inside Lua), client commands "
-          f"{client_cmds}")
+    with capsys.disabled():
+        print(f"\nproducer: {produced['cmdstat_evalsha']['calls'] / jobs:.2f} round trips/job; "
+              f"worker: {per_job_round_trips:.3f} round trips/job, "
+              f"{total_per_job:.1f} Redis commands/job (incl. inside Lua), client commands "
+              f"{client_cmds}")
     assert produced["cmdstat_evalsha"]["calls"] == jobs
     assert per_job_round_trips <= 2.0
 
