@@ -200,7 +200,8 @@ def _job_option_errors(options: Any, where: str) -> list[CheckMessage]:
 
 
 def check_default_queue(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """E006 DEFAULT_QUEUE is not a valid name; E007 its connection alias does not exist."""
+    """E006 DEFAULT_QUEUE is not a valid name; E007 its connection alias does not exist;
+    E009 it is on Redis Cluster with a prefix that holds no hash tag."""
     raw = _settings()
     if raw is None:
         return []
@@ -210,6 +211,10 @@ def check_default_queue(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
     errors = _queue_name_errors(name, "BULLQ['DEFAULT_QUEUE']")
     entry = _queues(raw).get(name)
     alias = entry.get("CONNECTION", "default") if isinstance(entry, dict) else "default"
+    if entry is None:
+        # Not listed in QUEUES: the global PREFIX on the 'default' connection (E009 too).
+        errors += _prefix_errors(raw.get("PREFIX", DEFAULTS["PREFIX"]),
+                                 _connections(raw).get(alias), "BULLQ['DEFAULT_QUEUE']")
     if alias not in _connections(raw):
         errors.append(_error(7, f"BULLQ['DEFAULT_QUEUE'] {name!r} cannot be reached: connection "
                                 f"alias {alias!r} is not defined.",

@@ -69,6 +69,10 @@ def test_every_message_has_a_hint() -> None:
     ({"QUEUES": {"q": {"DEFAULT_JOB_OPTIONS": {"priority": -5}}}}, "django_bullq.E008"),
     ({"CONNECTIONS": {"default": "redis+cluster://h:7000"}, "QUEUES": {"q": {}}},
      "django_bullq.E009"),
+    ({"CONNECTIONS": {"default": "redis+cluster://h:7000"}}, "django_bullq.E009"),
+    ({"QUEUES": {"q": {"DEFAULT_JOB_OPTIONS": {"delay": "soon"}}}}, "django_bullq.E008"),
+    ({"QUEUES": {"q": {"DEFAULT_JOB_OPTIONS": {"backoff": {"type": "fixed"}}}}},
+     "django_bullq.E008"),
 ])
 def test_each_error_id(bullq: Any, expected: str) -> None:
     assert expected in ids(bullq)

@@ -261,3 +261,13 @@ def test_processes_share_the_queue_and_stop_together(queue_name: str) -> None:
     code, out = finish(proc, timeout=15)
     assert code == 0, out
     assert out.count("SIGTERM") == 2
+
+
+def test_burst_without_redis_is_a_command_error(settings: Any, queue_name: str) -> None:
+    """A --burst run (cron, CI) reports an unreachable Redis instead of retrying forever."""
+    from tests.redis_server import free_port
+
+    settings.BULLQ = {**settings.BULLQ,
+                      "CONNECTIONS": {"default": {"URL": f"redis://127.0.0.1:{free_port()}/0"}}}
+    with pytest.raises(CommandError, match="cannot reach Redis"):
+        call_command("runworker", queue_name, "--burst")

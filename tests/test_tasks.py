@@ -58,9 +58,15 @@ def test_unknown_option_is_rejected_at_decoration() -> None:
         task(atempts=3)(lambda: None)
 
 
-def test_invalid_option_is_rejected_at_decoration() -> None:
-    with pytest.raises(ValueError, match="priority"):
-        task(priority=-1)(lambda: None)
+@pytest.mark.parametrize(("options", "message"), [
+    ({"priority": -1}, "priority"),
+    ({"delay": "soon"}, "delay must be"),
+    ({"backoff": {"type": "fixed"}}, "needs a delay"),
+    ({"backoff": {"type": "exponential", "delay": -5}}, "backoff delay"),
+])
+def test_invalid_option_is_rejected_at_decoration(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        task(**options)(lambda: None)
 
 
 def test_two_functions_cannot_share_a_name() -> None:

@@ -11,6 +11,7 @@ import pytest
 import redis
 
 from django_bullq import Job, Queue, UnrecoverableError
+from django_bullq.core.errors import JobFailedError, JobNotFound, JobTimeoutError
 from tests.workerkit import dead_worker_fetch, events, make_worker, run_until
 
 
@@ -309,3 +310,116 @@ async def test_case_b35_retention_enforced_on_a_quiet_queue(queue: Queue, r: red
                     and queue.get_job_counts("failed")["failed"] == 2, timeout=10)
     # A job kept 50,000 s stays although a later job had age 1.
     assert queue.get_job_state(kept.id) == "completed"
+
+
+async def test_wait_sees_jobs_removed_when_they_finish(queue: Queue) -> None:
+    """job.wait()/await_result() answer from the events stream for removeOnComplete/Fail jobs."""
+    ok = queue.add("ok", {}, remove_on_complete=True)
+    bad = queue.add("bad", {}, remove_on_fail=True)
+
+    def proc(job: Job) -> Any:
+        if job.name == "bad":
+            raise RuntimeError("nope")
+        return {"done": True}
+
+    worker = make_worker(queue, proc)
+    await run_until(worker, lambda: queue.count() == 0 and not queue.get_job_counts("active")[
+        "active"])
+    assert queue.get_job(ok.id) is None
+    assert await ok.await_result(timeout=1) == {"done": True}
+    with pytest.raises(JobFailedError, match="nope"):
+        await bad.await_result(timeout=1)
+    with pytest.raises(JobNotFound):
+        Job(queue=queue, id="never-added").wait(timeout=1)
+
+
+async def test_wait_wakes_on_the_finish_event(queue: Queue) -> None:
+    """No polling delay: wait returns within a few ms of the job finishing."""
+    job = queue.add("slow", {})
+
+    async def proc(j: Job) -> str:
+        await asyncio.sleep(0.3)
+        return "late"
+
+    worker = make_worker(queue, proc)
+    task = asyncio.create_task(worker.arun())
+    try:
+        started = time.monotonic()
+        assert await job.await_result(timeout=5) == "late"
+        finished_on = queue.get_job(job.id).finished_on
+        assert finished_on is not None
+        assert time.time() * 1000 - finished_on < 100
+        assert time.monotonic() - started < 2
+        with pytest.raises(JobTimeoutError):
+            await queue.add("never-runs", {}, delay=60_000).await_result(timeout=0.2)
+    finally:
+        worker.close()
+        await task
+
+
+async def test_second_close_ends_the_grace_period(queue: Queue) -> None:
+    """close(force=True) during the grace period hands the job back at once."""
+    job = queue.add("long", {})
+    started = asyncio.Event()
+
+    async def proc(j: Job) -> None:
+        started.set()
+        await asyncio.sleep(30)
+
+    worker = make_worker(queue, proc, grace_period=30)
+    task = asyncio.create_task(worker.arun())
+    await asyncio.wait_for(started.wait(), 5)
+    worker.close()
+    await asyncio.sleep(0.3)
+    assert not task.done()  # still in its grace period
+    t0 = time.monotonic()
+    worker.close(force=True)
+    await asyncio.wait_for(task, 5)
+    assert time.monotonic() - t0 < 2
+    assert queue.get_job_state(job.id) == "waiting"
+    assert queue.get_job(job.id).attempts_made == 0
+
+
+async def test_idle_block_outlasts_a_short_client_socket_timeout(queue_name: str,
+                                                                 redis_url: str,
+                                                                 caplog: pytest.LogCaptureFixture
+                                                                 ) -> None:
+    """A drain delay longer than the client's socket timeout is not reported as an error."""
+    from django_bullq import Connection
+
+    q = Queue(queue_name, Connection(url=redis_url, options={"socket_timeout": 0.5}))
+    worker = make_worker(q, lambda job: "ok", drain_delay=1.5)
+    task = asyncio.create_task(worker.arun())
+    try:
+        with caplog.at_level("WARNING", logger="django_bullq.worker"):
+            await asyncio.sleep(2.0)
+        assert [r.message for r in caplog.records] == []
+        job = q.add("x", {})
+        assert await job.await_result(timeout=3) == "ok"
+    finally:
+        worker.close()
+        await task
+
+
+async def test_burst_gives_up_when_redis_is_unreachable(queue_name: str) -> None:
+    from tests.redis_server import free_port
+
+    q = Queue(queue_name, f"redis://127.0.0.1:{free_port()}/0")
+    worker = make_worker(q, lambda job: None)
+    with pytest.raises(redis.ConnectionError):
+        await asyncio.wait_for(worker.arun(burst=True), 20)
+
+
+async def test_task_failures_are_logged(queue: Queue, caplog: pytest.LogCaptureFixture) -> None:
+    def proc(job: Job) -> None:
+        raise ValueError("kaboom")
+
+    job = queue.add("boom", {}, attempts=2)
+    with caplog.at_level("INFO", logger="django_bullq.worker"):
+        worker = make_worker(queue, proc)
+        await run_until(worker, lambda: queue.get_job_state(job.id) == "failed")
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("attempt 1 failed: kaboom; retry in 0 ms" in m for m in messages), messages
+    final = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert "failed after 2 attempt(s): kaboom" in final[0].getMessage()
+    assert "ValueError: kaboom" in final[0].getMessage()  # with its traceback

@@ -41,7 +41,8 @@ def normalize(backoff: Any) -> dict[str, Any] | None:
 
     Raises:
         ValueError: not a non-negative number, nor a dict with a ``type`` whose ``delay`` (if
-            given) is a number >= 0 and whose ``jitter`` (if given) is a number in 0..1.
+            given) is a number >= 0 and whose ``jitter`` (if given) is a number in 0..1;
+            ``fixed`` and ``exponential`` need a ``delay``.
     """
     if backoff is None:
         return None
@@ -57,6 +58,10 @@ def normalize(backoff: Any) -> dict[str, Any] | None:
             raise ValueError(f"backoff delay must be a number of ms >= 0, not {delay!r}")
         if jitter is not None and (not _is_number(jitter) or not 0 <= jitter <= 1):
             raise ValueError(f"backoff jitter must be a number in 0..1, not {jitter!r}")
+        if backoff["type"] in ("fixed", "exponential") and delay is None:
+            raise ValueError(f"a {backoff['type']!r} backoff needs a delay in ms")
+        # Other types are custom strategies: registered on our worker with register(), or
+        # known to the Node / Python BullMQ worker that will process the job.
         return dict(backoff)
     raise ValueError("backoff must be a number of ms or a dict {type, delay, jitter}")
 

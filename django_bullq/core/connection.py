@@ -85,11 +85,28 @@ class Connection:
             return self.async_client
         return self._build(asyncio_=True)
 
-    def _build(self, asyncio_: bool) -> Any:
+    def new_blocking_client(self, min_socket_timeout: float) -> Any:
+        """A dedicated asyncio client for blocking commands (``BZPOPMIN``, ``XREAD BLOCK``).
+
+        Its socket timeout is raised to at least ``min_socket_timeout`` seconds, so a block
+        that legitimately lasts that long is not cut off by a client default (redis-py 8 reads
+        with a 5 s timeout) and reported as a connection error.
+        """
+        if self.url is None:
+            # A client handed in without a URL: share its pool on one dedicated connection.
+            return self.new_async_client().client()
+        timeout = self.options.get("socket_timeout")
+        if timeout is not None and timeout < min_socket_timeout:
+            timeout = min_socket_timeout
+        elif timeout is None:
+            timeout = min_socket_timeout
+        return self._build(asyncio_=True, socket_timeout=timeout)
+
+    def _build(self, asyncio_: bool, **overrides: Any) -> Any:
         if self.url is None:
             raise ConnectionConfigError(
                 "this Connection has no URL to build an asyncio client from")
-        opts = dict(self.options)
+        opts = {**self.options, **overrides}
         if self.scheme == "redis+sentinel":
             hosts, service, db, password = _sentinel_parts(self.url)
             module = redis.asyncio.sentinel if asyncio_ else redis.sentinel

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import JobFailedError, JobTimeoutError
+from .errors import JobFailedError
 from .options import JobOptions, options_from_stored
 from .serialization import dumps, loads, to_str
 
@@ -232,38 +230,27 @@ class Job:
 
     # --- waiting for the outcome -----------------------------------------------------------
 
-    def wait(self, timeout: float | None = 30.0, poll_interval: float = 0.05) -> Any:
+    def wait(self, timeout: float | None = 30.0) -> Any:
         """Block until the job finishes; return its return value (BullMQ ``waitUntilFinished``).
 
+        Wakes on the queue's events stream, so it returns as soon as the job is done; it also
+        works for jobs removed when they finished (``remove_on_complete``/``remove_on_fail``).
+
         Args:
-            timeout: seconds, None for no limit. poll_interval: first poll interval, s.
+            timeout: seconds, None for no limit.
+
+        Returns:
+            The job's return value (decoded JSON).
 
         Raises:
-            JobFailedError: the job ended in failed. JobTimeoutError: timeout elapsed.
+            JobFailedError: the job ended in failed (``failed_reason`` holds the reason).
+            JobTimeoutError: ``timeout`` elapsed first. JobNotFound: the job does not exist.
         """
-        deadline = None if timeout is None else time.monotonic() + timeout
-        interval = poll_interval
-        while True:
-            outcome = self._queue().finished_outcome(self.id)
-            if outcome is not None:
-                return self._settle(outcome)
-            if deadline is not None and time.monotonic() >= deadline:
-                raise JobTimeoutError(f"job {self.id} did not finish within {timeout} s")
-            time.sleep(interval)
-            interval = min(interval * 1.5, 0.5)
+        return self._settle(self._queue().wait_until_finished(self.id, timeout))
 
-    async def await_result(self, timeout: float | None = 30.0, poll_interval: float = 0.05) -> Any:
+    async def await_result(self, timeout: float | None = 30.0) -> Any:
         """Async twin of :meth:`wait`."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        interval = poll_interval
-        while True:
-            outcome = await self._queue().afinished_outcome(self.id)
-            if outcome is not None:
-                return self._settle(outcome)
-            if deadline is not None and time.monotonic() >= deadline:
-                raise JobTimeoutError(f"job {self.id} did not finish within {timeout} s")
-            await asyncio.sleep(interval)
-            interval = min(interval * 1.5, 0.5)
+        return self._settle(await self._queue().await_finished(self.id, timeout))
 
     def _settle(self, outcome: tuple[str, Any]) -> Any:
         state, value = outcome

@@ -130,6 +130,7 @@ class JobOptions:
                 self.attempts < 0):
             raise ValueError("attempts must be an int >= 0")
         backoff_mod.normalize(self.backoff)
+        to_delay_ms(self.delay)
         normalize_keep(self.remove_on_complete)
         normalize_keep(self.remove_on_fail)
         if self.keep_logs is not None and self.keep_logs < 0:

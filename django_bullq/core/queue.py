@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .connection import Connection, ConnectionConfigError, as_connection, is_cluster
-from .errors import JobNotFound
+from .errors import JobNotFound, JobTimeoutError
 from .job import STATES, Job
 from .keys import QueueKeys
 from .options import JobOptions, now_ms, to_delay_ms
@@ -331,33 +332,116 @@ class Queue:
         return [Job.from_hash(self, i, raw) for i, raw in zip(ids, replies, strict=True) if raw]
 
     def _outcome_pipe(self, pipe: Any, job_id: str) -> None:
+        pipe.xrevrange(self.keys["events"], count=1)
         pipe.zscore(self.keys["completed"], job_id)
         pipe.zscore(self.keys["failed"], job_id)
         pipe.hmget(self.keys.job(job_id), "returnvalue", "failedReason", "finishedOn")
+        pipe.exists(self.keys.job(job_id))
 
     @staticmethod
-    def _outcome(replies: list[Any]) -> tuple[str, Any] | None:
-        completed, failed, (ret, reason, finished) = replies
-        if completed is not None:
-            return ("completed", loads(ret) if ret is not None else None)
-        if failed is not None:
-            return ("failed", to_str(reason))
-        if finished is not None:  # finished but removed from its set by retention
-            return ("failed", to_str(reason)) if reason is not None and ret is None else (
-                "completed", loads(ret) if ret is not None else None)
+    def _outcome(replies: list[Any]) -> tuple[tuple[str, Any] | None, str, bool]:
+        """(outcome or None, last events id, job hash exists) from :meth:`_outcome_pipe`."""
+        last, completed, failed, (ret, reason, finished), exists = replies
+        last_id = to_str(last[0][0]) if last else "0-0"
+        if completed is not None or (finished is not None and reason is None):
+            return ("completed", loads(ret) if ret is not None else None), last_id or "0-0", True
+        if failed is not None or finished is not None:
+            return ("failed", to_str(reason)), last_id or "0-0", True
+        return None, last_id or "0-0", bool(exists)
+
+    def _search_events(self, entries: list[Any], job_id: str) -> tuple[str, Any] | None:
+        """The outcome of ``job_id`` from events (newest first); for jobs removed at finish."""
+        for _, raw in entries:
+            fields = {to_str(k): to_str(v) for k, v in raw.items()}
+            if fields.get("jobId") != job_id:
+                continue
+            if fields.get("event") == "completed":
+                return ("completed", loads(fields.get("returnvalue")))
+            if fields.get("event") == "failed":
+                return ("failed", fields.get("failedReason"))
         return None
 
+    def _missing(self, job_id: str, found: tuple[str, Any] | None) -> tuple[str, Any]:
+        if found is None:
+            raise JobNotFound(-1, job_id, "wait")
+        return found
+
     def finished_outcome(self, job_id: str) -> tuple[str, Any] | None:
-        """``("completed", returnvalue)``, ``("failed", reason)`` or None while unfinished."""
+        """``("completed", returnvalue)``, ``("failed", reason)`` or None while unfinished.
+
+        A job removed when it finished (removeOnComplete / removeOnFail) is answered from the
+        events stream.
+
+        Raises:
+            JobNotFound: no such job, and no finish event of it in the events stream.
+        """
+        return self._poll_outcome(job_id)[0]
+
+    def _poll_outcome(self, job_id: str) -> tuple[tuple[str, Any] | None, str]:
         pipe = self.client.pipeline(transaction=True)
         self._outcome_pipe(pipe, job_id)
-        return self._outcome(pipe.execute())
+        outcome, last_id, exists = self._outcome(pipe.execute())
+        if outcome is None and not exists:
+            entries = self.client.xrevrange(self.keys["events"], count=20_000)
+            outcome = self._missing(job_id, self._search_events(entries, job_id))
+        return outcome, last_id
+
+    async def _apoll_outcome(self, job_id: str) -> tuple[tuple[str, Any] | None, str]:
+        pipe = self.aclient.pipeline(transaction=True)
+        self._outcome_pipe(pipe, job_id)
+        outcome, last_id, exists = self._outcome(await pipe.execute())
+        if outcome is None and not exists:
+            entries = await self.aclient.xrevrange(self.keys["events"], count=20_000)
+            outcome = self._missing(job_id, self._search_events(entries, job_id))
+        return outcome, last_id
 
     async def afinished_outcome(self, job_id: str) -> tuple[str, Any] | None:
         """Async twin of :meth:`finished_outcome`."""
-        pipe = self.aclient.pipeline(transaction=True)
-        self._outcome_pipe(pipe, job_id)
-        return self._outcome(await pipe.execute())
+        return (await self._apoll_outcome(job_id))[0]
+
+    def wait_until_finished(self, job_id: str, timeout: float | None = 30.0) -> tuple[str, Any]:
+        """Block until the job finishes (BullMQ ``waitUntilFinished``).
+
+        Reads the state, then sleeps in ``XREAD BLOCK`` on the events stream from the entry
+        seen with that state, so any new event wakes it at once (no polling delay).
+
+        Args:
+            timeout: seconds; None waits without limit.
+
+        Returns:
+            ``("completed", returnvalue)`` or ``("failed", failedReason)``.
+
+        Raises:
+            JobTimeoutError: not finished within ``timeout``. JobNotFound: no such job.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            outcome, last_id = self._poll_outcome(job_id)
+            if outcome is not None:
+                return outcome
+            block_ms = self._block_ms(deadline, job_id, timeout)
+            self.client.xread({self.keys["events"]: last_id}, count=1, block=block_ms)
+
+    async def await_finished(self, job_id: str,
+                             timeout: float | None = 30.0) -> tuple[str, Any]:
+        """Async twin of :meth:`wait_until_finished`."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            outcome, last_id = await self._apoll_outcome(job_id)
+            if outcome is not None:
+                return outcome
+            block_ms = self._block_ms(deadline, job_id, timeout)
+            await self.aclient.xread({self.keys["events"]: last_id}, count=1, block=block_ms)
+
+    @staticmethod
+    def _block_ms(deadline: float | None, job_id: str, timeout: float | None) -> int:
+        if deadline is None:
+            return 1000
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise JobTimeoutError(f"job {job_id} did not finish within {timeout} s")
+        # at most 1 s per block: well under any client socket timeout
+        return max(1, min(int(remaining * 1000), 1000))
 
     # --- mutations -------------------------------------------------------------------------
 

@@ -36,6 +36,8 @@ JobHook = Callable[[Job], None]
 
 MAX_BLOCK_S = 10.0
 MAX_RATE_LIMIT_WAIT_S = 30.0
+#: Consecutive fetch errors after which a burst run gives up (~3 s of backoff).
+BURST_MAX_FAILURES = 5
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -201,8 +203,11 @@ class Worker:
             try:
                 job, rate_ttl, due = await self._fetch()
                 failures = 0
-            except Exception as exc:  # connection trouble must never end the loop
+            except Exception as exc:  # connection trouble must never end a long-running loop
                 failures += 1
+                if burst and failures >= BURST_MAX_FAILURES:
+                    # A burst run (cron, CI) reports the outage instead of hanging.
+                    raise
                 await self._backoff_after_error("fetch", exc, failures)
                 continue
             if job is not None:
@@ -299,11 +304,8 @@ class Worker:
 
     async def _blocking_client(self) -> Any:
         if self._blocking is None:
-            conn = self.queue.connection
-            if conn.url is not None:
-                self._blocking = conn._build(asyncio_=True)
-            else:
-                self._blocking = conn.new_async_client().client()
+            longest_block = max(self.opts.drain_delay, MAX_BLOCK_S)
+            self._blocking = self.queue.connection.new_blocking_client(longest_block + 5.0)
             with contextlib.suppress(Exception):
                 await self._blocking.client_setname(self.client_name)
         return self._blocking
@@ -345,6 +347,9 @@ class Worker:
         try:
             reason = self._refuse_reason(job)
             if reason is not None:
+                logger.error("worker %s: job %s (%s) failed without running: %s",
+                             self.queue.name, job.id, job.name, reason)
+                self.failed += 1
                 # Keep earlier attempts' traces and add the refusal, as BullMQ appends.
                 return await self._finish(job, "failed", reason,
                                           dumps([*job.stacktrace, reason]))
@@ -417,8 +422,16 @@ class Worker:
                 reason = f"{reason} (no retry: unusable backoff {job.opts.get('backoff')!r}: {bad})"
                 delay = -1
             if delay >= 0:
+                logger.info("worker %s: job %s (%s) attempt %d failed: %s; retry in %d ms",
+                            self.queue.name, job.id, job.name, job.attempts_made + 1, reason,
+                            delay)
                 await self._retry(job, delay, reason, trace)
                 return None
+        # The formatted trace, not exc_info: a log record holding the traceback would keep
+        # the job's frames (and e.g. its database connection) alive.
+        logger.error("worker %s: job %s (%s) failed after %d attempt(s): %s\n%s",
+                     self.queue.name, job.id, job.name, job.attempts_made + 1, reason,
+                     trace[-1] if trace else "")
         self.failed += 1
         return await self._finish(job, "failed", reason, dumps(trace))
 
@@ -521,7 +534,18 @@ class Worker:
         if not self._slots:
             return
         if not self._force:
-            await asyncio.wait(set(self._slots), timeout=self.opts.grace_period)
+            assert self._wake is not None
+            deadline = asyncio.get_running_loop().time() + self.opts.grace_period
+            # _wake is set again by close(force=True): a second signal ends the grace period.
+            while self._slots and not self._force:
+                remaining = deadline - asyncio.get_running_loop().time()
+                if remaining <= 0:
+                    break
+                self._wake.clear()
+                woken = asyncio.create_task(self._wake.wait())
+                await asyncio.wait({*self._slots, woken}, timeout=remaining,
+                                   return_when=asyncio.FIRST_COMPLETED)
+                woken.cancel()
         if self._slots:
             # Grace expired: the executor shutdown must not block the loop on job threads.
             self._force = True

@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from django_bullq.conf import ConfigurationError, bullq_settings
 from django_bullq.core.errors import InvalidNameError
@@ -62,6 +63,9 @@ class Command(BaseCommand):
                                 grace_period=options["grace_period"])
         except (ConfigurationError, InvalidNameError) as exc:
             raise CommandError(str(exc)) from exc
+        except RedisConnectionError as exc:
+            # only a --burst run gives up; a long-running worker keeps retrying
+            raise CommandError(f"cannot reach Redis: {exc}") from exc
         processed = sum(w.processed for w in group.workers)
         failed = sum(w.failed for w in group.workers)
         logger.info("runworker: stopped (%d completed, %d failed)", processed, failed)
