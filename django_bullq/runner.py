@@ -192,7 +192,7 @@ def run_workers(queue_names: Sequence[str], *, burst: bool = False,
     return group
 
 
-def run_processes(count: int, worker_args: Sequence[str]) -> int:
+def run_processes(count: int, worker_args: Sequence[str], name: str | None = None) -> int:
     """Run ``count`` copies of ``runworker <worker_args>`` as child processes (CPU-bound work).
 
     Each child is a full worker process (its own event loop, thread pool and Redis connections;
@@ -202,7 +202,9 @@ def run_processes(count: int, worker_args: Sequence[str]) -> int:
     Args:
         count: number of processes (>= 1).
         worker_args: command-line arguments for each child's ``runworker`` (without
-            ``--processes``).
+            ``--processes`` and ``--name``).
+        name: worker name; child i (1-based) is named ``<name>-<i>`` so that dashboards and
+            ``processedBy`` tell the processes apart.
 
     Returns:
         The highest exit code of the children (0 when all stopped cleanly).
@@ -218,8 +220,9 @@ def run_processes(count: int, worker_args: Sequence[str]) -> int:
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
     command = [sys.executable, "-m", "django", "runworker", *worker_args]
     # Own sessions: a terminal's Ctrl-C reaches the children once, through forward() only.
-    children = [subprocess.Popen(command, env=env, start_new_session=True)
-                for _ in range(count)]
+    children = [subprocess.Popen([*command, *(["--name", f"{name}-{i}"] if name else [])],
+                                 env=env, start_new_session=True)
+                for i in range(1, count + 1)]
     logger.info("runworker: started %d worker processes (pids %s)", count,
                 ", ".join(str(c.pid) for c in children))
 

@@ -246,10 +246,12 @@ def test_case_b10_sigkill_job_is_recovered_by_a_fresh_worker(queue_name: str,
 def test_processes_share_the_queue_and_stop_together(queue_name: str) -> None:
     """``--processes 2``: two worker processes take jobs of one queue; each job runs once."""
     jobs = [sample.process_id.using(queue=queue_name).enqueue(0.3) for _ in range(8)]
-    code, out = finish(start_worker(queue_name, "--burst", "--processes", "2"), timeout=20)
+    code, out = finish(start_worker(queue_name, "--burst", "--processes", "2", "--name", "cpu"),
+                       timeout=20)
     assert code == 0, out
     pids = [j.wait(timeout=1) for j in jobs]
     assert len(set(pids)) == 2
+    assert {j.refresh().processed_by for j in jobs} == {"cpu-1", "cpu-2"}
     assert get_queue(queue_name).get_job_counts("completed")["completed"] == 8
 
     proc = start_worker(queue_name, "--processes", "2")

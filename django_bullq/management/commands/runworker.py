@@ -51,7 +51,8 @@ class Command(BaseCommand):
         if options["processes"] < 1:
             raise CommandError("--processes must be >= 1")
         if options["processes"] > 1:
-            code = run_processes(options["processes"], self._child_args(names, options))
+            code = run_processes(options["processes"], self._child_args(names, options),
+                                 name=options["name"])
             if code:
                 raise SystemExit(code)
             return
@@ -84,7 +85,7 @@ class Command(BaseCommand):
     @staticmethod
     def _child_args(names: list[str], options: dict[str, Any]) -> list[str]:
         args = [*names, "--verbosity", str(options["verbosity"])]
-        for flag in ("concurrency", "name", "grace_period"):
+        for flag in ("concurrency", "grace_period"):
             if options[flag] is not None:
                 args += [f"--{flag.replace('_', '-')}", str(options[flag])]
         if options["burst"]:
