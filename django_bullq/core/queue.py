@@ -47,6 +47,7 @@ class Queue:
         self.default_job_options = default_job_options or JobOptions()
         self._local = threading.local()
         self._sync_scripts: Scripts | None = None
+        self._fetch_keys = [self.keys[s] for s in FETCH_KEYS]
         if self.connection.scheme == "redis+cluster" or is_cluster(self.connection.client) or \
                 is_cluster(self.connection.async_client):
             if not ("{" in prefix and "}" in prefix.split("{", 1)[1]):
@@ -89,7 +90,8 @@ class Queue:
         return scripts
 
     def fetch_keys(self) -> list[str]:
-        return [self.keys[s] for s in FETCH_KEYS]
+        """KEYS[1..11] of every script that can fetch a job (built once: hot path)."""
+        return self._fetch_keys
 
     # --- add -------------------------------------------------------------------------------
 
