@@ -10,11 +10,14 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Connection",
+    "FlowProducer",
     "Job",
     "JobOptions",
     "Queue",
     "UnrecoverableError",
+    "WaitingChildrenError",
     "Worker",
+    "chain",
     "task",
 ]
 
@@ -24,6 +27,8 @@ from .core.job import Job
 from .core.options import JobOptions
 from .core.queue import Queue
 from .core.worker import Worker
+from .core.flow import FlowProducer, chain  # noqa: E402 - flows (docs/flows.md)
+from .core.errors import WaitingChildrenError  # noqa: E402
 
 if TYPE_CHECKING:
     from .tasks import task
