@@ -35,8 +35,8 @@
           drained when wait, active and prioritized are empty (not after a fetch-next that
           found the queue paused or at global concurrency);
           fetch-next: waiting (jobId, prev delayed) per promoted job, active (jobId, prev waiting);
-          on the parent's queue when this child releases its parent (lua/includes/
-          updateParentOnFinish.lua): waiting (jobId, prev waiting-children) or delayed (jobId, delay).
+          on the parent's queue when this child releases its parent (updateParentOnFinish):
+          waiting (jobId, prev waiting-children) or delayed (jobId, delay = due ms).
 ]]
 -- @include fetchKeys
 -- @include fetchNextJob
