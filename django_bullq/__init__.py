@@ -1,7 +1,7 @@
 """django_bullq: BullMQ for Django. A Redis job queue sharing BullMQ's data layout.
 
 Public names: :class:`Queue`, :class:`Job`, :class:`Worker`, :class:`JobOptions`,
-:class:`Connection`, :func:`task` and the errors in :mod:`django_bullq.core.errors`.
+:class:`Connection`, :func:`task`, flows (:class:`FlowProducer`, :func:`chain`) and the errors in :mod:`django_bullq.core.errors`.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -27,8 +27,8 @@ from .core.job import Job
 from .core.options import JobOptions
 from .core.queue import Queue
 from .core.worker import Worker
-from .core.flow import FlowProducer, chain  # noqa: E402 - flows (docs/flows.md)
-from .core.errors import WaitingChildrenError  # noqa: E402
+from .core.flow import FlowProducer, chain  # flows (docs/flows.md)
+from .core.errors import WaitingChildrenError
 
 if TYPE_CHECKING:
     from .tasks import task

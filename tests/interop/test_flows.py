@@ -109,3 +109,34 @@ async def test_node_flow_processed_by_our_worker(flows: FlowProducer, node: Node
     mid = next(c for c in flow["flow"]["children"] if c["id"] == mid_id)
     assert mid["children"][0]["id"] == "leaf-1" and mid["state"] == "completed"
     assert deps["values"] == {f"bull:{pq}:leaf-1": {"name": "leaf", "children": {}}}
+
+
+async def test_pypi_flow_processed_by_our_worker(flows: FlowProducer, redis_url: str,
+                                                 queues: tuple[str, str]) -> None:
+    import bullmq
+
+    pq, cq = queues
+    producer = bullmq.FlowProducer({"connection": redis_url})
+    try:
+        added = await producer.add({"name": "parent", "queueName": pq, "data": {}, "children": [
+            {"name": "c1", "queueName": cq, "data": {}},
+            {"name": "c2", "queueName": cq, "data": {},
+             "opts": {"ignoreDependencyOnFailure": True}}]})
+    finally:
+        await producer.close()
+    parent_id = str(added["job"].id)
+    child_ids = [str(c["job"].id) for c in added["children"]]
+    ours = [flows.queue(pq), flows.queue(cq)]
+
+    async def proc(job: Job) -> Any:
+        if job.name == "c2":
+            raise RuntimeError("c2 broke")
+        return await parent_proc(job)
+
+    await run_workers(ours, lambda: ours[0].get_job_state(parent_id) == "completed",
+                      processor=proc, timeout=15.0)
+    parent = ours[0].get_job(parent_id, required=True)
+    assert parent is not None
+    assert parent.returnvalue == {"name": "parent", "children": {
+        f"bull:{cq}:{child_ids[0]}": {"name": "c1", "children": {}}}}
+    assert parent.get_dependencies()["ignored"] == {f"bull:{cq}:{child_ids[1]}": "c2 broke"}
