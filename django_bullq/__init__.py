@@ -1,7 +1,8 @@
 """django_bullq: BullMQ for Django. A Redis job queue sharing BullMQ's data layout.
 
 Public names: :class:`Queue`, :class:`Job`, :class:`Worker`, :class:`JobOptions`,
-:class:`Connection`, :func:`task`, flows (:class:`FlowProducer`, :func:`chain`) and the errors in :mod:`django_bullq.core.errors`.
+:class:`Connection`, :func:`task`, flows (:class:`FlowProducer`, :func:`chain`) and the
+errors in :mod:`django_bullq.core.errors`.
 """
 
 from typing import TYPE_CHECKING, Any
