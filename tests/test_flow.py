@@ -121,6 +121,11 @@ async def test_three_levels_across_three_queues(flows: FlowProducer, names: list
     read = flows.get_flow(a, tree.job.id)
     assert read is not None and len(read.children) == 2
     assert sorted(len(n.children) for n in read.children) == [0, 2]
+    aread = await flows.aget_flow(a, tree.job.id)
+    assert aread is not None
+    assert sorted(len(n.children) for n in aread.children) == [0, 2]
+    assert flows.get_flow(a, tree.job.id, depth=1).children == []  # type: ignore[union-attr]
+    assert flows.get_flow(a, "missing") is None
 
 
 async def test_fail_parent_on_failure_goes_up_the_tree(flows: FlowProducer,

@@ -201,6 +201,21 @@ class FlowProducer:
                         node.children.append(child)
         return node
 
+    async def aget_flow(self, queue_name: str, job_id: str, depth: int = 10) -> JobNode | None:
+        """Async twin of :meth:`get_flow`."""
+        job = await self.queue(queue_name).aget_job(job_id)
+        if job is None:
+            return None
+        node = JobNode(job)
+        if depth > 1:
+            for key in (await aget_dependencies(job))["all"]:
+                where = self._split(key)
+                if where is not None:
+                    child = await self.aget_flow(where[0], where[1], depth - 1)
+                    if child is not None:
+                        node.children.append(child)
+        return node
+
     def _split(self, job_key: str) -> tuple[str, str] | None:
         queue_key, _, job_id = job_key.rpartition(":")
         head = self.prefix + ":"
@@ -340,6 +355,7 @@ def _moved(job: Job, code: int, unsuccessful: list[str]) -> bool:
         raise UnrecoverableError(reason)
     if code < 0:
         raise script_error(code, job.id, "moveToWaitingChildren")
+    job.token = None  # the lock is gone: the worker's lock renewal must skip this job
     raise WaitingChildrenError(f"job {job.id} waits for its children")
 
 
