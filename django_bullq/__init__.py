@@ -1,7 +1,8 @@
 """django_bullq: BullMQ for Django. A Redis job queue sharing BullMQ's data layout.
 
 Public names: :class:`Queue`, :class:`Job`, :class:`Worker`, :class:`JobOptions`,
-:class:`Connection`, :func:`task` and the errors in :mod:`django_bullq.core.errors`.
+:class:`Connection`, :func:`task`, flows (:class:`FlowProducer`, :func:`chain`) and the
+errors in :mod:`django_bullq.core.errors`.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -10,11 +11,14 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Connection",
+    "FlowProducer",
     "Job",
     "JobOptions",
     "Queue",
     "UnrecoverableError",
+    "WaitingChildrenError",
     "Worker",
+    "chain",
     "task",
 ]
 
@@ -24,6 +28,8 @@ from .core.job import Job
 from .core.options import JobOptions
 from .core.queue import Queue
 from .core.worker import Worker
+from .core.flow import FlowProducer, chain  # flows (docs/flows.md)
+from .core.errors import WaitingChildrenError
 
 if TYPE_CHECKING:
     from .tasks import task

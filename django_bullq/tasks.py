@@ -245,6 +245,23 @@ class Task:
             self._signature = inspect.signature(self.func)
         return self._signature
 
+    # --- flows (docs/flows.md) -------------------------------------------------------------
+
+    def node(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """A flow node calling this task with ``args`` / ``kwargs`` (raw tasks: one value).
+
+        Returns:
+            ``{"name", "queue_name", "data", "opts", "children": []}`` for
+            :class:`~django_bullq.FlowProducer` / :func:`~django_bullq.chain`; append child
+            nodes to ``children``. The task's job options are the node's ``opts``.
+
+        Raises:
+            SerializationError: an argument is not JSON. TypeError: wrong call for a raw task.
+        """
+        data, options = self._prepare(args, kwargs)
+        return {"name": self.name, "queue_name": self._queue().name, "data": data,
+                "opts": _resolve(options), "children": []}
+
 
 def _check_job_options(name: str, options: dict[str, Any]) -> None:
     unknown = set(options) - set(JOB_OPTIONS)

@@ -34,7 +34,9 @@
           retries-exhausted (jobId, attemptsMade) on failed with atm >= attempts;
           drained when wait, active and prioritized are empty (not after a fetch-next that
           found the queue paused or at global concurrency);
-          fetch-next: waiting (jobId, prev delayed) per promoted job, active (jobId, prev waiting).
+          fetch-next: waiting (jobId, prev delayed) per promoted job, active (jobId, prev waiting);
+          on the parent's queue when this child releases its parent (updateParentOnFinish):
+          waiting (jobId, prev waiting-children) or delayed (jobId, delay = due ms).
 ]]
 -- @include fetchKeys
 -- @include fetchNextJob
@@ -44,6 +46,7 @@
 -- @include trimFinishedSet
 -- @include removeJob
 -- @include releaseDeduplicationKey
+-- @include updateParentOnFinish
 local k = fetchKeys()
 local keyPrefix, jobId, now, target = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local jobKey = KEYS[13]
@@ -78,8 +81,9 @@ local field = "returnvalue"
 if target == "failed" then
   field = "failedReason"
 end
-local attemptsMade = redis.call("HINCRBY", jobKey, "atm", 1)
 local keepCount = tonumber(ARGV[7])
+updateParentOnFinish(jobKey, target, ARGV[5], now, keepCount == 0)
+local attemptsMade = redis.call("HINCRBY", jobKey, "atm", 1)
 if keepCount == 0 then
   removeJob(keyPrefix, jobId)
 else

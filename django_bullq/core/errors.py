@@ -131,6 +131,15 @@ class UnrecoverableError(BullqError):
     """
 
 
+class WaitingChildrenError(BullqError):
+    """Raised by :meth:`Job.move_to_waiting_children` once the job waits for its children.
+
+    The job is already in ``waiting-children``; the worker leaves it there (it runs again when
+    its children are done). Let it propagate out of the task. BullMQ name:
+    ``WaitingChildrenError``.
+    """
+
+
 class JobTimeoutError(BullqError):
     """:meth:`Job.wait` gave up before the job finished."""
 

@@ -260,6 +260,76 @@ class Job:
         self.returnvalue = value
         return value
 
+    # --- flows: a parent's children (docs/flows.md; logic in core/flow.py) -----------------
+
+    def get_dependencies(self) -> dict[str, Any]:
+        """This parent's children by outcome (BullMQ ``getDependencies``).
+
+        Returns:
+            ``{"processed": {childKey: returnvalue}, "unprocessed": [childKey],
+            "ignored": {childKey: failedReason}, "failed": [childKey], "all": [childKey]}``;
+            child keys are full ``<prefix>:<queue>:<id>``. ``ignored`` holds children failed
+            with ignore_dependency / continue_parent, ``failed`` those with fail_parent; a
+            child without policy that failed stays in ``unprocessed`` (BullMQ's default).
+        """
+        from .flow import get_dependencies
+
+        return get_dependencies(self)
+
+    async def aget_dependencies(self) -> dict[str, Any]:
+        """Async twin of :meth:`get_dependencies`."""
+        from .flow import aget_dependencies
+
+        return await aget_dependencies(self)
+
+    def get_dependencies_count(self) -> dict[str, int]:
+        """``{"processed", "unprocessed", "ignored", "failed"}`` counts of the children."""
+        from .flow import count_dependencies
+
+        return count_dependencies(self.get_dependencies())
+
+    async def aget_dependencies_count(self) -> dict[str, int]:
+        """Async twin of :meth:`get_dependencies_count`."""
+        from .flow import count_dependencies
+
+        return count_dependencies(await self.aget_dependencies())
+
+    def get_children_values(self) -> dict[str, Any]:
+        """``{childKey: returnvalue}`` of the completed children (BullMQ ``getChildrenValues``)."""
+        values: dict[str, Any] = self.get_dependencies()["processed"]
+        return values
+
+    async def aget_children_values(self) -> dict[str, Any]:
+        """Async twin of :meth:`get_children_values`."""
+        values: dict[str, Any] = (await self.aget_dependencies())["processed"]
+        return values
+
+    def move_to_waiting_children(self, child_key: str | None = None) -> bool:
+        """Inside a task: wait for the children this job added (step jobs).
+
+        Args:
+            child_key: wait only while this child (full key) is pending; None: any child.
+
+        Returns:
+            False when no child is pending: the job stays active and the task goes on.
+
+        Raises:
+            WaitingChildrenError: the job now waits in ``waiting-children`` (its lock is
+                released); let it propagate, the worker leaves the job alone and the task runs
+                again once the children are done.
+            UnrecoverableError: a child with ``fail_parent_on_failure`` failed already.
+            ScriptError: the job is not active under this worker's lock.
+        """
+        from .flow import move_to_waiting_children
+
+        return move_to_waiting_children(self, child_key)
+
+    async def amove_to_waiting_children(self, child_key: str | None = None) -> bool:
+        """Async twin of :meth:`move_to_waiting_children`."""
+        from .flow import amove_to_waiting_children
+
+        return await amove_to_waiting_children(self, child_key)
+
 
 def _as_dict(raw: Any) -> dict[str, str]:
     if isinstance(raw, dict):

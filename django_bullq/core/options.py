@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta
@@ -97,6 +98,13 @@ class JobOptions:
         timestamp: creation time override, ms.
         keep_logs: keep only the newest N log lines (BullMQ ``keepLogs``, stored ``kl``).
         extra: further BullMQ options stored under their own names.
+        parent: ``{"id": parent job id, "queue": "<prefix>:<queue>"}`` makes this job a child
+            of an existing job (BullMQ ``parent``); see docs/flows.md.
+        fail_parent_on_failure / continue_parent_on_failure / ignore_dependency_on_failure /
+            remove_dependency_on_failure: what this child's final failure does to its parent
+            (BullMQ ``failParentOnFailure`` ``fpof`` / ``continueParentOnFailure`` ``cpof`` /
+            ``ignoreDependencyOnFailure`` ``idof`` / ``removeDependencyOnFailure`` ``rdof``);
+            at most one may be set.
     """
 
     job_id: str | None = None
@@ -110,6 +118,12 @@ class JobOptions:
     timestamp: int | None = None
     keep_logs: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # --- flows (docs/flows.md) ---
+    parent: dict[str, str] | None = None
+    fail_parent_on_failure: bool = False
+    continue_parent_on_failure: bool = False
+    ignore_dependency_on_failure: bool = False
+    remove_dependency_on_failure: bool = False
 
     def merged(self, **overrides: Any) -> JobOptions:
         """A copy with ``overrides`` applied; unknown names raise ``TypeError``."""
@@ -135,6 +149,7 @@ class JobOptions:
         normalize_keep(self.remove_on_fail)
         if self.keep_logs is not None and self.keep_logs < 0:
             raise ValueError("keep_logs must be >= 0")
+        validate_parent_options(self)
 
     def to_stored(self, delay_ms: int) -> dict[str, Any]:
         """BullMQ's ``opts`` dict (public names, short keys where BullMQ shortens them)."""
@@ -159,6 +174,11 @@ class JobOptions:
             opts["timestamp"] = self.timestamp
         if self.keep_logs is not None:
             opts["kl"] = self.keep_logs
+        if self.parent is not None:
+            opts["parent"] = {"id": str(self.parent["id"]), "queue": self.parent["queue"]}
+        for attr, short in PARENT_FLAGS.items():
+            if getattr(self, attr):
+                opts[short] = True
         return opts
 
 
@@ -166,7 +186,45 @@ _FROM_STORED = {
     "jobId": "job_id", "delay": "delay", "priority": "priority", "lifo": "lifo",
     "attempts": "attempts", "backoff": "backoff", "removeOnComplete": "remove_on_complete",
     "removeOnFail": "remove_on_fail", "timestamp": "timestamp", "kl": "keep_logs",
+    "parent": "parent", "fpof": "fail_parent_on_failure", "cpof": "continue_parent_on_failure",
+    "idof": "ignore_dependency_on_failure", "rdof": "remove_dependency_on_failure",
 }
+
+#: JobOptions flag -> BullMQ's short key, stored in ``opts`` and in the child's ``parent`` field.
+PARENT_FLAGS = {"fail_parent_on_failure": "fpof", "continue_parent_on_failure": "cpof",
+                "ignore_dependency_on_failure": "idof", "remove_dependency_on_failure": "rdof"}
+
+
+def validate_parent_options(opts: JobOptions) -> None:
+    """Raise ``ValueError`` for a malformed ``parent`` or several failure policies at once."""
+    if sum(bool(getattr(opts, attr)) for attr in PARENT_FLAGS) > 1:
+        raise ValueError("fail_parent_on_failure, continue_parent_on_failure, "
+                         "ignore_dependency_on_failure and remove_dependency_on_failure "
+                         "exclude each other")
+    parent = opts.parent
+    if parent is not None:
+        if not isinstance(parent, dict) or not parent.get("id") or not parent.get("queue"):
+            raise ValueError('parent must be {"id": <job id>, "queue": "<prefix>:<queue>"}')
+        if ":" in str(parent["id"]):
+            raise ValueError(f"parent id {parent['id']!r} must not contain ':'")
+
+
+def parent_link(stored: dict[str, Any]) -> tuple[str, str]:
+    """A child's ``parentKey`` and ``parent`` hash fields from its stored ``opts``.
+
+    Returns:
+        ``("<prefix>:<queue>:<id>", '{"id":..,"queueKey":..,"fpof":true?..}')``, or
+        ``("", "")`` when the opts have no parent. The failure flags travel in the ``parent``
+        JSON because that is where BullMQ's scripts read them.
+    """
+    parent = stored.get("parent")
+    if not (isinstance(parent, dict) and parent.get("id") and parent.get("queue")):
+        return "", ""
+    link: dict[str, Any] = {"id": str(parent["id"]), "queueKey": parent["queue"]}
+    for short in PARENT_FLAGS.values():
+        if stored.get(short):
+            link[short] = True
+    return f"{parent['queue']}:{parent['id']}", json.dumps(link, separators=(",", ":"))
 
 
 def options_from_stored(opts: dict[str, Any]) -> JobOptions:

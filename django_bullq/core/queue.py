@@ -11,7 +11,7 @@ from .connection import Connection, ConnectionConfigError, as_connection, is_clu
 from .errors import JobNotFound, JobTimeoutError
 from .job import STATES, Job
 from .keys import QueueKeys
-from .options import JobOptions, now_ms, to_delay_ms
+from .options import JobOptions, now_ms, parent_link, to_delay_ms
 from .scripts import Scripts
 from .serialization import dumps, loads, to_str
 
@@ -109,11 +109,7 @@ class Queue:
         opts_text = dumps(stored, f"options of job {name!r}")
         timestamp = opts.timestamp if opts.timestamp is not None else now
         keys = [self.keys[s] for s in ADD_KEYS]
-        parent = stored.get("parent")
-        parent_key = parent_json = ""
-        if isinstance(parent, dict) and parent.get("id") and parent.get("queue"):
-            parent_key = f"{parent['queue']}:{parent['id']}"
-            parent_json = dumps({"id": parent["id"], "queueKey": parent["queue"]})
+        parent_key, parent_json = parent_link(stored)
         args = [self.keys.key_prefix, opts.job_id or "", name, data_text, opts_text, timestamp,
                 delay, opts.priority, "1" if opts.lifo else "0", parent_key, parent_json]
         return keys, args, opts
@@ -491,21 +487,26 @@ class Queue:
         await self.ascripts.arun("promote", self._promote_keys(), [self.keys.key_prefix, job_id],
                                  job_id=job_id)
 
-    def remove(self, job_id: str) -> bool:
+    def remove(self, job_id: str, remove_children: bool = True) -> bool:
         """Delete a job (BullMQ ``remove``). Returns False when a worker holds its lock.
+
+        Args:
+            remove_children: also delete its children, grandchildren, ... in any queue
+                (BullMQ's default); nothing is deleted if one of them is locked. A parent
+                waiting for this job as its last pending child is released.
 
         Raises:
             JobNotFound: no such job. SchedulerIteration: the current iteration of a scheduler.
         """
         keys = [self.keys.job(job_id), self.keys["repeat"]]
-        return int(self.scripts.run("removeJob", keys, [self.keys.key_prefix, job_id],
-                                    job_id=job_id)) == 1
+        args = [self.keys.key_prefix, job_id, "1" if remove_children else "0"]
+        return int(self.scripts.run("removeJob", keys, args, job_id=job_id)) == 1
 
-    async def aremove(self, job_id: str) -> bool:
+    async def aremove(self, job_id: str, remove_children: bool = True) -> bool:
         """Async twin of :meth:`remove`."""
         keys = [self.keys.job(job_id), self.keys["repeat"]]
-        return int(await self.ascripts.arun("removeJob", keys, [self.keys.key_prefix, job_id],
-                                            job_id=job_id)) == 1
+        args = [self.keys.key_prefix, job_id, "1" if remove_children else "0"]
+        return int(await self.ascripts.arun("removeJob", keys, args, job_id=job_id)) == 1
 
     def trim_events(self, max_length: int) -> int:
         """``XTRIM events MAXLEN ~ max_length``; returns the entries removed."""

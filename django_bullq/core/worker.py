@@ -23,6 +23,7 @@ from typing import Any
 
 from . import backoff
 from .errors import BullqError, ScriptError, SerializationError, UnrecoverableError
+from .errors import WaitingChildrenError  # flows: step jobs (docs/flows.md)
 from .job import Job
 from .options import normalize_keep, now_ms
 from .queue import Queue
@@ -356,6 +357,8 @@ class Worker:
             try:
                 result = await self._call_processor(job)
                 value = dumps(result, f"return value of job {job.id} ({job.name!r})")
+            except WaitingChildrenError:
+                return None  # the task moved its job to waiting-children itself
             except Exception as exc:  # noqa: BLE001 - every task error fails the attempt only
                 return await self._handle_failure(job, exc)
             return await self._finish(job, "completed", value)

@@ -1,0 +1,383 @@
+"""Flows: parent/child job trees across queues (BullMQ's ``FlowProducer``), chains, and the
+reads and moves of a parent's children (``getDependencies``, ``getChildrenValues``,
+``moveToWaitingChildren``). See docs/flows.md.
+
+A tree node is a dict::
+
+    {"name": str, "queue_name": str, "data": JSON value,
+     "opts": {JobOptions field: value} or a JobOptions, "children": [node, ...]}
+
+Every node of a flow lives under the producer's key prefix (on Redis Cluster the prefix holds
+the hash tag, so all queues of a flow share one slot). Node ids are the custom ``job_id`` or a
+random UUID v4, as in BullMQ 6.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .connection import Connection, as_connection
+from .errors import ParentMissing, UnrecoverableError, WaitingChildrenError, script_error
+from .job import Job
+from .keys import validate_queue_name
+from .options import JobOptions, now_ms, parent_link, to_delay_ms
+from .queue import ADD_KEYS, Queue
+from .serialization import dumps, loads, to_str
+
+#: A flow node: ``{"name", "queue_name", "data", "opts", "children"}`` (see the module doc).
+FlowTree = dict[str, Any]
+
+#: KEYS of lua/addFlowJob-11.lua: addJob's ten, then waiting-children.
+FLOW_ADD_KEYS = (*ADD_KEYS, "waiting-children")
+_NODE_KEYS = {"name", "queue_name", "data", "opts", "children"}
+
+
+@dataclass
+class JobNode:
+    """One node of an added or read flow: the :class:`Job` and its children's nodes."""
+
+    job: Job
+    children: list[JobNode] = field(default_factory=list)
+
+
+@dataclass
+class _Call:
+    queue: Queue
+    job: Job
+    args: list[Any]
+    children: list[_Call]
+
+
+class FlowProducer:
+    """Adds job trees atomically across queues (BullMQ ``FlowProducer``).
+
+    Args:
+        connection: a Redis URL, a redis-py client or a
+            :class:`~django_bullq.core.connection.Connection` (default local Redis).
+        prefix: key prefix of every queue in the flows, BullMQ's ``bull`` by default; on
+            Redis Cluster it must hold a hash tag such as ``{bull}``.
+    """
+
+    def __init__(self, connection: Any = "redis://127.0.0.1:6379/0", *,
+                 prefix: str = "bull") -> None:
+        self.connection: Connection = as_connection(connection)
+        self.prefix = prefix
+        self._queues: dict[str, Queue] = {}
+
+    def queue(self, name: str) -> Queue:
+        """The :class:`Queue` named ``name`` under this producer's prefix (cached)."""
+        queue = self._queues.get(name)
+        if queue is None:
+            queue = self._queues[name] = Queue(name, self.connection, prefix=self.prefix)
+        return queue
+
+    # --- add -------------------------------------------------------------------------------
+
+    def add(self, tree: FlowTree) -> JobNode:
+        """Add a flow: every node in one MULTI/EXEC, children before their parent.
+
+        A node with children waits in ``waiting-children`` (event ``waiting-children``) until
+        they are done; leaves are enqueued as by :meth:`Queue.add`.
+
+        Args:
+            tree: the root node (see the module doc). Child failure policies are the child's
+                options ``fail_parent_on_failure``, ``continue_parent_on_failure``,
+                ``ignore_dependency_on_failure``, ``remove_dependency_on_failure``. The root
+                may carry ``opts.parent`` to hang the flow under an existing job.
+
+        Returns:
+            The :class:`JobNode` tree of the added jobs.
+
+        Raises:
+            ValueError / InvalidNameError: malformed node, options, queue name or id (nothing
+                is written). SerializationError: data not JSON. ParentMissing: the root's
+                ``opts.parent`` does not exist. ParentNotReplaceable: a duplicate id belongs to
+                another parent.
+        """
+        return self.add_bulk([tree])[0]
+
+    def add_bulk(self, trees: Iterable[FlowTree]) -> list[JobNode]:
+        """Add several flows in one MULTI/EXEC (BullMQ ``addBulk``); returns their roots."""
+        roots = [self._plan(tree, None) for tree in trees]
+        if not roots:
+            return []
+        client = roots[0].queue.client
+        for root in roots:
+            self._check_external_parent(root, client.exists)
+        pipe = client.pipeline(transaction=True)
+        for call in _post_order(roots):
+            call.queue.scripts.run("addFlowJob", _keys(call.queue), call.args, client=pipe)
+        _check_replies(_post_order(roots), pipe.execute())
+        return [_node(root) for root in roots]
+
+    async def aadd(self, tree: FlowTree) -> JobNode:
+        """Async twin of :meth:`add`."""
+        return (await self.aadd_bulk([tree]))[0]
+
+    async def aadd_bulk(self, trees: Iterable[FlowTree]) -> list[JobNode]:
+        """Async twin of :meth:`add_bulk`."""
+        roots = [self._plan(tree, None) for tree in trees]
+        if not roots:
+            return []
+        client = roots[0].queue.aclient
+        for root in roots:
+            parent_key = root.args[9]
+            if parent_key and not await client.exists(parent_key):
+                raise ParentMissing(-5, root.job.id, "addFlowJob")
+        pipe = client.pipeline(transaction=True)
+        for call in _post_order(roots):
+            await call.queue.ascripts.arun("addFlowJob", _keys(call.queue), call.args,
+                                           client=pipe)
+        _check_replies(_post_order(roots), await pipe.execute())
+        return [_node(root) for root in roots]
+
+    @staticmethod
+    def _check_external_parent(root: _Call, exists: Any) -> None:
+        parent_key = root.args[9]
+        if parent_key and not exists(parent_key):
+            raise ParentMissing(-5, root.job.id, "addFlowJob")
+
+    def _plan(self, node: FlowTree, parent: _Call | None) -> _Call:
+        if not isinstance(node, dict) or not isinstance(node.get("name"), str):
+            raise ValueError(f"a flow node is a dict with a str 'name', got {node!r}")
+        unknown = set(node) - _NODE_KEYS
+        if unknown:
+            raise ValueError(f"flow node {node['name']!r}: unknown key(s) {sorted(unknown)}")
+        queue = self.queue(validate_queue_name(node.get("queue_name", "")))
+        raw_opts = node.get("opts") or {}
+        opts = raw_opts if isinstance(raw_opts, JobOptions) else JobOptions(**raw_opts)
+        if parent is not None:
+            if opts.parent is not None:
+                raise ValueError(f"flow node {node['name']!r}: only the root may set 'parent'")
+            opts = opts.merged(parent={"id": parent.job.id, "queue": parent.queue.keys.queue_key})
+        opts.validate()
+        now = now_ms()
+        delay = to_delay_ms(opts.delay, now)
+        data = node.get("data")
+        data_text = dumps(data, f"data of flow node {node['name']!r}")
+        stored = opts.to_stored(delay)
+        opts_text = dumps(stored, f"options of flow node {node['name']!r}")
+        timestamp = opts.timestamp if opts.timestamp is not None else now
+        job_id = opts.job_id or str(uuid.uuid4())
+        parent_key, parent_json = parent_link(stored)
+        children_nodes = node.get("children") or []
+        if not isinstance(children_nodes, list):
+            raise ValueError(f"flow node {node['name']!r}: 'children' must be a list")
+        args = [queue.keys.key_prefix, job_id, node["name"], data_text, opts_text, timestamp,
+                delay, opts.priority, "1" if opts.lifo else "0", parent_key, parent_json,
+                "1" if parent is not None else "0", "1" if children_nodes else "0"]
+        job = Job(queue=queue, id=job_id, name=node["name"], data=data, opts=stored,
+                  timestamp=timestamp, delay=delay, priority=opts.priority,
+                  parent_key=parent_key or None, parent=loads(parent_json or None))
+        call = _Call(queue, job, args, [])
+        call.children = [self._plan(child, call) for child in children_nodes]
+        return call
+
+    # --- read ------------------------------------------------------------------------------
+
+    def get_flow(self, queue_name: str, job_id: str, depth: int = 10) -> JobNode | None:
+        """The tree under job ``job_id`` of ``queue_name`` as stored (BullMQ ``getFlow``).
+
+        Args:
+            depth: levels to read (1 = the job alone).
+
+        Returns:
+            A :class:`JobNode`, or None when the job does not exist. Children whose hash is
+            gone are left out.
+        """
+        job = self.queue(queue_name).get_job(job_id)
+        if job is None:
+            return None
+        node = JobNode(job)
+        if depth > 1:
+            for key in get_dependencies(job)["all"]:
+                where = self._split(key)
+                if where is not None:
+                    child = self.get_flow(where[0], where[1], depth - 1)
+                    if child is not None:
+                        node.children.append(child)
+        return node
+
+    async def aget_flow(self, queue_name: str, job_id: str, depth: int = 10) -> JobNode | None:
+        """Async twin of :meth:`get_flow`."""
+        job = await self.queue(queue_name).aget_job(job_id)
+        if job is None:
+            return None
+        node = JobNode(job)
+        if depth > 1:
+            for key in (await aget_dependencies(job))["all"]:
+                where = self._split(key)
+                if where is not None:
+                    child = await self.aget_flow(where[0], where[1], depth - 1)
+                    if child is not None:
+                        node.children.append(child)
+        return node
+
+    def _split(self, job_key: str) -> tuple[str, str] | None:
+        queue_key, _, job_id = job_key.rpartition(":")
+        head = self.prefix + ":"
+        if not queue_key.startswith(head):
+            return None
+        return queue_key[len(head):], job_id
+
+    def close(self) -> None:
+        """Close the synchronous client's connections."""
+        if self.connection.client is not None:
+            self.connection.client.close()
+
+
+def _keys(queue: Queue) -> list[str]:
+    return [queue.keys[s] for s in FLOW_ADD_KEYS]
+
+
+def _post_order(roots: Sequence[_Call]) -> list[_Call]:
+    out: list[_Call] = []
+
+    def visit(call: _Call) -> None:
+        for child in call.children:
+            visit(child)
+        out.append(call)
+
+    for root in roots:
+        visit(root)
+    return out
+
+
+def _check_replies(calls: list[_Call], replies: list[Any]) -> None:
+    for call, reply in zip(calls, replies, strict=True):
+        if isinstance(reply, Exception):
+            raise reply
+        if isinstance(reply, int) and reply < 0:
+            raise script_error(reply, call.job.id, "addFlowJob")
+
+
+def _node(call: _Call) -> JobNode:
+    return JobNode(call.job, [_node(child) for child in call.children])
+
+
+def chain(steps: Sequence[FlowTree]) -> FlowTree:
+    """A flow tree that runs ``steps`` one after the other.
+
+    Each step becomes the parent of the step before it, so step *n* starts when step *n-1*
+    completed and reads its result with ``job.get_children_values()``.
+
+    Args:
+        steps: flow nodes without ``children`` (``{"name", "queue_name", "data"?, "opts"?}``),
+            first to run first.
+
+    Returns:
+        The root node (the last step), to pass to :meth:`FlowProducer.add`.
+
+    Raises:
+        ValueError: no steps, or a step that already has children.
+    """
+    if not steps:
+        raise ValueError("a chain needs at least one step")
+    tree: FlowTree | None = None
+    for step in steps:
+        if step.get("children"):
+            raise ValueError(f"chain step {step.get('name')!r} must not have children")
+        tree = {**step, "children": [tree] if tree is not None else []}
+    assert tree is not None
+    return tree
+
+
+# --- a parent's children (Job methods delegate here) ------------------------------------------
+
+def _deps_pipe(pipe: Any, key: str) -> None:
+    pipe.hgetall(key + ":processed")
+    pipe.smembers(key + ":dependencies")
+    pipe.hgetall(key + ":failed")
+    pipe.zrange(key + ":unsuccessful", 0, -1)
+
+
+def _deps(replies: list[Any]) -> dict[str, Any]:
+    processed, pending, ignored, failed = replies
+    out: dict[str, Any] = {
+        "processed": {to_str(k): _json(v) for k, v in processed.items()},
+        "unprocessed": sorted(to_str(k) or "" for k in pending),
+        "ignored": {to_str(k): to_str(v) for k, v in ignored.items()},
+        "failed": [to_str(k) or "" for k in failed],
+    }
+    out["all"] = [*out["unprocessed"], *out["processed"], *out["ignored"], *out["failed"]]
+    return out
+
+
+def _json(value: Any) -> Any:
+    try:
+        return loads(value)
+    except ValueError:
+        return to_str(value)
+
+
+def _job_key(job: Job) -> tuple[Queue, str]:
+    queue = job._queue()
+    return queue, queue.keys.job(job.id)
+
+
+def get_dependencies(job: Job) -> dict[str, Any]:
+    """See :meth:`Job.get_dependencies`."""
+    queue, key = _job_key(job)
+    pipe = queue.client.pipeline(transaction=True)
+    _deps_pipe(pipe, key)
+    return _deps(pipe.execute())
+
+
+async def aget_dependencies(job: Job) -> dict[str, Any]:
+    """Async twin of :func:`get_dependencies`."""
+    queue, key = _job_key(job)
+    pipe = queue.aclient.pipeline(transaction=True)
+    _deps_pipe(pipe, key)
+    return _deps(await pipe.execute())
+
+
+def count_dependencies(deps: dict[str, Any]) -> dict[str, int]:
+    """``{"processed", "unprocessed", "ignored", "failed"}`` sizes of :func:`get_dependencies`."""
+    return {name: len(deps[name]) for name in ("processed", "unprocessed", "ignored", "failed")}
+
+
+def _move_args(job: Job, child_key: str | None) -> tuple[list[str], list[Any]]:
+    queue, key = _job_key(job)
+    keys = [queue.keys["active"], queue.keys["waiting-children"], key, queue.keys["stalled"],
+            queue.keys["events"], queue.keys["meta"]]
+    return keys, [job.id, job.token or "0", child_key or "", now_ms()]
+
+
+def _moved(job: Job, code: int, unsuccessful: list[str]) -> bool:
+    if code == 1:
+        return False
+    if code == -9:
+        reason = job.deferred_failure or (
+            f"child {unsuccessful[0]} failed" if unsuccessful else "job has failed children")
+        raise UnrecoverableError(reason)
+    if code < 0:
+        raise script_error(code, job.id, "moveToWaitingChildren")
+    job.token = None  # the lock is gone: the worker's lock renewal must skip this job
+    raise WaitingChildrenError(f"job {job.id} waits for its children")
+
+
+def move_to_waiting_children(job: Job, child_key: str | None = None) -> bool:
+    """See :meth:`Job.move_to_waiting_children`."""
+    queue, key = _job_key(job)
+    keys, args = _move_args(job, child_key)
+    code = int(queue.scripts.run("moveToWaitingChildren", keys, args, raise_codes=False))
+    failed = [to_str(x) or "" for x in queue.client.zrange(key + ":unsuccessful", 0, 0)] \
+        if code == -9 else []
+    return _moved(job, code, failed)
+
+
+async def amove_to_waiting_children(job: Job, child_key: str | None = None) -> bool:
+    """Async twin of :func:`move_to_waiting_children`."""
+    queue, key = _job_key(job)
+    keys, args = _move_args(job, child_key)
+    code = int(await queue.ascripts.arun("moveToWaitingChildren", keys, args,
+                                         raise_codes=False))
+    failed = [to_str(x) or "" for x in await queue.aclient.zrange(key + ":unsuccessful", 0, 0)] \
+        if code == -9 else []
+    return _moved(job, code, failed)
+
+
+__all__ = ["FlowProducer", "JobNode", "chain"]
