@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 
 import pytest
 
-from django_bullq import Job, Queue
+from django_bullq import Job, Queue, Worker
 from django_bullq.core.errors import RateLimitError
 from tests.workerkit import make_worker
 
 
-def _limited_once_worker(queue: Queue, calls: list[str], limit_ms: int = 250):  # type: ignore[no-untyped-def]
+def _limited_once_worker(queue: Queue, calls: list[str], limit_ms: int = 250) -> Worker:
     """Worker with limiter {max: 1, duration: 100}; the first call rate-limits for ``limit_ms``."""
 
     async def process(job: Job) -> str:
@@ -26,7 +27,7 @@ def _limited_once_worker(queue: Queue, calls: list[str], limit_ms: int = 250):  
     return worker
 
 
-async def _until(predicate, timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
+async def _until(predicate: Callable[[], bool], timeout: float = 5.0) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         assert time.monotonic() < deadline, "timed out"

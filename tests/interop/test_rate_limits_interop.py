@@ -32,7 +32,8 @@ MARGIN_MS = 150
 def _no_three_starts_in_one_window(starts: list[int], max_jobs: int = 2) -> None:
     starts = sorted(starts)
     for first, last in zip(starts, starts[max_jobs:], strict=False):
-        assert last - first >= WINDOW_MS - MARGIN_MS, f"{max_jobs + 1} starts within a window: {starts}"
+        assert last - first >= WINDOW_MS - MARGIN_MS, (
+            f"{max_jobs + 1} starts within one window: {starts}")
 
 
 @pytest.mark.parametrize("limit", ["global-set-by-us", "global-set-by-node", "worker-limiters"])
