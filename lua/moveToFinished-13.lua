@@ -71,11 +71,11 @@ end
 if redis.call("LREM", k.active, -1, jobId) == 0 then
   return -3
 end
-releaseDeduplicationKey(keyPrefix, jobKey, jobId)
+local deid = releaseDeduplicationKey(keyPrefix, jobKey, jobId)
 
 local maxEvents = getMaxEvents(k.meta)
 redis.call("XTRIM", k.events, "MAXLEN", "~", maxEvents)
-requeueDeduplicatedNextJob(k, keyPrefix, jobKey, now, maxEvents)
+requeueDeduplicatedNextJob(k, keyPrefix, deid, now, maxEvents)
 
 local field = "returnvalue"
 if target == "failed" then

@@ -1,5 +1,5 @@
--- requeueDeduplicatedNextJob(k, keyPrefix, jobKey, now, maxEvents)
---   k: fetchKeys() table
+-- requeueDeduplicatedNextJob(k, keyPrefix, dedupId, now, maxEvents)
+--   k: fetchKeys() table; dedupId: the finished job's `deid` (nil: nothing to do)
 -- keepLastIfActive (protocol §5.14): when the owner of a deduplication id ends, the payload
 -- parked in `dn:<id>` while it was active becomes a job (id `jid`, else the counter), owning
 -- `de:<id>`; `dn:<id>` is deleted. Enqueued like an add: delayed / prioritized / wait.
@@ -10,8 +10,7 @@
 -- @include addJobWithPriority
 -- @include isQueuePausedOrMaxed
 -- @include addBaseMarkerIfNeeded
-local function requeueDeduplicatedNextJob(k, keyPrefix, jobKey, now, maxEvents)
-  local dedupId = redis.call("HGET", jobKey, "deid")
+local function requeueDeduplicatedNextJob(k, keyPrefix, dedupId, now, maxEvents)
   if not dedupId then
     return
   end
