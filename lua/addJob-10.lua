@@ -60,7 +60,7 @@ if redis.call("EXISTS", jobKey) == 1 then
 end
 
 local owner = deduplicateJob(keyPrefix, jobId, ARGV[5], ARGV[3], ARGV[4], parentKey, ARGV[11],
-  KEYS[8], KEYS[5], maxEvents)
+  KEYS[8], KEYS[5], maxEvents, tonumber(ARGV[6]), tonumber(ARGV[7]) or 0)
 if owner then
   return owner
 end

@@ -98,7 +98,7 @@ class JobOptions:
         keep_logs: keep only the newest N log lines (BullMQ ``keepLogs``, stored ``kl``).
         extra: further BullMQ options stored under their own names.
         deduplication: ``{"id": str, "ttl": ms, "extend": bool, "replace": bool,
-            "keep_last_if_active": bool}`` (BullMQ ``deduplication``, stored ``de``); see
+            "keep_last_if_active": bool, "reschedule": bool}`` (BullMQ ``deduplication``, stored ``de``); see
             docs/deduplication.md. camelCase keys (``keepLastIfActive``) are accepted too.
     """
 
@@ -172,7 +172,8 @@ class JobOptions:
 
 #: ``deduplication`` keys (snake_case or BullMQ camelCase) -> stored camelCase key.
 _DEDUP_KEYS = {"id": "id", "ttl": "ttl", "extend": "extend", "replace": "replace",
-               "keep_last_if_active": "keepLastIfActive", "keepLastIfActive": "keepLastIfActive"}
+               "keep_last_if_active": "keepLastIfActive", "keepLastIfActive": "keepLastIfActive",
+               "reschedule": "reschedule"}
 
 
 def normalize_deduplication(value: Any) -> dict[str, Any]:
@@ -180,10 +181,12 @@ def normalize_deduplication(value: Any) -> dict[str, Any]:
 
     Args:
         value: ``{"id": non-empty str, "ttl": ms > 0 (optional), "extend": bool,
-            "replace": bool, "keep_last_if_active": bool}`` (camelCase accepted).
+            "replace": bool, "keep_last_if_active": bool, "reschedule": bool}`` (camelCase
+            accepted).
 
     Returns:
-        ``{"id", "ttl"?, "extend"?, "replace"?, "keepLastIfActive"?}`` without false flags.
+        ``{"id", "ttl"?, "extend"?, "replace"?, "keepLastIfActive"?, "reschedule"?}`` without
+        false flags.
 
     Raises:
         ValueError: not a dict, unknown key, missing/empty id, bad ttl or flag.

@@ -1,7 +1,7 @@
 -- deduplicateJob(keyPrefix, jobId, optsText, name, data, parentKey, parent, eventsKey,
---                delayedKey, maxEvents) -> owner job id | nil
+--                delayedKey, maxEvents, timestamp, delay) -> owner job id | nil
 -- Deduplication of an add (protocol §5.14), from opts.de = {id, ttl (ms), extend, replace,
--- keepLastIfActive}. nil: the job is to be created (its hash already holds `deid`, and
+-- keepLastIfActive, reschedule}; timestamp (ms) and delay (ms) are the incoming add's. nil: the job is to be created (its hash already holds `deid`, and
 -- `de:<id>` points at it); an id: the add is absorbed by that existing job.
 --   * free key (or a stale one: no TTL and its job hash is gone): take it;
 --   * replace, owner still delayed: the owner is deleted (`removed prev delayed`), the new job
@@ -10,11 +10,14 @@
 --     one wins), the key loses its TTL -> `deduplicated`; it is created when the owner ends;
 --   * replace, owner not delayed: absorbed without an event;
 --   * otherwise absorbed -> `deduplicated jobId <owner> deduplicationId <id>
---     deduplicatedJobId <new>`; extend first renews the TTL.
+--     deduplicatedJobId <new>`; extend first renews the TTL; reschedule (BullMQ 6.7) then moves
+--     a still delayed owner to timestamp + delay (`delayed` event, marker "1").
 -- @include setDeduplicationKey
 -- @include removeJobKeys
+-- @include getDelayedScore
+-- @include addDelayMarker
 local function deduplicateJob(keyPrefix, jobId, optsText, name, data, parentKey, parent, eventsKey,
-                              delayedKey, maxEvents)
+                              delayedKey, maxEvents, timestamp, delay)
   if not string.find(optsText, '"de":', 1, true) then
     return nil
   end
@@ -70,5 +73,13 @@ local function deduplicateJob(keyPrefix, jobId, optsText, name, data, parentKey,
   end
   redis.call("XADD", eventsKey, "MAXLEN", "~", maxEvents, "*", "event", "deduplicated",
     "jobId", owner, "deduplicationId", dedupId, "deduplicatedJobId", jobId)
+  if de["reschedule"] == true and redis.call("ZSCORE", delayedKey, owner) then
+    local due = timestamp + delay
+    redis.call("HSET", keyPrefix .. owner, "delay", delay)
+    redis.call("ZADD", delayedKey, getDelayedScore(delayedKey, due), owner)
+    redis.call("XADD", eventsKey, "MAXLEN", "~", maxEvents, "*", "event", "delayed", "jobId", owner,
+      "delay", due)
+    addDelayMarker(keyPrefix .. "marker", delayedKey)
+  end
   return owner
 end

@@ -125,3 +125,23 @@ async def test_pypi_dedup_ids_and_ours_are_one_namespace(queue: Queue, redis_url
         assert await pypi.getDeduplicationJobId("q") == ours.id
     finally:
         await pypi.close()
+
+
+async def test_node_reschedule_moves_our_delayed_owner(queue: Queue, node: Node) -> None:
+    de = {"id": "rs", "reschedule": True}
+    owner = await queue.aadd("d", {"i": 1}, delay=60_000, deduplication=de)
+    (node_id,) = await asyncio.to_thread(node.add, [
+        {"name": "d", "data": {"i": 2}, "opts": {"delay": 300_000, "deduplication": de}}])
+    assert node_id == owner.id
+    moved = must_get(queue, owner.id)
+    assert moved.delay == 300_000
+    due = queue.client.zscore(queue.keys["delayed"], owner.id) // 4096
+    assert 300_000 - 5_000 < due - owner.timestamp <= 300_000 + 5_000
+
+
+async def test_node_queue_events_read_our_deduplicated_event(queue: Queue, node: Node) -> None:
+    first = await queue.aadd("d", {}, deduplication={"id": "ev"})
+    await queue.aadd("d", {}, deduplication={"id": "ev"})
+    report = await node.arun("events", {"last_event_id": "0", "timeout_ms": 800})
+    dedup = [e["args"] for e in report["events"] if e["event"] == "deduplicated"]
+    assert dedup == [{"jobId": first.id, "deduplicationId": "ev", "deduplicatedJobId": "2"}]

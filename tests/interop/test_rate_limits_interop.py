@@ -146,3 +146,16 @@ async def test_pypi_global_rate_limit_and_ours_are_one_setting(queue: Queue,
         assert 3000 < await pypi.getRateLimitTtl() <= 4000
     finally:
         await pypi.close()
+
+
+async def test_our_global_concurrency_caps_the_node_worker(queue: Queue, node: Node) -> None:
+    await queue.aset_global_concurrency(1)
+    await queue.aadd_bulk([("c", {"i": i, "sleep_ms": 150}) for i in range(4)])
+    report = await node.arun("worker", {"opts": {"concurrency": 4, "drainDelay": 1},
+                                        "until_finished": 4, "timeout_ms": 10000}, timeout=15)
+    assert not report["timedOut"]
+    jobs = sorted(await queue.aget_jobs("completed"), key=lambda j: j.processed_on or 0)
+    assert len(jobs) == 4
+    for before, after in zip(jobs, jobs[1:], strict=False):
+        assert before.finished_on is not None and after.processed_on is not None
+        assert after.processed_on >= before.finished_on, "two jobs were active at once"

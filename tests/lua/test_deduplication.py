@@ -168,3 +168,21 @@ def test_remove_of_the_owner_frees_the_id_and_the_parked_job(lq: LuaQueue) -> No
 def test_adds_without_deduplication_do_not_decode_opts(lq: LuaQueue) -> None:
     # opts that are not JSON would make cjson fail: the fast path never decodes them
     assert lq.add(opts="not json") == "1"
+
+
+def test_reschedule_moves_a_delayed_owner_to_the_new_due_time(lq: LuaQueue) -> None:
+    lq.add(opts=de_opts(id="s", reschedule=True), delay=1000)
+    lq.clear_events()
+    assert lq.add(opts=de_opts(id="s", reschedule=True), delay=5000, timestamp=NOW + 200) == "1"
+    assert lq.zset("delayed") == [("1", delayed_score(NOW + 5200))]
+    assert lq.job("1")["delay"] == "5000"
+    assert lq.zset("marker") == [("1", NOW + 5200)]
+    assert lq.events() == [
+        ("event", "deduplicated", "jobId", "1", "deduplicationId", "s", "deduplicatedJobId", "2"),
+        ("event", "delayed", "jobId", "1", "delay", str(NOW + 5200))]
+
+
+def test_reschedule_leaves_an_owner_that_is_not_delayed(lq: LuaQueue) -> None:
+    lq.add(opts=de_opts(id="s", reschedule=True))
+    assert lq.add(opts=de_opts(id="s", reschedule=True), delay=5000) == "1"
+    assert lq.lst("wait") == ["1"] and lq.zset("delayed") == []
