@@ -42,6 +42,8 @@ _WORKER_TYPES: dict[str, tuple[tuple[type, ...], float | None]] = {
     "MAINTENANCE_INTERVAL": ((int,), 0),
     "REMOVE_ON_COMPLETE": ((bool, int, dict, type(None)), None),
     "REMOVE_ON_FAIL": ((bool, int, dict, type(None)), None),
+    "LIMITER_MAX": ((int,), 0),
+    "LIMITER_DURATION": ((int,), 0),
 }
 
 

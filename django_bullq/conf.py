@@ -49,6 +49,8 @@ DEFAULTS: dict[str, Any] = {
         "MAINTENANCE_INTERVAL": 30_000,  # int ms: retention sweeps of completed/failed, 0 = off
         "REMOVE_ON_COMPLETE": None,  # bool | int | {"count", "age" (s), "limit"} | None
         "REMOVE_ON_FAIL": None,  # same shape as REMOVE_ON_COMPLETE
+        "LIMITER_MAX": 0,  # int: rate limit, jobs per LIMITER_DURATION per queue; 0 = none
+        "LIMITER_DURATION": 0,  # int ms: rate-limit window (limiter.duration), > 0 with a max
     },
 }
 
@@ -63,6 +65,8 @@ WORKER_FIELDS: dict[str, str] = {
     "MAINTENANCE_INTERVAL": "maintenance_interval",
     "REMOVE_ON_COMPLETE": "remove_on_complete",
     "REMOVE_ON_FAIL": "remove_on_fail",
+    "LIMITER_MAX": "limiter_max",
+    "LIMITER_DURATION": "limiter_duration",
 }
 
 #: Keys allowed in one ``BULLQ["QUEUES"][name]`` entry.

@@ -18,13 +18,13 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, overload
+from typing import Any, NoReturn, overload
 
 from django.db import transaction
 from django.utils import timezone
 
 from .conf import get_queue
-from .core.errors import BullqError, UnrecoverableError
+from .core.errors import BullqError, RateLimitError, UnrecoverableError
 from .core.job import Job
 from .core.options import JobOptions
 from .core.queue import Queue
@@ -349,6 +349,35 @@ def current_job() -> Job | None:
     return _current_job.get()
 
 
+def _limited_queue() -> Queue:
+    job = current_job()
+    if job is None or job.queue is None:
+        raise BullqError("rate_limit() is called from inside a running task")
+    return job.queue
+
+
+def rate_limit(ms: int) -> NoReturn:
+    """Rate-limit the current job's queue for ``ms`` ms and put this job back (BullMQ's
+    ``worker.rateLimit(ms)`` + ``throw Worker.RateLimitError()``).
+
+    The job returns to the front of wait without spending an attempt; the worker fetches again
+    once the limit expires. Workers with a limiter (``LIMITER_MAX``, or a global rate limit)
+    pause too.
+
+    Raises:
+        RateLimitError: always (let it propagate). ValueError: ``ms`` not an int >= 1.
+        BullqError: called outside a running task.
+    """
+    _limited_queue().rate_limit(ms)
+    raise RateLimitError()
+
+
+async def arate_limit(ms: int) -> NoReturn:
+    """Async twin of :func:`rate_limit`, for ``async def`` tasks."""
+    await _limited_queue().arate_limit(ms)
+    raise RateLimitError()
+
+
 # --- the worker side -----------------------------------------------------------------------
 
 
@@ -415,5 +444,5 @@ async def _run_async(task_: Task, job: Job, args: list[Any], kwargs: dict[str, A
         await sync_to_async(after_job)(job)
 
 
-__all__ = ["PendingEnqueue", "Task", "TaskRegistry", "TaskRegistryError", "current_job",
-           "process_job", "registry", "task"]
+__all__ = ["PendingEnqueue", "Task", "TaskRegistry", "TaskRegistryError", "arate_limit",
+           "current_job", "process_job", "rate_limit", "registry", "task"]

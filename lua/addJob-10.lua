@@ -21,12 +21,17 @@
   ARGV[10] parentKey   full parent job key, "" for none
   ARGV[11] parent      JSON {"id", "queueKey", ...}, "" for none
 
+  Deduplication (opts.de, protocol §5.14; includes/deduplicateJob.lua): keys `de:<id>` and
+  `dn:<id>` are derived from keyPrefix; the new job gets `deid`.
+
   Returns
-    jobId (string)  the new job's id, or the existing job's id for a duplicate custom id
+    jobId (string)  the new job's id, or the existing job's id for a duplicate custom id,
+                    or the id of the job owning the deduplication id when the add is absorbed
     -5              parentKey given but the parent job does not exist (nothing written)
 
   Events: added (jobId, name); then waiting (jobId) or delayed (jobId, delay = due ms);
-          duplicated (jobId) when the custom id exists already.
+          duplicated (jobId) when the custom id exists already; deduplicated (jobId,
+          deduplicationId, deduplicatedJobId) and removed (jobId, prev delayed) by deduplication.
 ]]
 -- @include getMaxEvents
 -- @include isQueuePausedOrMaxed
@@ -34,6 +39,7 @@
 -- @include addDelayMarker
 -- @include getDelayedScore
 -- @include addJobWithPriority
+-- @include deduplicateJob
 local keyPrefix = ARGV[1]
 local parentKey = ARGV[10]
 if parentKey ~= "" and redis.call("EXISTS", parentKey) == 0 then
@@ -51,6 +57,12 @@ local jobKey = keyPrefix .. jobId
 if redis.call("EXISTS", jobKey) == 1 then
   redis.call("XADD", KEYS[8], "MAXLEN", "~", maxEvents, "*", "event", "duplicated", "jobId", jobId)
   return jobId
+end
+
+local owner = deduplicateJob(keyPrefix, jobId, ARGV[5], ARGV[3], ARGV[4], parentKey, ARGV[11],
+  KEYS[8], KEYS[5], maxEvents, tonumber(ARGV[6]), tonumber(ARGV[7]) or 0)
+if owner then
+  return owner
 end
 
 local timestamp = tonumber(ARGV[6])

@@ -32,6 +32,7 @@
 
   Events: completed (jobId, returnvalue, prev active) or failed (jobId, failedReason, prev active);
           retries-exhausted (jobId, attemptsMade) on failed with atm >= attempts;
+          added + waiting / delayed for a keepLastIfActive job parked in `dn:<deid>`;
           drained when wait, active and prioritized are empty (not after a fetch-next that
           found the queue paused or at global concurrency);
           fetch-next: waiting (jobId, prev delayed) per promoted job, active (jobId, prev waiting);
@@ -47,6 +48,7 @@
 -- @include removeJob
 -- @include releaseDeduplicationKey
 -- @include updateParentOnFinish
+-- @include requeueDeduplicatedNextJob
 local k = fetchKeys()
 local keyPrefix, jobId, now, target = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local jobKey = KEYS[13]
@@ -72,10 +74,11 @@ end
 if redis.call("LREM", k.active, -1, jobId) == 0 then
   return -3
 end
-releaseDeduplicationKey(keyPrefix, jobKey, jobId)
+local deid = releaseDeduplicationKey(keyPrefix, jobKey, jobId)
 
 local maxEvents = getMaxEvents(k.meta)
 redis.call("XTRIM", k.events, "MAXLEN", "~", maxEvents)
+requeueDeduplicatedNextJob(k, keyPrefix, deid, now, maxEvents)
 
 local field = "returnvalue"
 if target == "failed" then

@@ -154,3 +154,19 @@ class JobFailedError(BullqError):
         self.job_id = job_id
         self.failed_reason = failed_reason
         super().__init__(f"job {job_id} failed: {failed_reason}")
+
+
+#: The message BullMQ workers recognise a manual rate limit by (Node ``RATE_LIMIT_ERROR``).
+RATE_LIMIT_ERROR = "bullmq:rateLimitExceeded"
+
+
+class RateLimitError(BullqError):
+    """Raise inside a task after ``rate_limit(ms)``: the job goes back to wait, no attempt spent.
+
+    BullMQ name: ``RateLimitError`` (``Worker.RateLimitError()``); its message is
+    :data:`RATE_LIMIT_ERROR`, which is what Node workers test, so an exception with that message
+    is treated the same way.
+    """
+
+    def __init__(self, message: str = RATE_LIMIT_ERROR) -> None:
+        super().__init__(message)

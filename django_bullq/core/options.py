@@ -105,6 +105,9 @@ class JobOptions:
             (BullMQ ``failParentOnFailure`` ``fpof`` / ``continueParentOnFailure`` ``cpof`` /
             ``ignoreDependencyOnFailure`` ``idof`` / ``removeDependencyOnFailure`` ``rdof``);
             at most one may be set.
+        deduplication: ``{"id": str, "ttl": ms, "extend": bool, "replace": bool,
+            "keep_last_if_active": bool, "reschedule": bool}`` (BullMQ ``deduplication``, stored ``de``); see
+            docs/deduplication.md. camelCase keys (``keepLastIfActive``) are accepted too.
     """
 
     job_id: str | None = None
@@ -124,6 +127,7 @@ class JobOptions:
     continue_parent_on_failure: bool = False
     ignore_dependency_on_failure: bool = False
     remove_dependency_on_failure: bool = False
+    deduplication: dict[str, Any] | None = None
 
     def merged(self, **overrides: Any) -> JobOptions:
         """A copy with ``overrides`` applied; unknown names raise ``TypeError``."""
@@ -150,6 +154,8 @@ class JobOptions:
         if self.keep_logs is not None and self.keep_logs < 0:
             raise ValueError("keep_logs must be >= 0")
         validate_parent_options(self)
+        if self.deduplication is not None:
+            normalize_deduplication(self.deduplication)
 
     def to_stored(self, delay_ms: int) -> dict[str, Any]:
         """BullMQ's ``opts`` dict (public names, short keys where BullMQ shortens them)."""
@@ -179,7 +185,55 @@ class JobOptions:
         for attr, short in PARENT_FLAGS.items():
             if getattr(self, attr):
                 opts[short] = True
+        if self.deduplication is not None:
+            opts["de"] = normalize_deduplication(self.deduplication)
         return opts
+
+
+#: ``deduplication`` keys (snake_case or BullMQ camelCase) -> stored camelCase key.
+_DEDUP_KEYS = {"id": "id", "ttl": "ttl", "extend": "extend", "replace": "replace",
+               "keep_last_if_active": "keepLastIfActive", "keepLastIfActive": "keepLastIfActive",
+               "reschedule": "reschedule"}
+
+
+def normalize_deduplication(value: Any) -> dict[str, Any]:
+    """The ``deduplication`` option as BullMQ stores it under ``opts.de``.
+
+    Args:
+        value: ``{"id": non-empty str, "ttl": ms > 0 (optional), "extend": bool,
+            "replace": bool, "keep_last_if_active": bool, "reschedule": bool}`` (camelCase
+            accepted).
+
+    Returns:
+        ``{"id", "ttl"?, "extend"?, "replace"?, "keepLastIfActive"?, "reschedule"?}`` without
+        false flags.
+
+    Raises:
+        ValueError: not a dict, unknown key, missing/empty id, bad ttl or flag.
+    """
+    if not isinstance(value, dict):
+        raise ValueError("deduplication must be a dict like {'id': 'order-7', 'ttl': 5000}")
+    unknown = set(value) - set(_DEDUP_KEYS)
+    if unknown:
+        raise ValueError(f"unknown deduplication key(s): {', '.join(sorted(unknown))}")
+    dedup_id = value.get("id")
+    if not isinstance(dedup_id, str) or not dedup_id:
+        raise ValueError("deduplication needs a non-empty string 'id'")
+    stored: dict[str, Any] = {"id": dedup_id}
+    ttl = value.get("ttl")
+    if ttl is not None:
+        if isinstance(ttl, bool) or not isinstance(ttl, int) or ttl <= 0:
+            raise ValueError("deduplication 'ttl' must be an int > 0 (ms)")
+        stored["ttl"] = ttl
+    for key, target in _DEDUP_KEYS.items():
+        if key in ("id", "ttl") or key not in value:
+            continue
+        flag = value[key]
+        if not isinstance(flag, bool):
+            raise ValueError(f"deduplication {key!r} must be a bool")
+        if flag:
+            stored[target] = True
+    return stored
 
 
 _FROM_STORED = {

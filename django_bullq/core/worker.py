@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import backoff
-from .errors import BullqError, ScriptError, SerializationError, UnrecoverableError
-from .errors import WaitingChildrenError  # flows: step jobs (docs/flows.md)
+from .errors import (RATE_LIMIT_ERROR, BullqError, RateLimitError, ScriptError,
+                     SerializationError, UnrecoverableError, WaitingChildrenError)
 from .job import Job
 from .options import normalize_keep, now_ms
 from .queue import Queue
@@ -94,6 +94,8 @@ class Worker:
         self.opts = options or WorkerOptions()
         if self.opts.concurrency < 1:
             raise ValueError("concurrency must be >= 1")
+        if self.opts.limiter_max > 0 and self.opts.limiter_duration <= 0:
+            raise ValueError("limiter_max needs limiter_duration > 0 (ms), as BullMQ's limiter")
         self.hooks = list(hooks)
         self.id = uuid.uuid4().hex
         self._token_seq = 0
@@ -111,6 +113,8 @@ class Worker:
         self._is_async = inspect.iscoroutinefunction(processor)
         self.processed = 0
         self.failed = 0
+        #: monotonic time (s) before which this worker does not fetch (manual rate limit)
+        self._limit_until = 0.0
 
     # --- public control --------------------------------------------------------------------
 
@@ -200,6 +204,10 @@ class Worker:
                 continue
             if len(self._slots) >= self.opts.concurrency:
                 await self._wait_slot()
+                continue
+            limited = self._limit_until - asyncio.get_running_loop().time()
+            if limited > 0:
+                await self._sleep_unless_woken(min(limited, MAX_RATE_LIMIT_WAIT_S))
                 continue
             try:
                 job, rate_ttl, due = await self._fetch()
@@ -360,6 +368,9 @@ class Worker:
             except WaitingChildrenError:
                 return None  # the task moved its job to waiting-children itself
             except Exception as exc:  # noqa: BLE001 - every task error fails the attempt only
+                if isinstance(exc, RateLimitError) or _reason(exc) == RATE_LIMIT_ERROR:
+                    await self._move_limited_back(job)
+                    return None
                 return await self._handle_failure(job, exc)
             return await self._finish(job, "completed", value)
         except ScriptError as exc:
@@ -465,7 +476,8 @@ class Worker:
                       stacktrace: str = "") -> Job | None:
         q = self.queue
         count, age, limit = self._keep(job, target)
-        fetch_next = not (self._closing or self._paused_locally)
+        fetch_next = not (self._closing or self._paused_locally) and (
+            self._limit_until <= asyncio.get_running_loop().time())
         token = job.token or "0"
         args = [q.keys.key_prefix, job.id, now_ms(), target, value, token, count, age, limit,
                 "1" if fetch_next else "0", self.opts.lock_duration, self.opts.limiter_max,
@@ -478,6 +490,35 @@ class Worker:
             nxt, _, _ = self._parse_fetch(reply, token)
             return nxt
         return None
+
+    # --- rate limiting (protocol §5.12) ----------------------------------------------------
+
+    def rate_limit(self, ms: int) -> None:
+        """Rate-limit this worker's queue for ``ms`` ms (BullMQ ``Worker.rateLimit``).
+
+        Call it from a processor, then raise :class:`RateLimitError`: the job goes back to the
+        front of wait without spending an attempt and this worker fetches nothing until the
+        limit expires. Other workers honour it when they have a limiter (``limiter_max`` or a
+        global rate limit), as in BullMQ.
+
+        Raises:
+            ValueError: ``ms`` not an int >= 1.
+        """
+        self.queue.rate_limit(ms)
+
+    async def arate_limit(self, ms: int) -> None:
+        """Async twin of :meth:`rate_limit` (for ``async def`` processors)."""
+        await self.queue.arate_limit(ms)
+
+    async def _move_limited_back(self, job: Job) -> None:
+        """The processor raised the rate-limit error: job back to wait, honour the limiter TTL."""
+        q = self.queue
+        ttl = await q.ascripts.arun("moveJobFromActiveToWait", q.fetch_keys(),
+                                    [q.keys.key_prefix, job.id, job.token or "0"], job_id=job.id)
+        if isinstance(ttl, int) and ttl > 0:
+            self._limit_until = asyncio.get_running_loop().time() + ttl / 1000
+        logger.info("worker %s: job %s (%s) rate limited; back to wait, fetching again in %d ms",
+                    q.name, job.id, job.name, ttl if isinstance(ttl, int) else 0)
 
     # --- periodic duties -------------------------------------------------------------------
 
