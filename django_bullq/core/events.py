@@ -51,6 +51,11 @@ def _id_tuple(stream_id: str) -> tuple[int, int]:
     return int(ms), int(seq or 0)
 
 
+def _prev(stream_id: tuple[int, int]) -> tuple[int, int]:
+    ms, seq = stream_id
+    return (ms, seq - 1) if seq > 0 else (ms - 1, 2**64 - 1)
+
+
 def next_id(stream_id: str) -> str:
     """The smallest stream id greater than ``stream_id``."""
     ms, seq = _id_tuple(stream_id)
@@ -87,11 +92,12 @@ class QueueEvents:
             client socket timeout; the loop simply blocks again).
         count: max entries per read.
 
-    Gap detection: after each read the reader asks ``XINFO STREAM`` for
-    ``max-deleted-entry-id`` (Redis >= 7.0). If an entry newer than the reader's last id was
-    deleted, it yields ``QueueEvent("gap", last, None, {"first": ..., "last": ...})`` before the
-    entries it did get, and logs a warning. On Redis < 7.0 it compares with the stream's first
-    entry instead (first > the reader's last id means the reader's position was trimmed).
+    Gap detection: after each read the reader asks ``XINFO STREAM`` for the stream's first
+    entry. If it is newer than the reader's last id + 1, entries the reader never saw were
+    trimmed: it yields ``QueueEvent("gap", last, None, {"first": ..., "last": ...})`` before
+    the entries it did get, and logs a warning. (Stream ids are not dense, so when trimming
+    stops exactly at the reader's position a gap of zero entries can be reported; a loss is
+    never silent.) Entries removed with XDEL are caught through ``max-deleted-entry-id``.
     """
 
     def __init__(self, queue: Queue, last_id: str = "$", block_ms: int = 1000,
@@ -118,25 +124,25 @@ class QueueEvents:
         return to_str(last[0][0]) or "0-0"
 
     def _gap(self, info: Any, first_seen: str | None) -> QueueEvent | None:
-        if self._from_start:
+        if self._from_start or not info:
             return None
-        info = {to_str(k): v for k, v in (info or {}).items()}
-        deleted = to_str(info.get("max-deleted-entry-id"))
-        first_entry = info.get("first-entry")
+        info = {to_str(k): v for k, v in info.items()}
         last_seen = _id_tuple(self.last_id)
-        if deleted is not None:
-            if _id_tuple(deleted) <= last_seen:
-                return None
-            last_missed = deleted
-        else:
-            first_id = to_str(first_entry[0]) if first_entry else None
-            if first_id is None or _id_tuple(first_id) <= last_seen:
-                return None
-            ms, seq = _id_tuple(first_id)
-            last_missed = f"{ms}-{seq - 1}" if seq > 0 else f"{ms - 1}-18446744073709551615"
-        if first_seen is not None and _id_tuple(last_missed) >= _id_tuple(first_seen):
-            ms, seq = _id_tuple(first_seen)
-            last_missed = f"{ms}-{seq - 1}" if seq > 0 else f"{ms - 1}-18446744073709551615"
+        missed: list[tuple[int, int]] = []
+        first_entry = info.get("first-entry")
+        if first_entry:
+            first_id = _id_tuple(to_str(first_entry[0]) or "0-0")
+            if first_id > _id_tuple(next_id(self.last_id)):
+                missed.append(_prev(first_id))
+        deleted = to_str(info.get("max-deleted-entry-id"))
+        if deleted is not None and _id_tuple(deleted) > last_seen:  # XDEL (Redis >= 7.0)
+            missed.append(_id_tuple(deleted))
+        if not missed:
+            return None
+        last = max(missed)
+        if first_seen is not None and last >= _id_tuple(first_seen):
+            last = _prev(_id_tuple(first_seen))
+        last_missed = f"{last[0]}-{last[1]}"
         first = next_id(self.last_id)
         self.gaps += 1
         logger.warning("events of queue %s were trimmed before this reader saw them: "
