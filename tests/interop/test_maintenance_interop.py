@@ -11,7 +11,8 @@ import redis
 
 from django_bullq import Queue
 from django_bullq.core.worker import WorkerOptions
-from tests.interop.helpers import Call, Node, run_our_worker_until
+from tests.interop.helpers import Call, Node, must_get, run_our_worker_until
+from tests.workerkit import dead_worker_fetch
 
 pytestmark = pytest.mark.interop
 
@@ -84,8 +85,6 @@ async def test_obliterate_across_libraries(queue: Queue, node: Node, r: redis.Re
 
 
 async def test_node_obliterate_refuses_our_active_job(queue: Queue, node: Node) -> None:
-    from tests.workerkit import dead_worker_fetch
-
     await queue.aadd("o", {})
     dead_worker_fetch(queue, lock_ms=60_000)
     report = node.run("maint", {"do": ["obliterate"]})
@@ -111,7 +110,7 @@ async def test_retry_jobs_across_libraries(queue: Queue, node: Node) -> None:
     done_results(node.run("maint", {"do": ["work:3:0"]}))
     assert queue.retry_jobs("failed") == 3
     for job_id in ids:
-        await (await queue.aget_job(job_id, required=True)).aupdate_data({})  # type: ignore[union-attr]
+        await must_get(queue, job_id).aupdate_data({})  # Node's worker now completes it
     report = node.run("maint", {"do": ["work:3:0"]})
     assert report["counts"]["completed"] == 7 and report["counts"]["failed"] == 0
 
