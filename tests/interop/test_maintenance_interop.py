@@ -145,3 +145,41 @@ async def test_node_job_retry_on_our_failed_job(queue: Queue, node: Node) -> Non
     calls: list[Call] = []
     await run_our_worker_until(queue, calls, 1, options=FAST)
     assert queue.get_job_state(c.id) == "completed" and calls[0].attempts_made == 1
+
+
+async def test_pypi_bullmq_maintenance_on_our_jobs(queue: Queue, redis_url: str,
+                                                  r: redis.Redis) -> None:
+    """PyPI bullmq 3.4.4's Queue.clean / retryJobs / promoteJobs / drain / obliterate and
+    Job.retry / updateData / changePriority on jobs we added and ran."""
+    import bullmq
+
+    theirs = bullmq.Queue(queue.name, {"connection": redis_url})
+    try:
+        for i in range(4):
+            await queue.aadd("p", {"fail_times": 1, "result": i})
+        await run_our_worker_until(queue, [], 4, options=FAST)
+        await theirs.retryJobs({"state": "failed"})
+        assert queue.get_job_counts("failed", "waiting") == {"failed": 0, "waiting": 4}
+        await run_our_worker_until(queue, [], 4, options=FAST)
+        removed = await theirs.clean(0, 3, "completed")
+        assert len(removed) == 3 and queue.get_job_counts("completed")["completed"] == 1
+
+        late = await queue.aadd("p", {}, delay=60_000)
+        await theirs.promoteJobs()
+        assert queue.get_job_state(late.id) == "waiting"
+        job = await bullmq.Job.fromId(theirs, late.id)
+        await job.updateData({"v": 1})
+        await job.changePriority({"priority": 2})
+        assert late.refresh().data == {"v": 1} and queue.get_job_state(late.id) == "prioritized"
+
+        (done_id,) = queue.get_job_ids("completed")
+        await (await bullmq.Job.fromId(theirs, done_id)).retry("completed")
+        assert queue.get_job_state(done_id) == "waiting"
+        await theirs.drain()
+        assert queue.get_job_counts("waiting", "prioritized") == {"waiting": 0, "prioritized": 0}
+        await queue.aadd("p", {})
+        await theirs.pause()
+        await theirs.obliterate()
+        assert list(r.scan_iter(queue.keys.key_prefix + "*")) == []
+    finally:
+        await theirs.close()
