@@ -42,6 +42,7 @@ _WORKER_TYPES: dict[str, tuple[tuple[type, ...], float | None]] = {
     "MAINTENANCE_INTERVAL": ((int,), 0),
     "REMOVE_ON_COMPLETE": ((bool, int, dict, type(None)), None),
     "REMOVE_ON_FAIL": ((bool, int, dict, type(None)), None),
+    "METRICS_MAX_DATA_POINTS": ((int,), 0),
 }
 
 

@@ -49,6 +49,7 @@ DEFAULTS: dict[str, Any] = {
         "MAINTENANCE_INTERVAL": 30_000,  # int ms: retention sweeps of completed/failed, 0 = off
         "REMOVE_ON_COMPLETE": None,  # bool | int | {"count", "age" (s), "limit"} | None
         "REMOVE_ON_FAIL": None,  # same shape as REMOVE_ON_COMPLETE
+        "METRICS_MAX_DATA_POINTS": 0,  # int: per-minute metrics points kept, 0 = off
     },
 }
 
@@ -63,6 +64,7 @@ WORKER_FIELDS: dict[str, str] = {
     "MAINTENANCE_INTERVAL": "maintenance_interval",
     "REMOVE_ON_COMPLETE": "remove_on_complete",
     "REMOVE_ON_FAIL": "remove_on_fail",
+    "METRICS_MAX_DATA_POINTS": "metrics_max_data_points",
 }
 
 #: Keys allowed in one ``BULLQ["QUEUES"][name]`` entry.

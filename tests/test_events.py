@@ -126,3 +126,15 @@ def test_sync_iterator_stops_on_close(queue: Queue) -> None:
         if len(names) == 2:
             reader.close()
     assert names == ["added", "waiting"] and time.monotonic() - started < 5
+
+
+async def test_deleted_entry_after_the_reader_is_a_gap(queue: Queue, r: Any) -> None:
+    queue.add("a", {})
+    reader = QueueEvents(queue, last_id="0", block_ms=10)
+    assert len(await reader.aread()) == 2
+    queue.add("b", {})
+    added_b = r.xrange(queue.keys["events"])[-2][0]
+    r.xdel(queue.keys["events"], added_b)  # XDEL, not trimming: caught by max-deleted-entry-id
+    events = await reader.aread()
+    assert [e.event for e in events] == ["gap", "waiting"]
+    assert events[0].fields["last"] == added_b

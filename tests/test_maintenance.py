@@ -187,3 +187,13 @@ async def test_no_metrics_without_the_option(queue: Queue, r: Any) -> None:
                     lambda: queue.get_job_counts("completed")["completed"] == 2)
     assert r.exists(queue.keys["metrics:completed"]) == 0
     assert queue.get_metrics("completed") == Metrics(0, 0, 0, [], 0)
+
+
+@pytest.mark.django_layer
+def test_metrics_setting_reaches_worker_options() -> None:
+    from django.test import override_settings
+
+    from django_bullq import conf
+
+    with override_settings(BULLQ={"WORKER": {"METRICS_MAX_DATA_POINTS": 1440}}):
+        assert conf.worker_options().metrics_max_data_points == 1440
