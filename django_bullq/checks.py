@@ -44,6 +44,7 @@ _WORKER_TYPES: dict[str, tuple[tuple[type, ...], float | None]] = {
     "REMOVE_ON_FAIL": ((bool, int, dict, type(None)), None),
     "LIMITER_MAX": ((int,), 0),
     "LIMITER_DURATION": ((int,), 0),
+    "METRICS_MAX_DATA_POINTS": ((int,), 0),
 }
 
 

@@ -51,6 +51,7 @@ DEFAULTS: dict[str, Any] = {
         "REMOVE_ON_FAIL": None,  # same shape as REMOVE_ON_COMPLETE
         "LIMITER_MAX": 0,  # int: rate limit, jobs per LIMITER_DURATION per queue; 0 = none
         "LIMITER_DURATION": 0,  # int ms: rate-limit window (limiter.duration), > 0 with a max
+        "METRICS_MAX_DATA_POINTS": 0,  # int: per-minute metrics points kept, 0 = off
     },
 }
 
@@ -67,6 +68,7 @@ WORKER_FIELDS: dict[str, str] = {
     "REMOVE_ON_FAIL": "remove_on_fail",
     "LIMITER_MAX": "limiter_max",
     "LIMITER_DURATION": "limiter_duration",
+    "METRICS_MAX_DATA_POINTS": "metrics_max_data_points",
 }
 
 #: Keys allowed in one ``BULLQ["QUEUES"][name]`` entry.

@@ -22,6 +22,8 @@
   ARGV[14] workerName       (fetch-next) `pb` field
   ARGV[15] attempts         job opts.attempts, for retries-exhausted
   ARGV[16] stacktrace       JSON array text, "" to leave the field alone (failed only)
+  ARGV[17] maxMetricsSize   per-minute metrics points kept (worker metrics.maxDataPoints);
+                            absent, "" or 0 = metrics off (keys metrics:<target>[:data])
 
   Returns
     0                         finished, nothing fetched
@@ -49,6 +51,7 @@
 -- @include releaseDeduplicationKey
 -- @include updateParentOnFinish
 -- @include requeueDeduplicatedNextJob
+-- @include collectMetrics
 local k = fetchKeys()
 local keyPrefix, jobId, now, target = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local jobKey = KEYS[13]
@@ -104,6 +107,7 @@ if target == "failed" and attemptsMade >= (tonumber(ARGV[15]) or 0) then
   redis.call("XADD", k.events, "*", "event", "retries-exhausted", "jobId", jobId,
     "attemptsMade", attemptsMade)
 end
+collectMetrics(keyPrefix, target, ARGV[17], now)
 
 if ARGV[10] == "1" then
   local fetched = fetchNextJob(k, keyPrefix, ARGV[6], tonumber(ARGV[11]), now, tonumber(ARGV[12]),

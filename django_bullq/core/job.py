@@ -329,6 +329,52 @@ class Job:
         from .flow import amove_to_waiting_children
 
         return await amove_to_waiting_children(self, child_key)
+    # --- maintenance (django_bullq.core.maintenance) ---------------------------------------
+
+    def retry(self, state: str = "failed", reset_attempts_made: bool = False,
+              reset_attempts_started: bool = False) -> None:
+        """Run this failed/completed job again (BullMQ ``job.retry``). Raises JobNotInState
+        when it is not in ``state``. See :func:`~django_bullq.core.maintenance.retry_job`."""
+        from . import maintenance
+        maintenance.retry_job(self, state, reset_attempts_made, reset_attempts_started)
+
+    async def aretry(self, state: str = "failed", reset_attempts_made: bool = False,
+                     reset_attempts_started: bool = False) -> None:
+        """Async twin of :meth:`retry`."""
+        from . import maintenance
+        await maintenance.aretry_job(self, state, reset_attempts_made, reset_attempts_started)
+
+    def change_priority(self, priority: int, lifo: bool = False) -> None:
+        """New priority (0 none, 1 most urgent); a waiting job is re-queued under it (BullMQ
+        ``changePriority``)."""
+        from . import maintenance
+        maintenance.change_priority(self, priority, lifo)
+
+    async def achange_priority(self, priority: int, lifo: bool = False) -> None:
+        """Async twin of :meth:`change_priority`."""
+        from . import maintenance
+        await maintenance.achange_priority(self, priority, lifo)
+
+    def change_delay(self, delay_ms: Any) -> None:
+        """Run this delayed job ``delay_ms`` ms from now (BullMQ ``changeDelay``). Raises
+        JobNotInState when it is not delayed."""
+        from . import maintenance
+        maintenance.change_delay(self, delay_ms)
+
+    async def achange_delay(self, delay_ms: Any) -> None:
+        """Async twin of :meth:`change_delay`."""
+        from . import maintenance
+        await maintenance.achange_delay(self, delay_ms)
+
+    def update_data(self, data: Any) -> None:
+        """Replace the job's data with a JSON value (BullMQ ``updateData``)."""
+        from . import maintenance
+        maintenance.update_data(self, data)
+
+    async def aupdate_data(self, data: Any) -> None:
+        """Async twin of :meth:`update_data`."""
+        from . import maintenance
+        await maintenance.aupdate_data(self, data)
 
 
 def _as_dict(raw: Any) -> dict[str, str]:

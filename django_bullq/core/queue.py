@@ -645,3 +645,73 @@ class Queue:
     async def aremove_deduplication_key(self, dedup_id: str) -> int:
         """Async twin of :meth:`remove_deduplication_key`."""
         return int(await self.aclient.delete(self.keys.de(dedup_id)))
+    # --- maintenance (django_bullq.core.maintenance) ---------------------------------------
+
+    def promote_jobs(self, count: int = 1000) -> int:
+        """Promote every delayed job now, ``count`` per call; returns how many (BullMQ
+        ``promoteJobs``). See :func:`~django_bullq.core.maintenance.promote_jobs`."""
+        from . import maintenance
+        return maintenance.promote_jobs(self, count)
+
+    async def apromote_jobs(self, count: int = 1000) -> int:
+        """Async twin of :meth:`promote_jobs`."""
+        from . import maintenance
+        return await maintenance.apromote_jobs(self, count)
+
+    def retry_jobs(self, state: str = "failed", count: int = 1000,
+                   timestamp: int | None = None) -> int:
+        """Failed/completed jobs finished at or before ``timestamp`` ms back to wait; returns
+        how many (BullMQ ``retryJobs``). See :func:`~django_bullq.core.maintenance.retry_jobs`."""
+        from . import maintenance
+        return maintenance.retry_jobs(self, state, count, timestamp)
+
+    async def aretry_jobs(self, state: str = "failed", count: int = 1000,
+                          timestamp: int | None = None) -> int:
+        """Async twin of :meth:`retry_jobs`."""
+        from . import maintenance
+        return await maintenance.aretry_jobs(self, state, count, timestamp)
+
+    def clean(self, grace_ms: Any, limit: int = 0, state: str = "completed") -> list[str]:
+        """Remove jobs of ``state`` older than ``grace_ms`` ms, at most ``limit`` (0 = all);
+        returns their ids (BullMQ ``clean``). See :func:`~django_bullq.core.maintenance.clean`."""
+        from . import maintenance
+        return maintenance.clean(self, grace_ms, limit, state)
+
+    async def aclean(self, grace_ms: Any, limit: int = 0, state: str = "completed") -> list[str]:
+        """Async twin of :meth:`clean`."""
+        from . import maintenance
+        return await maintenance.aclean(self, grace_ms, limit, state)
+
+    def drain(self, delayed: bool = False) -> int:
+        """Remove all waiting (and, if asked, delayed) jobs; returns how many (BullMQ
+        ``drain``). See :func:`~django_bullq.core.maintenance.drain`."""
+        from . import maintenance
+        return maintenance.drain(self, delayed)
+
+    async def adrain(self, delayed: bool = False) -> int:
+        """Async twin of :meth:`drain`."""
+        from . import maintenance
+        return await maintenance.adrain(self, delayed)
+
+    def obliterate(self, force: bool = False, count: int = 1000) -> None:
+        """Pause, then delete the queue with all its jobs in batches of ``count`` (BullMQ
+        ``obliterate``). Raises ActiveJobsError unless ``force``. See
+        :func:`~django_bullq.core.maintenance.obliterate`."""
+        from . import maintenance
+        maintenance.obliterate(self, force, count)
+
+    async def aobliterate(self, force: bool = False, count: int = 1000) -> None:
+        """Async twin of :meth:`obliterate`."""
+        from . import maintenance
+        await maintenance.aobliterate(self, force, count)
+
+    def get_metrics(self, kind: str, start: int = 0, end: int = -1) -> Any:
+        """Per-minute ``"completed"``/``"failed"`` counts as a
+        :class:`~django_bullq.core.maintenance.Metrics` (BullMQ ``getMetrics``)."""
+        from . import maintenance
+        return maintenance.get_metrics(self, kind, start, end)
+
+    async def aget_metrics(self, kind: str, start: int = 0, end: int = -1) -> Any:
+        """Async twin of :meth:`get_metrics`."""
+        from . import maintenance
+        return await maintenance.aget_metrics(self, kind, start, end)

@@ -57,6 +57,8 @@ class WorkerOptions:
         max_data_bytes: jobs whose ``data`` is larger fail with a readable reason.
         grace_period: s that active jobs get to finish after a stop signal.
         maintenance_interval: ms between retention sweeps of completed/failed (0 = off).
+        metrics_max_data_points: per-minute completed/failed counts kept in BullMQ's metrics
+            keys, 0 = off [metrics.maxDataPoints]; read them with ``Queue.get_metrics``.
     """
 
     concurrency: int = 1
@@ -72,6 +74,7 @@ class WorkerOptions:
     max_data_bytes: int = 64 * 1024 * 1024
     grace_period: float = 30.0
     maintenance_interval: int = 30_000
+    metrics_max_data_points: int = 0
 
 
 class Worker:
@@ -481,7 +484,8 @@ class Worker:
         token = job.token or "0"
         args = [q.keys.key_prefix, job.id, now_ms(), target, value, token, count, age, limit,
                 "1" if fetch_next else "0", self.opts.lock_duration, self.opts.limiter_max,
-                self.opts.limiter_duration, self.opts.name, job.attempts, stacktrace]
+                self.opts.limiter_duration, self.opts.name, job.attempts, stacktrace,
+                self.opts.metrics_max_data_points]
         reply = await q.ascripts.arun("moveToFinished", [*q.fetch_keys(), q.keys[target],
                                                          q.keys.job(job.id)], args, job_id=job.id)
         if target == "completed":
