@@ -50,6 +50,10 @@ DEFAULTS: dict[str, Any] = {
         "REMOVE_ON_COMPLETE": None,  # bool | int | {"count", "age" (s), "limit"} | None
         "REMOVE_ON_FAIL": None,  # same shape as REMOVE_ON_COMPLETE
     },
+    # dict: scheduler id -> {"queue", "task" (registered task name) or "name" (job name),
+    # "every" (int ms) or "cron" (+ "tz"), "args", "kwargs", "data", "options", "limit"};
+    # upserted when `runworker` starts (docs/schedulers.md).
+    "SCHEDULERS": {},
 }
 
 #: ``BULLQ["WORKER"]`` key -> :class:`~django_bullq.core.worker.WorkerOptions` field.
