@@ -51,7 +51,8 @@ DEFAULTS: dict[str, Any] = {
         "REMOVE_ON_FAIL": None,  # same shape as REMOVE_ON_COMPLETE
     },
     # dict: scheduler id -> {"queue", "task" (registered task name) or "name" (job name),
-    # "every" (int ms) or "cron" (+ "tz"), "args", "kwargs", "data", "options", "limit"};
+    # "every" (int ms) or "cron" (+ "tz"), "args", "kwargs", "data", "options", "limit",
+    # "start_date" / "end_date" (ms)};
     # upserted when `runworker` starts (docs/schedulers.md).
     "SCHEDULERS": {},
 }

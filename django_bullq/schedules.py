@@ -24,7 +24,7 @@ logger = logging.getLogger("django_bullq.schedules")
 
 #: Keys of one ``BULLQ["SCHEDULERS"][id]`` entry.
 ENTRY_KEYS = ("queue", "task", "name", "every", "cron", "tz", "args", "kwargs", "data",
-              "options", "limit")
+              "options", "limit", "start_date", "end_date")
 
 
 def find_task(name: str) -> Task | None:
@@ -78,7 +78,8 @@ def entry_call(scheduler_id: str, entry: dict[str, Any]
         raise ConfigurationError(f"BULLQ['SCHEDULERS'][{scheduler_id!r}]: give exactly one of "
                                  "'task' (a registered task name) or 'name' (a job name)")
     repeat = {"every": entry.get("every"), "pattern": entry.get("cron"), "tz": entry.get("tz"),
-              "limit": entry.get("limit")}
+              "limit": entry.get("limit"), "start_date": entry.get("start_date"),
+              "end_date": entry.get("end_date")}
     if "task" in entry:
         task_ = find_task(entry["task"])
         if task_ is None:

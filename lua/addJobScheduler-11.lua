@@ -5,10 +5,10 @@
   of S that has not started (delayed / wait / prioritized) is removed first; an active or
   finished one is left alone. Atomic, so concurrent upserts of one id leave one pending run.
 
-  First iteration M (every): startDate if later than now; else the aligned slot
-  floor(now / every) * every + offset when an offset is given (ARGV[14]) or kept from an earlier
-  upsert with the same `every` (never earlier than the pending iteration being replaced);
-  else now. If `repeat:S:M` exists, the next slots M + every are tried (32 at most).
+  First iteration M (every): startDate if later than now; else, when `every` is unchanged and
+  an iteration is pending, that iteration's time (an upsert does not move or skip it); else the
+  aligned slot floor(now / every) * every + offset when an offset is given (ARGV[14]) or kept
+  from an earlier upsert with the same `every` (never earlier than the current score); else now. If `repeat:S:M` exists, the next slots M + every are tried (32 at most).
   Stored offset = M mod every. For a cron pattern M is computed by the client (ARGV[4]).
 
   KEYS[1] repeat (zset)  KEYS[2] wait  KEYS[3] paused  KEYS[4] meta  KEYS[5] id  KEYS[6] delayed
@@ -31,6 +31,8 @@
 
   Returns
     {jobId, delay}  the pending iteration's id and its delay (ms, >= 0)
+    0               limit reached: S exists, has created `limit` iterations (ic) and none is
+                    pending, so an upsert (e.g. at every worker start) does not restart it
     -10             pattern: iteration `repeat:S:M` exists already and has started (nothing written)
     -11             every: 32 consecutive slots hold started iterations (nothing written)
 
@@ -64,6 +66,10 @@ local function isFree(millis)
 end
 
 local old = redis.call("HMGET", schedulerKey, "ic", "offset", "every")
+local limit = tonumber(ARGV[11])
+if limit and prevScore and not pendingId and tonumber(old[1] or 0) >= limit then
+  return 0
+end
 local millis
 local offset = nil
 if every then
@@ -76,6 +82,8 @@ if every then
   local startDate = tonumber(ARGV[12])
   if startDate and startDate > now then
     millis = startDate
+  elseif pendingId and keptOffset and not givenOffset then
+    millis = tonumber(prevScore)
   elseif givenOffset or keptOffset then
     millis = math.floor(now / every) * every + (givenOffset or keptOffset)
     if not givenOffset and prevScore and tonumber(prevScore) > millis then

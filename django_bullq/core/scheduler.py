@@ -253,8 +253,9 @@ class JobSchedulerMixin:
                 datetimes. immediately: cron only, first run now instead of the next tick.
 
         Returns:
-            The pending iteration :class:`Job`, or None when ``end_date`` has passed or the
-            pattern has no occurrence before it (nothing is written).
+            The pending iteration :class:`Job`, or None (nothing is written) when
+            ``end_date`` has passed, the pattern has no occurrence before it, or the
+            scheduler exists and has already created ``limit`` iterations, none pending.
 
         Raises:
             ValueError / TypeError: bad options. SerializationError: data not JSON.
@@ -266,8 +267,10 @@ class JobSchedulerMixin:
             "immediately": immediately})
         if call is None:
             return None
-        job_id, _delay = self.scripts.run("addJobScheduler", *call)
-        return self.get_job(str(to_str(job_id)))
+        reply = self.scripts.run("addJobScheduler", *call)
+        if not isinstance(reply, list):
+            return None  # limit reached, nothing pending: the schedule stays over
+        return self.get_job(str(to_str(reply[0])))
 
     async def aupsert_job_scheduler(self, scheduler_id: str, repeat: dict[str, Any],
                                     template: dict[str, Any] | None = None, *,
@@ -280,8 +283,10 @@ class JobSchedulerMixin:
             "immediately": immediately})
         if call is None:
             return None
-        job_id, _delay = await self.ascripts.arun("addJobScheduler", *call)
-        return await self.aget_job(str(to_str(job_id)))
+        reply = await self.ascripts.arun("addJobScheduler", *call)
+        if not isinstance(reply, list):
+            return None  # limit reached, nothing pending: the schedule stays over
+        return await self.aget_job(str(to_str(reply[0])))
 
     def get_job_scheduler(self, scheduler_id: str) -> JobScheduler | None:
         """The scheduler ``scheduler_id``, or None (BullMQ ``getJobScheduler``)."""

@@ -78,3 +78,11 @@ def test_pattern_uses_client_millis_and_collision_is_minus_10(lq: LuaQueue) -> N
 def test_iteration_with_priority_goes_to_prioritized(lq: LuaQueue) -> None:
     upsert(lq, every=1000, opts='{"priority":3}')
     assert [m for m, _ in lq.zset("prioritized")] == [f"repeat:s:{NOW}"]
+
+
+def test_exhausted_limit_is_not_restarted_by_an_upsert(lq: LuaQueue) -> None:
+    upsert(lq, every=1000, limit=1)
+    lq.r.rpoplpush(lq.keys["wait"], lq.keys["active"])  # the only iteration started
+    assert upsert(lq, every=1000, limit=1, now=NOW + 50) == 0
+    assert lq.zset("delayed") == [] and lq.lst("wait") == []
+    assert upsert(lq, every=1000, limit=2, now=NOW + 60)[0] == f"repeat:s:{NOW + 1000}"
