@@ -177,3 +177,29 @@ async def test_async_twins(queue: Queue) -> None:
     job = await queue.aupsert_job_scheduler("tw", {"every": 5000}, {"name": "n"})
     assert job is not None
     assert [s.id for s in await queue.aget_job_schedulers()] == ["tw"]
+
+
+def test_exhausted_limit_upsert_returns_none_and_datetime_dates(queue: Queue) -> None:
+    job = queue.upsert_job_scheduler("once", {"every": 1000}, limit=1)
+    assert job is not None
+    queue.client.rpoplpush(queue.keys["wait"], queue.keys["active"])  # it started
+    assert queue.upsert_job_scheduler("once", {"every": 1000}, limit=1) is None
+    start = datetime.fromtimestamp(time.time() + 60, tz=UTC).replace(microsecond=0)
+    later = queue.upsert_job_scheduler("dt", {"every": 1000}, start_date=start)
+    assert later is not None and later.id == f"repeat:dt:{int(start.timestamp() * 1000)}"
+    with pytest.raises(ValueError):
+        queue.upsert_job_scheduler("naive", {"every": 1000}, start_date=datetime(2030, 1, 1))
+
+
+@pytest.mark.parametrize("code", [-10, -11])
+def test_scheduler_codes_raise_typed_errors(queue: Queue, code: int) -> None:
+    from django_bullq.core.errors import (SchedulerIterationExists, SchedulerSlotsBusy,
+                                          script_error)
+    err = script_error(code, "repeat:s:1", "addJobScheduler")
+    assert isinstance(err, {-10: SchedulerIterationExists, -11: SchedulerSlotsBusy}[code])
+    if code == -10:
+        nxt = next_cron_millis("0 0 1 1 *", int(time.time() * 1000))  # next New Year, UTC
+        queue.client.hset(queue.keys.job(f"repeat:c:{nxt}"), "name", "started")
+        with pytest.raises(SchedulerIterationExists):
+            queue.upsert_job_scheduler("c", {"pattern": "0 0 1 1 *"})
+        assert queue.get_job_scheduler("c") is None
