@@ -8,8 +8,9 @@
   First iteration M (every): startDate if later than now; else, when `every` is unchanged and
   an iteration is pending, that iteration's time (an upsert does not move or skip it); else the
   aligned slot floor(now / every) * every + offset when an offset is given (ARGV[14]) or kept
-  from an earlier upsert with the same `every` (never earlier than the current score); else now. If `repeat:S:M` exists, the next slots M + every are tried (32 at most).
-  Stored offset = M mod every. For a cron pattern M is computed by the client (ARGV[4]).
+  from an earlier upsert with the same `every` (never earlier than the current score); else
+  now. If `repeat:S:M` exists, the next slots M + every are tried (32 at most). Stored
+  offset = M mod every. For a cron pattern M is computed by the client (ARGV[4]).
 
   KEYS[1] repeat (zset)  KEYS[2] wait  KEYS[3] paused  KEYS[4] meta  KEYS[5] id  KEYS[6] delayed
   KEYS[7] prioritized    KEYS[8] pc    KEYS[9] events  KEYS[10] marker          KEYS[11] active
