@@ -20,7 +20,7 @@ from .conf import (
     WORKER_FIELDS,
     user_config,
 )
-from .core.errors import InvalidNameError
+from .core.errors import BullqError, InvalidNameError
 from .core.keys import validate_queue_name
 from .core.options import JobOptions
 
@@ -252,6 +252,33 @@ def check_runworker_command(app_configs: Any = None, **kwargs: Any) -> list[Chec
     return []
 
 
+def check_schedulers(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """E010 a ``BULLQ["SCHEDULERS"]`` entry that ``runworker`` could not upsert."""
+    from .core.options import now_ms
+    from .core.scheduler import _repeat_args, _template_opts
+    from .core.serialization import dumps
+    from .schedules import entry_call
+
+    raw = _settings()
+    schedulers = raw.get("SCHEDULERS", {}) if raw is not None else {}
+    hint = "See docs/schedulers.md."
+    if not isinstance(schedulers, dict):
+        return [_error(10, "BULLQ['SCHEDULERS'] must be a dict of id -> entry.", hint)]
+    errors: list[CheckMessage] = []
+    for scheduler_id, entry in schedulers.items():
+        try:
+            if not isinstance(scheduler_id, str) or not scheduler_id:
+                raise ValueError("the id must be a non-empty string")
+            queue, repeat, template = entry_call(scheduler_id, entry)
+            validate_queue_name(queue)
+            _repeat_args(scheduler_id, repeat, now_ms())
+            _template_opts(template.get("opts"))
+            dumps(template.get("data"), "data")
+        except (BullqError, ValueError, TypeError) as exc:
+            errors.append(_error(10, f"BULLQ['SCHEDULERS'][{scheduler_id!r}]: {exc}", hint))
+    return errors
+
+
 #: Every check, in the order they are registered.
 ALL_CHECKS: tuple[Callable[..., list[CheckMessage]], ...] = (
     check_settings_shape,
@@ -260,4 +287,5 @@ ALL_CHECKS: tuple[Callable[..., list[CheckMessage]], ...] = (
     check_default_queue,
     check_task_queues,
     check_runworker_command,
+    check_schedulers,
 )

@@ -53,6 +53,11 @@ DEFAULTS: dict[str, Any] = {
         "LIMITER_DURATION": 0,  # int ms: rate-limit window (limiter.duration), > 0 with a max
         "METRICS_MAX_DATA_POINTS": 0,  # int: per-minute metrics points kept, 0 = off
     },
+    # dict: scheduler id -> {"queue", "task" (registered task name) or "name" (job name),
+    # "every" (int ms) or "cron" (+ "tz"), "args", "kwargs", "data", "options", "limit",
+    # "start_date" / "end_date" (ms)};
+    # upserted when `runworker` starts (docs/schedulers.md).
+    "SCHEDULERS": {},
 }
 
 #: ``BULLQ["WORKER"]`` key -> :class:`~django_bullq.core.worker.WorkerOptions` field.

@@ -237,6 +237,39 @@ class Task:
             dumps(value, f"argument {key!r} (keyword) of task {self.name!r}")
         return {"args": list(args), "kwargs": dict(kwargs)}, dict(self.job_options)
 
+    # --- job schedulers --------------------------------------------------------------------
+
+    def schedule(self, scheduler_id: str, *, every: int | None = None, cron: str | None = None,
+                 tz: str | None = None, args: Any = (), kwargs: Any = None,
+                 **repeat: Any) -> Job | None:
+        """Create or replace job scheduler ``scheduler_id`` that runs this task repeatedly.
+
+        Args:
+            every: ms between runs; or cron: a cron pattern (6 fields = seconds first) read in
+                ``tz`` (IANA name, default UTC). args / kwargs: the call (raw tasks: one value).
+            repeat: ``limit``, ``start_date`` / ``end_date`` (ms or aware datetime),
+                ``immediately``, ``offset`` (ms) — see ``Queue.upsert_job_scheduler``.
+
+        Returns:
+            The pending iteration job, or None when the schedule is already over.
+
+        Raises:
+            ValueError / TypeError: bad schedule. SerializationError: arguments not JSON.
+        """
+        from .schedules import schedule
+
+        return schedule(self, scheduler_id, every=every, cron=cron, tz=tz, args=args,
+                        kwargs=kwargs, **repeat)
+
+    async def aschedule(self, scheduler_id: str, *, every: int | None = None,
+                        cron: str | None = None, tz: str | None = None, args: Any = (),
+                        kwargs: Any = None, **repeat: Any) -> Job | None:
+        """Async twin of :meth:`schedule`."""
+        from .schedules import aschedule
+
+        return await aschedule(self, scheduler_id, every=every, cron=cron, tz=tz, args=args,
+                               kwargs=kwargs, **repeat)
+
     # --- running ---------------------------------------------------------------------------
 
     def signature(self) -> inspect.Signature:

@@ -50,4 +50,6 @@ BULLQ = {
     "DEFAULT_QUEUE": "default",
     # runworker subprocesses started by tests may get short lock / stalled intervals (case B10)
     "WORKER": json.loads(os.environ.get("BULLQ_TEST_WORKER", "{}")),
+    # runworker subprocesses started by the scheduler tests (case B16) declare schedulers
+    "SCHEDULERS": json.loads(os.environ.get("BULLQ_TEST_SCHEDULERS", "{}")),
 }

@@ -99,6 +99,20 @@ class FailedChildren(ScriptError):
         return "job has failed children"
 
 
+class SchedulerIterationExists(ScriptError):
+    code = -10
+
+    def describe(self) -> str:
+        return "the job scheduler's next iteration exists already and has started"
+
+
+class SchedulerSlotsBusy(ScriptError):
+    code = -11
+
+    def describe(self) -> str:
+        return "32 consecutive slots of the job scheduler hold started iterations"
+
+
 SCRIPT_ERRORS: dict[int, type[ScriptError]] = {
     cls.code: cls
     for cls in (
@@ -111,6 +125,8 @@ SCRIPT_ERRORS: dict[int, type[ScriptError]] = {
         ParentNotReplaceable,
         SchedulerIteration,
         FailedChildren,
+        SchedulerIterationExists,
+        SchedulerSlotsBusy,
     )
 }
 

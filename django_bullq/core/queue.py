@@ -13,6 +13,7 @@ from .errors import JobNotFound, JobTimeoutError
 from .job import STATES, Job
 from .keys import QueueKeys
 from .options import JobOptions, now_ms, parent_link, to_delay_ms
+from .scheduler import JobSchedulerMixin
 from .scripts import Scripts
 from .serialization import dumps, loads, to_str
 
@@ -24,7 +25,7 @@ ADD_KEYS = ("wait", "paused", "meta", "id", "delayed", "prioritized", "pc", "eve
 _STATE_KEYS = {"waiting": "wait", "paused": "paused", "active": "active"}
 
 
-class Queue:
+class Queue(JobSchedulerMixin):
     """One BullMQ queue on Redis.
 
     Args:

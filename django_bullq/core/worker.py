@@ -27,6 +27,7 @@ from .errors import (RATE_LIMIT_ERROR, BullqError, RateLimitError, ScriptError,
 from .job import Job
 from .options import normalize_keep, now_ms
 from .queue import Queue
+from .scheduler import aschedule_next
 from .serialization import dumps, to_str
 
 logger = logging.getLogger("django_bullq.worker")
@@ -357,6 +358,7 @@ class Worker:
         current_id = job.id
         self._running[current_id] = job
         try:
+            await aschedule_next(self.queue, job)  # BullMQ: next iteration on activation
             reason = self._refuse_reason(job)
             if reason is not None:
                 logger.error("worker %s: job %s (%s) failed without running: %s",

@@ -139,3 +139,12 @@ def process_id(seconds: float = 0.0) -> int:
     """Which worker process ran the job (for ``runworker --processes``)."""
     time.sleep(seconds)
     return os.getpid()
+
+
+@task
+def record_job(key: str) -> str:
+    """RPUSH the running job's id onto a Redis list (job scheduler tests, case B16)."""
+    job = current_job()
+    job_id = job.id if job is not None else ""
+    get_connection("default").sync_client().rpush(key, job_id)
+    return job_id

@@ -17,6 +17,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from django_bullq.conf import ConfigurationError, bullq_settings
 from django_bullq.core.errors import InvalidNameError
 from django_bullq.runner import in_flight, run_processes, run_workers
+from django_bullq.schedules import upsert_declared
 
 logger = logging.getLogger("django_bullq.worker")
 
@@ -59,6 +60,7 @@ class Command(BaseCommand):
         logger.info("runworker: queues %s%s", ", ".join(names),
                     " (burst)" if options["burst"] else "")
         try:
+            upsert_declared()  # BULLQ["SCHEDULERS"] (docs/schedulers.md)
             group = run_workers(names, burst=options["burst"],
                                 concurrency=options["concurrency"], name=options["name"],
                                 grace_period=options["grace_period"])

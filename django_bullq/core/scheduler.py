@@ -1,0 +1,388 @@
+"""Job schedulers (BullMQ "Job Schedulers", v6 repeatable jobs): upsert, read, remove, next run.
+
+Layout (protocol reference §5.16): zset ``repeat`` (member = scheduler id, score = next run ms),
+hash ``repeat:<id>`` (template and settings, ``ic`` = iteration count) and one pending iteration
+job ``repeat:<id>:<ms>`` at a time. The next iteration is added when a worker *activates* the
+current one (:func:`aschedule_next`), guarded in Lua so it happens once.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from croniter import croniter
+
+from .options import JobOptions, now_ms
+from .serialization import dumps, loads, to_str
+
+if TYPE_CHECKING:
+    from .job import Job
+    from .queue import Queue
+
+__all__ = ["JobScheduler", "JobSchedulerMixin", "aschedule_next", "next_cron_millis"]
+
+logger = logging.getLogger("django_bullq.scheduler")
+
+#: KEYS of addJobScheduler-11 / updateJobScheduler-11: ``repeat`` then the addJob keys.
+SCHEDULER_KEYS = ("repeat", "wait", "paused", "meta", "id", "delayed", "prioritized", "pc",
+                  "events", "marker", "active")
+_REPEAT_KEYS = {"every", "pattern", "cron", "tz", "offset", "limit", "start_date", "end_date",
+                "immediately", "startDate", "endDate"}
+#: Stored template opts a scheduler sets itself on each iteration.
+_ITERATION_OPTS = ("jobId", "delay", "timestamp", "repeat", "prevMillis", "repeatJobKey")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JobScheduler:
+    """A scheduler as stored in ``repeat:<id>`` (BullMQ ``JobSchedulerJson``).
+
+    Attributes:
+        id: scheduler id [key]. name: template job name. next_millis: next run, ms [next].
+        iteration_count: iterations created so far [iterationCount, field ``ic``].
+        every: ms, or None. pattern: cron pattern, or None. tz: IANA zone, or None.
+        limit: max iterations, or None. start_date / end_date: ms, or None.
+        offset: ms alignment of ``every`` slots, or None.
+        data: template data (JSON value). opts: template opts (BullMQ names, stored form).
+    """
+
+    id: str
+    name: str
+    next_millis: int | None
+    iteration_count: int | None = None
+    every: int | None = None
+    pattern: str | None = None
+    tz: str | None = None
+    limit: int | None = None
+    start_date: int | None = None
+    end_date: int | None = None
+    offset: int | None = None
+    data: Any = None
+    opts: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_hash(cls, scheduler_id: str, raw: dict[Any, Any], score: Any) -> JobScheduler:
+        """Build from the raw ``repeat:<id>`` hash and the ``repeat`` zset score."""
+        h = {to_str(k): to_str(v) for k, v in raw.items()}
+
+        def num(name: str) -> int | None:
+            value = h.get(name)
+            return int(float(value)) if value not in (None, "") else None
+
+        return cls(id=scheduler_id, name=h.get("name") or "",
+                   next_millis=int(float(score)) if score is not None else None,
+                   iteration_count=num("ic"), every=num("every"), pattern=h.get("pattern"),
+                   tz=h.get("tz"), limit=num("limit"), start_date=num("startDate"),
+                   end_date=num("endDate"), offset=num("offset"),
+                   data=loads(h["data"]) if h.get("data") else {},
+                   opts=loads(h["opts"]) if h.get("opts") else {})
+
+
+def _zone(tz: str | None) -> Any:
+    if not tz:
+        return UTC
+    try:
+        return ZoneInfo(tz)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValueError(f"unknown time zone {tz!r}") from exc
+
+
+def validate_cron(pattern: str, tz: str | None = None) -> None:
+    """Raise ValueError unless ``pattern`` is a 5-field cron or a 6-field one with seconds first.
+
+    cron-parser's syntax, which BullMQ uses: ``sec min hour dom month dow`` with 6 fields.
+    """
+    fields = pattern.split() if isinstance(pattern, str) else []
+    if len(fields) not in (5, 6) or not croniter.is_valid(
+            pattern, second_at_beginning=len(fields) == 6):
+        raise ValueError(f"invalid cron pattern {pattern!r} (5 fields, or 6 with seconds first)")
+    _zone(tz)
+
+
+def next_cron_millis(pattern: str, after_ms: int, tz: str | None = None,
+                     start_date: int | None = None, end_date: int | None = None) -> int | None:
+    """Next occurrence of a cron pattern strictly after ``max(after_ms, start_date)``.
+
+    Matches cron-parser (BullMQ's): 6 fields mean seconds first; days of month and of week
+    are OR-ed when both are restricted; wall-clock times are read in ``tz`` (UTC when None).
+
+    Args:
+        pattern: cron pattern. after_ms / start_date / end_date: ms since epoch.
+        tz: IANA time zone name, e.g. ``"Europe/Paris"``.
+
+    Returns:
+        ms since epoch, or None when the next occurrence is after ``end_date``.
+
+    Raises:
+        ValueError: invalid pattern or time zone.
+    """
+    validate_cron(pattern, tz)
+    base = max(after_ms, start_date or 0)
+    start = datetime.fromtimestamp(base / 1000, tz=_zone(tz))
+    it = croniter(pattern, start, second_at_beginning=len(pattern.split()) == 6)
+    nxt: datetime = it.get_next(datetime)
+    millis = int(round(nxt.timestamp() * 1000))
+    if end_date is not None and millis > end_date:
+        return None
+    return millis
+
+
+def _ms(value: Any, what: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ValueError(f"{what}: a naive datetime is ambiguous: pass an aware datetime")
+        return int(round(value.timestamp() * 1000))
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{what} must be ms since epoch (int >= 0) or an aware datetime")
+    return value
+
+
+def _template_opts(opts: JobOptions | dict[str, Any] | None) -> dict[str, Any]:
+    if opts is None:
+        return {}
+    options = opts if isinstance(opts, JobOptions) else JobOptions(**opts)
+    if options.job_id is not None or options.delay:
+        raise ValueError("a scheduler template cannot set job_id or delay (the scheduler does)")
+    options.validate()
+    stored = options.to_stored(0)
+    if not options.attempts:
+        stored.pop("attempts", None)
+    for key in _ITERATION_OPTS:
+        stored.pop(key, None)
+    return stored
+
+
+def _repeat_args(scheduler_id: str, repeat: dict[str, Any], now: int) -> list[Any]:
+    """ARGV[8..14] of addJobScheduler plus the cron's first run: validates everything."""
+    unknown = set(repeat) - _REPEAT_KEYS
+    if unknown:
+        raise ValueError(f"unknown repeat option(s) {sorted(unknown)}")
+    every = repeat.get("every")
+    pattern = repeat.get("pattern") or repeat.get("cron")
+    if (every is None) == (pattern is None):
+        raise ValueError(f"scheduler {scheduler_id!r}: give exactly one of every (ms) or pattern")
+    tz = repeat.get("tz")
+    start = _ms(repeat.get("start_date", repeat.get("startDate")), "start_date")
+    end = _ms(repeat.get("end_date", repeat.get("endDate")), "end_date")
+    limit = repeat.get("limit")
+    offset = repeat.get("offset")
+    immediately = bool(repeat.get("immediately"))
+    if immediately and start is not None:
+        raise ValueError("immediately and start_date exclude each other")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ValueError("limit must be an int >= 1")
+    if start is not None and end is not None and start > end:
+        raise ValueError("start_date is after end_date")
+    first: int | str = ""
+    if every is not None:
+        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+            raise ValueError("every must be an int >= 1 (ms)")
+        if tz is not None:
+            _zone(tz)
+        if offset is not None and (not isinstance(offset, int) or offset < 0):
+            raise ValueError("offset must be an int >= 0 (ms)")
+    else:
+        validate_cron(pattern, tz)
+        if immediately:
+            first = now
+        else:
+            nxt = next_cron_millis(pattern, now, tz, start, end)
+            first = "" if nxt is None else nxt
+    return [first, every or "", pattern or "", tz or "", limit or "", start or "", end or "",
+            "" if offset is None else offset]
+
+
+def _end_reached(repeat: dict[str, Any], first: Any, now: int) -> bool:
+    end = _ms(repeat.get("end_date", repeat.get("endDate")), "end_date")
+    return (end is not None and now > end) or ((repeat.get("pattern") or repeat.get("cron"))
+                                               is not None and first == "")
+
+
+class JobSchedulerMixin:
+    """Job scheduler methods of :class:`~django_bullq.core.queue.Queue` (BullMQ's
+    ``JobScheduler``)."""
+
+    def _upsert_call(self: Queue, scheduler_id: str, repeat: dict[str, Any],
+                     template: dict[str, Any] | None, extra: dict[str, Any]
+                     ) -> tuple[list[str], list[Any]] | None:
+        if not isinstance(scheduler_id, str) or not scheduler_id:
+            raise ValueError("scheduler id must be a non-empty string")
+        repeat = {**repeat, **{k: v for k, v in extra.items() if v is not None}}
+        template = dict(template or {})
+        unknown = set(template) - {"name", "data", "opts"}
+        if unknown:
+            raise ValueError(f"unknown template key(s) {sorted(unknown)}")
+        name = template.get("name", scheduler_id)
+        if not isinstance(name, str):
+            raise TypeError("template name must be a string")
+        now = now_ms()
+        rep = _repeat_args(scheduler_id, repeat, now)
+        if _end_reached(repeat, rep[0], now):
+            return None
+        data = template.get("data")
+        data_text = dumps({} if data is None else data, f"data of scheduler {scheduler_id!r}")
+        opts = _template_opts(template.get("opts"))
+        keys = [self.keys[s] for s in SCHEDULER_KEYS]
+        args = [self.keys.key_prefix, scheduler_id, now, rep[0], name, data_text,
+                dumps(opts) if opts else "", *rep[1:]]
+        return keys, args
+
+    def upsert_job_scheduler(self: Queue, scheduler_id: str, repeat: dict[str, Any],
+                             template: dict[str, Any] | None = None, *,
+                             limit: int | None = None, start_date: Any = None,
+                             end_date: Any = None, immediately: bool | None = None
+                             ) -> Job | None:
+        """Create or replace a job scheduler (BullMQ ``Queue.upsertJobScheduler``).
+
+        Atomic: however many processes upsert one id at once, one scheduler record and exactly
+        one pending iteration remain. A pending (not started) iteration of an earlier upsert is
+        replaced; an ``every`` schedule keeps its slot alignment (``offset``) across upserts.
+
+        Args:
+            scheduler_id: the scheduler id; iterations get job ids ``repeat:<id>:<ms>``.
+            repeat: ``{"every": ms}`` or ``{"pattern": cron, "tz": "Europe/Paris"}`` (cron as
+                cron-parser reads it: 5 fields, or 6 with seconds first; ``tz`` default UTC);
+                may also hold ``offset`` (ms) and the keyword options below.
+            template: ``{"name": str (default the id), "data": JSON value, "opts": JobOptions
+                or a dict of JobOptions fields (no job_id / delay)}``.
+            limit: max number of iterations. start_date / end_date: ms since epoch or aware
+                datetimes. immediately: cron only, first run now instead of the next tick.
+
+        Returns:
+            The pending iteration :class:`Job`, or None (nothing is written) when
+            ``end_date`` has passed, the pattern has no occurrence before it, or the
+            scheduler exists and has already created ``limit`` iterations, none pending.
+
+        Raises:
+            ValueError / TypeError: bad options. SerializationError: data not JSON.
+            SchedulerIterationExists (-10): cron, the iteration at that time has started.
+            SchedulerSlotsBusy (-11): every, 32 slots hold started iterations.
+        """
+        call = self._upsert_call(scheduler_id, repeat, template, {
+            "limit": limit, "start_date": start_date, "end_date": end_date,
+            "immediately": immediately})
+        if call is None:
+            return None
+        reply = self.scripts.run("addJobScheduler", *call)
+        if not isinstance(reply, list):
+            return None  # limit reached, nothing pending: the schedule stays over
+        return self.get_job(str(to_str(reply[0])))
+
+    async def aupsert_job_scheduler(self: Queue, scheduler_id: str, repeat: dict[str, Any],
+                                    template: dict[str, Any] | None = None, *,
+                                    limit: int | None = None, start_date: Any = None,
+                                    end_date: Any = None, immediately: bool | None = None
+                                    ) -> Job | None:
+        """Async twin of :meth:`upsert_job_scheduler`."""
+        call = self._upsert_call(scheduler_id, repeat, template, {
+            "limit": limit, "start_date": start_date, "end_date": end_date,
+            "immediately": immediately})
+        if call is None:
+            return None
+        reply = await self.ascripts.arun("addJobScheduler", *call)
+        if not isinstance(reply, list):
+            return None  # limit reached, nothing pending: the schedule stays over
+        return await self.aget_job(str(to_str(reply[0])))
+
+    def get_job_scheduler(self: Queue, scheduler_id: str) -> JobScheduler | None:
+        """The scheduler ``scheduler_id``, or None (BullMQ ``getJobScheduler``)."""
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hgetall(self.keys[f"repeat:{scheduler_id}"])
+        pipe.zscore(self.keys["repeat"], scheduler_id)
+        raw, score = pipe.execute()
+        return JobScheduler.from_hash(scheduler_id, raw, score) if raw else None
+
+    async def aget_job_scheduler(self: Queue, scheduler_id: str) -> JobScheduler | None:
+        """Async twin of :meth:`get_job_scheduler`."""
+        pipe = self.aclient.pipeline(transaction=True)
+        pipe.hgetall(self.keys[f"repeat:{scheduler_id}"])
+        pipe.zscore(self.keys["repeat"], scheduler_id)
+        raw, score = await pipe.execute()
+        return JobScheduler.from_hash(scheduler_id, raw, score) if raw else None
+
+    def _schedulers(self: Queue, entries: list[Any], raws: list[Any]) -> list[JobScheduler]:
+        return [JobScheduler.from_hash(str(to_str(member)), raw, score)
+                for (member, score), raw in zip(entries, raws, strict=True) if raw]
+
+    def get_job_schedulers(self: Queue, start: int = 0, end: int = -1,
+                           asc: bool = False) -> list[JobScheduler]:
+        """Schedulers ordered by next run (latest first unless ``asc``; BullMQ
+        ``getJobSchedulers``). ``start``/``end`` are inclusive ranks; entries without a hash
+        (legacy v5 repeatables) are skipped."""
+        key = self.keys["repeat"]
+        entries = (self.client.zrange(key, start, end, withscores=True) if asc
+                   else self.client.zrevrange(key, start, end, withscores=True))
+        pipe = self.client.pipeline(transaction=False)
+        for member, _ in entries:
+            pipe.hgetall(self.keys[f"repeat:{to_str(member)}"])
+        return self._schedulers(entries, pipe.execute() if entries else [])
+
+    async def aget_job_schedulers(self: Queue, start: int = 0, end: int = -1,
+                                  asc: bool = False) -> list[JobScheduler]:
+        """Async twin of :meth:`get_job_schedulers`."""
+        key = self.keys["repeat"]
+        client = self.aclient
+        entries = (await client.zrange(key, start, end, withscores=True) if asc
+                   else await client.zrevrange(key, start, end, withscores=True))
+        pipe = client.pipeline(transaction=False)
+        for member, _ in entries:
+            pipe.hgetall(self.keys[f"repeat:{to_str(member)}"])
+        return self._schedulers(entries, await pipe.execute() if entries else [])
+
+    def get_job_schedulers_count(self: Queue) -> int:
+        """Number of schedulers (``ZCARD repeat``; BullMQ ``getJobSchedulersCount``)."""
+        return int(self.client.zcard(self.keys["repeat"]))
+
+    async def aget_job_schedulers_count(self: Queue) -> int:
+        """Async twin of :meth:`get_job_schedulers_count`."""
+        return int(await self.aclient.zcard(self.keys["repeat"]))
+
+    def remove_job_scheduler(self: Queue, scheduler_id: str) -> bool:
+        """Remove a scheduler and its not-yet-started iteration (BullMQ ``removeJobScheduler``).
+
+        Returns:
+            True if it existed. A running iteration finishes; no next one is added.
+        """
+        return int(self.scripts.run("removeJobScheduler", [self.keys["repeat"]],
+                                    [self.keys.key_prefix, scheduler_id])) == 1
+
+    async def aremove_job_scheduler(self: Queue, scheduler_id: str) -> bool:
+        """Async twin of :meth:`remove_job_scheduler`."""
+        return int(await self.ascripts.arun("removeJobScheduler", [self.keys["repeat"]],
+                                            [self.keys.key_prefix, scheduler_id])) == 1
+
+
+def _next_args(queue: Queue, job: Job) -> list[Any]:
+    rep = job.opts.get("repeat") if isinstance(job.opts.get("repeat"), dict) else {}
+    now = now_ms()
+    nxt: int | None | str = ""
+    pattern = rep.get("pattern")
+    if pattern and not rep.get("every"):
+        prev = job.opts.get("prevMillis") or 0
+        after = max(now, int(prev)) if isinstance(prev, int | float) else now
+        nxt = next_cron_millis(pattern, after, rep.get("tz"), rep.get("startDate"),
+                               rep.get("endDate"))
+    return [queue.keys.key_prefix, job.repeat_job_key, job.id, now, "" if nxt is None else nxt]
+
+
+async def aschedule_next(queue: Queue, job: Job) -> Any:
+    """Add the next iteration of the scheduler that produced ``job``, as a BullMQ worker does
+    when it activates an iteration (one ``updateJobScheduler`` call; guarded in Lua).
+
+    Returns the script's answer (next job id, or 0 / 1 / 2), or None when ``job`` has no
+    ``rjk`` or the call failed (logged: the job itself still runs).
+    """
+    if not job.repeat_job_key:
+        return None
+    try:
+        return await queue.ascripts.arun(
+            "updateJobScheduler", [queue.keys[s] for s in SCHEDULER_KEYS], _next_args(queue, job))
+    except Exception:  # noqa: BLE001 - a scheduling error must not fail the running job
+        logger.exception("queue %s: could not schedule the next iteration after job %s",
+                         queue.name, job.id)
+        return None

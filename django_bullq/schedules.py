@@ -1,0 +1,157 @@
+"""Job schedulers declared in ``BULLQ["SCHEDULERS"]`` and the ``Task.schedule`` helper.
+
+``runworker`` upserts every declared scheduler when it starts (idempotent: a pending iteration is
+replaced, an ``every`` schedule keeps its slot alignment). Schedulers that are no longer declared
+are **not** removed: they may have been created at run time or by another program (Node);
+remove one with ``get_queue(name).remove_job_scheduler(id)``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+from redis.exceptions import RedisError
+
+from .conf import ConfigurationError, bullq_settings, get_queue
+
+if TYPE_CHECKING:
+    from .core.job import Job
+    from .tasks import Task
+
+logger = logging.getLogger("django_bullq.schedules")
+
+#: Keys of one ``BULLQ["SCHEDULERS"][id]`` entry.
+ENTRY_KEYS = ("queue", "task", "name", "every", "cron", "tz", "args", "kwargs", "data",
+              "options", "limit", "start_date", "end_date")
+
+
+def find_task(name: str) -> Task | None:
+    """The registered task ``name``; imports its module (``module.qualname``) if needed."""
+    from .tasks import registry
+
+    found = registry.get(name)
+    if found is None and "." in name:
+        try:
+            importlib.import_module(name.rsplit(".", 1)[0])
+        except ImportError:
+            return None
+        found = registry.get(name)
+    return found
+
+
+def task_template(task_: Task, args: Any = (), kwargs: Any = None,
+                  options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The scheduler template that calls ``task_`` with ``args``/``kwargs`` (raw: ``args[0]``).
+
+    ``options`` are JobOptions fields over the task's own job options (``delay`` and ``job_id``
+    are not allowed in a template).
+    """
+    if task_.raw:
+        args = list(args)
+        if len(args) != 1 or kwargs:
+            raise TypeError(f"raw task {task_.name!r} is scheduled with exactly one value")
+        data: Any = args[0]
+    else:
+        data = {"args": list(args), "kwargs": dict(kwargs or {})}
+    opts = {k: v for k, v in {**task_.job_options, **(options or {})}.items()
+            if k not in ("delay", "job_id") and v is not None}
+    return {"name": task_.name, "data": data, "opts": opts}
+
+
+def entry_call(scheduler_id: str, entry: dict[str, Any]
+               ) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """``(queue name, repeat, template)`` for one declared scheduler.
+
+    Raises:
+        ConfigurationError: not a dict, unknown key, unknown task, or neither / both of
+            ``task`` and ``name``.
+    """
+    if not isinstance(entry, dict):
+        raise ConfigurationError(f"BULLQ['SCHEDULERS'][{scheduler_id!r}] must be a dict")
+    unknown = set(entry) - set(ENTRY_KEYS)
+    if unknown:
+        raise ConfigurationError(f"BULLQ['SCHEDULERS'][{scheduler_id!r}]: unknown key(s) "
+                                 f"{sorted(unknown)}; known: {', '.join(ENTRY_KEYS)}")
+    if ("task" in entry) == ("name" in entry):
+        raise ConfigurationError(f"BULLQ['SCHEDULERS'][{scheduler_id!r}]: give exactly one of "
+                                 "'task' (a registered task name) or 'name' (a job name)")
+    repeat = {"every": entry.get("every"), "pattern": entry.get("cron"), "tz": entry.get("tz"),
+              "limit": entry.get("limit"), "start_date": entry.get("start_date"),
+              "end_date": entry.get("end_date")}
+    if "task" in entry:
+        task_ = find_task(entry["task"])
+        if task_ is None:
+            raise ConfigurationError(f"BULLQ['SCHEDULERS'][{scheduler_id!r}]: no task "
+                                     f"registered as {entry['task']!r}")
+        template = task_template(task_, entry.get("args", ()), entry.get("kwargs"),
+                                 entry.get("options"))
+        queue = entry.get("queue") or task_.queue_name or bullq_settings.DEFAULT_QUEUE
+    else:
+        template = {"name": entry["name"], "data": entry.get("data", {}),
+                    "opts": dict(entry.get("options") or {})}
+        queue = entry.get("queue") or bullq_settings.DEFAULT_QUEUE
+    return queue, {k: v for k, v in repeat.items() if v is not None}, template
+
+
+def declared() -> dict[str, dict[str, Any]]:
+    """``BULLQ["SCHEDULERS"]`` (``{}`` when unset)."""
+    value = bullq_settings.SCHEDULERS
+    if not isinstance(value, dict):
+        raise ConfigurationError("BULLQ['SCHEDULERS'] must be a dict")
+    return value
+
+
+def upsert_declared() -> list[str]:
+    """Upsert every scheduler of ``BULLQ["SCHEDULERS"]`` (called when ``runworker`` starts).
+
+    Returns:
+        The ids upserted. A Redis error is logged and the rest skipped (the worker still
+        starts; the next start upserts again).
+
+    Raises:
+        ConfigurationError: a malformed entry (the system check E010 reports it first).
+    """
+    done: list[str] = []
+    for scheduler_id, entry in declared().items():
+        queue, repeat, template = entry_call(scheduler_id, entry)
+        try:
+            get_queue(queue).upsert_job_scheduler(scheduler_id, repeat, template)
+        except (ValueError, TypeError) as exc:
+            raise ConfigurationError(f"BULLQ['SCHEDULERS'][{scheduler_id!r}]: {exc}") from exc
+        except RedisError as exc:
+            logger.error("could not upsert job scheduler %s: %s", scheduler_id, exc)
+            break
+        done.append(scheduler_id)
+        logger.info("job scheduler %s upserted on queue %s", scheduler_id, queue)
+    return done
+
+
+def schedule_call(task_: Task, every: int | None, cron: str | None, tz: str | None,
+                  args: Any, kwargs: Any, repeat: dict[str, Any]
+                  ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(repeat, template)`` for :meth:`Task.schedule`."""
+    if (every is None) == (cron is None):
+        raise ValueError("give exactly one of every (ms) or cron")
+    rep: dict[str, Any] = {"every": every} if every is not None else {"pattern": cron}
+    if tz is not None:
+        rep["tz"] = tz
+    rep.update({k: v for k, v in repeat.items() if v is not None})
+    return rep, task_template(task_, args, kwargs)
+
+
+def schedule(task_: Task, scheduler_id: str, *, every: int | None = None,
+             cron: str | None = None, tz: str | None = None, args: Any = (),
+             kwargs: Any = None, **repeat: Any) -> Job | None:
+    """Implementation of :meth:`Task.schedule`."""
+    rep, template = schedule_call(task_, every, cron, tz, args, kwargs, repeat)
+    return get_queue(task_.queue_name).upsert_job_scheduler(scheduler_id, rep, template)
+
+
+async def aschedule(task_: Task, scheduler_id: str, *, every: int | None = None,
+                    cron: str | None = None, tz: str | None = None, args: Any = (),
+                    kwargs: Any = None, **repeat: Any) -> Job | None:
+    """Implementation of :meth:`Task.aschedule`."""
+    rep, template = schedule_call(task_, every, cron, tz, args, kwargs, repeat)
+    return await get_queue(task_.queue_name).aupsert_job_scheduler(scheduler_id, rep, template)
