@@ -56,6 +56,8 @@ class WorkerOptions:
         max_data_bytes: jobs whose ``data`` is larger fail with a readable reason.
         grace_period: s that active jobs get to finish after a stop signal.
         maintenance_interval: ms between retention sweeps of completed/failed (0 = off).
+        skip_lock_renewal: never renew locks [skipLockRenewal]; a job running longer than
+            lock_duration is then recovered by the stalled check (case B23).
     """
 
     concurrency: int = 1
@@ -71,6 +73,7 @@ class WorkerOptions:
     max_data_bytes: int = 64 * 1024 * 1024
     grace_period: float = 30.0
     maintenance_interval: int = 30_000
+    skip_lock_renewal: bool = False
 
 
 class Worker:
@@ -130,10 +133,11 @@ class Worker:
                                             thread_name_prefix=f"bullq-{self.queue.name}")
         if handle_signals:
             self._install_signal_handlers()
-        self._timers = [asyncio.create_task(self._every(self.opts.lock_duration / 2000,
-                                                        self._extend_locks)),
-                        asyncio.create_task(self._every(self.opts.stalled_interval / 1000,
+        self._timers = [asyncio.create_task(self._every(self.opts.stalled_interval / 1000,
                                                         self._check_stalled, at_start=True))]
+        if not self.opts.skip_lock_renewal:
+            self._timers.append(asyncio.create_task(self._every(self.opts.lock_duration / 2000,
+                                                                self._extend_locks)))
         if self.opts.maintenance_interval > 0:
             self._timers.append(asyncio.create_task(
                 self._every(self.opts.maintenance_interval / 1000, self._enforce_retention)))
