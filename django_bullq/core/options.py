@@ -97,6 +97,8 @@ class JobOptions:
         timestamp: creation time override, ms.
         keep_logs: keep only the newest N log lines (BullMQ ``keepLogs``, stored ``kl``).
         extra: further BullMQ options stored under their own names.
+        timeout: ms a run may take; past it the worker cancels the job, which fails with
+            ``"timed out after <N> ms"`` (BullMQ Pro ``timeout``; docs/cancellation.md).
     """
 
     job_id: str | None = None
@@ -110,6 +112,7 @@ class JobOptions:
     timestamp: int | None = None
     keep_logs: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    timeout: int | None = None
 
     def merged(self, **overrides: Any) -> JobOptions:
         """A copy with ``overrides`` applied; unknown names raise ``TypeError``."""
@@ -135,6 +138,9 @@ class JobOptions:
         normalize_keep(self.remove_on_fail)
         if self.keep_logs is not None and self.keep_logs < 0:
             raise ValueError("keep_logs must be >= 0")
+        if self.timeout is not None and (isinstance(self.timeout, bool) or not isinstance(
+                self.timeout, int) or self.timeout <= 0):
+            raise ValueError("timeout must be an int > 0 (ms)")
 
     def to_stored(self, delay_ms: int) -> dict[str, Any]:
         """BullMQ's ``opts`` dict (public names, short keys where BullMQ shortens them)."""
@@ -159,6 +165,8 @@ class JobOptions:
             opts["timestamp"] = self.timestamp
         if self.keep_logs is not None:
             opts["kl"] = self.keep_logs
+        if self.timeout is not None:
+            opts["timeout"] = self.timeout
         return opts
 
 
@@ -166,6 +174,7 @@ _FROM_STORED = {
     "jobId": "job_id", "delay": "delay", "priority": "priority", "lifo": "lifo",
     "attempts": "attempts", "backoff": "backoff", "removeOnComplete": "remove_on_complete",
     "removeOnFail": "remove_on_fail", "timestamp": "timestamp", "kl": "keep_logs",
+    "timeout": "timeout",
 }
 
 
@@ -174,6 +183,9 @@ def options_from_stored(opts: dict[str, Any]) -> JobOptions:
     known = {_FROM_STORED[k]: v for k, v in opts.items() if k in _FROM_STORED}
     extra = {k: v for k, v in opts.items() if k not in _FROM_STORED}
     # Lua cjson turns empty arrays into {} and drops nulls; tolerate what real BullMQ stored.
+    if "timeout" in known and (isinstance(known["timeout"], bool)
+                               or not isinstance(known["timeout"], int)):
+        extra["timeout"] = known.pop("timeout")
     for key in ("priority", "attempts", "delay"):
         if key in known and not isinstance(known[key], int | float):
             known.pop(key)

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import backoff
+from .cancel_runner import call_cancellable, listen_control
+from .cancel import CancelToken
 from .errors import BullqError, ScriptError, SerializationError, UnrecoverableError
 from .job import Job
 from .options import normalize_keep, now_ms
@@ -58,6 +60,8 @@ class WorkerOptions:
         maintenance_interval: ms between retention sweeps of completed/failed (0 = off).
         skip_lock_renewal: never renew locks [skipLockRenewal]; a job running longer than
             lock_duration is then recovered by the stalled check (case B23).
+        listen_control: subscribe to ``<prefix>:<queue>:control`` so that
+            ``Queue.cancel_job`` from any process cancels jobs running here.
     """
 
     concurrency: int = 1
@@ -74,6 +78,7 @@ class WorkerOptions:
     grace_period: float = 30.0
     maintenance_interval: int = 30_000
     skip_lock_renewal: bool = False
+    listen_control: bool = True
 
 
 class Worker:
@@ -113,6 +118,7 @@ class Worker:
         self._is_async = inspect.iscoroutinefunction(processor)
         self.processed = 0
         self.failed = 0
+        self._cancel_tokens: dict[str, CancelToken] = {}
 
     # --- public control --------------------------------------------------------------------
 
@@ -138,6 +144,8 @@ class Worker:
         if not self.opts.skip_lock_renewal:
             self._timers.append(asyncio.create_task(self._every(self.opts.lock_duration / 2000,
                                                                 self._extend_locks)))
+        if self.opts.listen_control:
+            self._timers.append(asyncio.create_task(listen_control(self)))
         if self.opts.maintenance_interval > 0:
             self._timers.append(asyncio.create_task(
                 self._every(self.opts.maintenance_interval / 1000, self._enforce_retention)))
@@ -179,6 +187,29 @@ class Worker:
         self._paused_locally = False
         if self._wake is not None:
             self._wake.set()
+
+    def cancel_job(self, job_id: str, reason: str = "", unrecoverable: bool = False) -> bool:
+        """Cancel a job running on this worker (BullMQ ``worker.cancelJob``).
+
+        An ``async def`` processor gets ``asyncio.CancelledError`` at its current ``await``; a
+        sync one sees ``job.cancelled`` become True (it must check). The attempt then fails with
+        ``failedReason`` ``"cancelled: <reason>"`` and is retried per its ``attempts`` unless
+        ``unrecoverable``. Thread-safe. See docs/cancellation.md.
+
+        Args:
+            job_id: the job's id. reason: text for the failedReason.
+            unrecoverable: fail without retrying (like ``UnrecoverableError``).
+
+        Returns:
+            True when the job was running here and is now cancelled; False otherwise.
+        """
+        token = self._cancel_tokens.get(str(job_id))
+        return token is not None and token.cancel(reason, unrecoverable)
+
+    def cancel_all_jobs(self, reason: str = "", unrecoverable: bool = False) -> int:
+        """Cancel every job running on this worker (BullMQ ``cancelAllJobs``); returns how many."""
+        return sum(token.cancel(reason, unrecoverable)
+                   for token in list(self._cancel_tokens.values()))
 
     @property
     def client_name(self) -> str:
@@ -358,7 +389,7 @@ class Worker:
                 return await self._finish(job, "failed", reason,
                                           dumps([*job.stacktrace, reason]))
             try:
-                result = await self._call_processor(job)
+                result = await call_cancellable(self, job)
                 value = dumps(result, f"return value of job {job.id} ({job.name!r})")
             except Exception as exc:  # noqa: BLE001 - every task error fails the attempt only
                 return await self._handle_failure(job, exc)
@@ -419,6 +450,7 @@ class Worker:
         reason = _reason(exc)
         trace = _traces(job, exc)
         final = isinstance(exc, UnrecoverableError) or type(exc).__name__ == "UnrecoverableError"
+        final = final or getattr(exc, "unrecoverable", False) is True  # cancel_job(unrecoverable)
         if not final and job.attempts_made + 1 < job.attempts:
             try:
                 delay = backoff.compute_delay(job.opts.get("backoff"), job.attempts_made + 1, exc)
