@@ -139,3 +139,22 @@ def process_id(seconds: float = 0.0) -> int:
     """Which worker process ran the job (for ``runworker --processes``)."""
     time.sleep(seconds)
     return os.getpid()
+
+
+@task
+def crash_first_call(key: str) -> int:
+    """Kills its worker process on the first run (supervisor tests); returns the pid after."""
+    if bump(key) == 1:
+        os._exit(3)
+    return os.getpid()
+
+
+@task(process=True)
+def cpu_in_process(n: int) -> dict[str, int]:
+    """CPU-bound work run by ``@task(process=True)`` in a pool process."""
+    return {"pid": os.getpid(), "parent": os.getppid(), "total": sum(i * i for i in range(n))}
+
+
+@task(process=True)
+def fails_in_process() -> None:
+    raise ValueError("bad input seen in the child")
