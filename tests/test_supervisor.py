@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from django_bullq.conf import get_queue
 from django_bullq.supervisor import RECYCLE_EXIT, Supervisor
 from tests.helpers_django import burst
 from tests.test_runworker import calls, finish, start_worker, wait_for
@@ -87,9 +86,6 @@ def test_signals_are_forwarded_once_and_nothing_restarts(tmp_path: Path) -> None
 
 
 # --- the real command ------------------------------------------------------------------------
-
-pytestmark_django = pytest.mark.django_layer
-
 
 @pytest.mark.django_layer
 def test_max_jobs_recycles_the_worker_process(queue_name: str) -> None:
@@ -176,4 +172,3 @@ def test_process_option_needs_a_sync_function() -> None:
 
     with pytest.raises(ValueError, match="process=True"):
         task(process=True, name="tests.supervisor.async_process")(coro)
-    assert get_queue  # imported for the Django-layer tests above
