@@ -85,7 +85,8 @@ class Supervisor:
                                                                       signal.SIGINT)}
         try:
             for slot in range(1, self.count + 1):
-                self.spawn(slot)
+                if not self.forwarded:  # a signal during start-up: start no more children
+                    self.spawn(slot)
             while self.children or self.pending:
                 self._reap()
                 self._restart_due()
