@@ -23,13 +23,12 @@ __all__ = [
 ]
 
 from .core.connection import Connection
-from .core.errors import UnrecoverableError
+from .core.errors import UnrecoverableError, WaitingChildrenError
+from .core.flow import FlowProducer, chain  # flows (docs/flows.md)
 from .core.job import Job
 from .core.options import JobOptions
 from .core.queue import Queue
 from .core.worker import Worker
-from .core.flow import FlowProducer, chain  # flows (docs/flows.md)
-from .core.errors import WaitingChildrenError
 
 if TYPE_CHECKING:
     from .tasks import task

@@ -24,6 +24,7 @@ from django.db import close_old_connections, connections, reset_queries
 from .conf import get_queue, worker_options
 from .core.job import Job
 from .core.worker import Worker
+from .recycle import Recycler
 from .tasks import process_job
 
 logger = logging.getLogger("django_bullq.worker")
@@ -175,70 +176,71 @@ class WorkerGroup:
 
 
 def run_workers(queue_names: Sequence[str], *, burst: bool = False,
-                handle_signals: bool = True, **overrides: Any) -> WorkerGroup:
+                handle_signals: bool = True, recycler: Recycler | None = None,
+                **overrides: Any) -> WorkerGroup:
     """Build one worker per queue and run them on a new event loop until they stop.
 
     Args:
         queue_names: queue names (at least one).
         burst: return once every queue holds no runnable job.
         handle_signals: install the SIGTERM/SIGINT handlers (main thread only).
+        recycler: a :class:`~django_bullq.recycle.Recycler` that closes the group gracefully
+            at ``--max-jobs`` / ``--max-memory`` (its ``reason`` then says why).
         overrides: WorkerOptions fields for every worker.
 
     Returns:
         The finished :class:`WorkerGroup` (``forced`` tells whether a second signal came).
     """
     group = WorkerGroup([build_worker(name, **overrides) for name in queue_names])
-    asyncio.run(group.arun(burst=burst, handle_signals=handle_signals))
+    if recycler is not None and recycler.enabled:
+        for worker in group.workers:
+            worker.hooks.append((recycler.before_job, recycler.after_job))
+
+    async def main() -> None:
+        if recycler is not None:
+            recycler.bind(asyncio.get_running_loop(), group.close)
+        await group.arun(burst=burst, handle_signals=handle_signals)
+
+    asyncio.run(main())
     return group
 
 
 def run_processes(count: int, worker_args: Sequence[str], name: str | None = None) -> int:
-    """Run ``count`` copies of ``runworker <worker_args>`` as child processes (CPU-bound work).
+    """Run and supervise ``count`` copies of ``runworker <worker_args>`` as child processes.
 
     Each child is a full worker process (its own event loop, thread pool and Redis connections;
     the Lua core makes them safe to run side by side). SIGTERM/SIGINT are forwarded to every
     child, so the first signal is graceful in all of them and a second one stops them at once.
+    A child that dies is replaced, one that recycles itself (``--max-jobs``, ``--max-memory``)
+    too; see :class:`~django_bullq.supervisor.Supervisor`.
 
     Args:
         count: number of processes (>= 1).
         worker_args: command-line arguments for each child's ``runworker`` (without
             ``--processes`` and ``--name``).
         name: worker name; child i (1-based) is named ``<name>-<i>`` so that dashboards and
-            ``processedBy`` tell the processes apart.
+            ``processedBy`` tell the processes apart (a replacement keeps the name).
 
     Returns:
-        The highest exit code of the children (0 when all stopped cleanly).
+        The highest final exit code of the children (0 when all stopped cleanly; at least 1
+        when the supervisor gave up on a crash loop).
     """
     import os
-    import subprocess
     import sys
 
     from django.conf import settings
 
+    from .supervisor import Supervisor
+
     env = dict(os.environ)
     env["DJANGO_SETTINGS_MODULE"] = settings.SETTINGS_MODULE
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
+    env["BULLQ_SUPERVISED"] = "1"
     command = [sys.executable, "-m", "django", "runworker", *worker_args]
-    # Own sessions: a terminal's Ctrl-C reaches the children once, through forward() only.
-    children = [subprocess.Popen([*command, *(["--name", f"{name}-{i}"] if name else [])],
-                                 env=env, start_new_session=True)
-                for i in range(1, count + 1)]
-    logger.info("runworker: started %d worker processes (pids %s)", count,
-                ", ".join(str(c.pid) for c in children))
 
-    forwarded: set[int] = set()
+    def child(slot: int) -> list[str]:
+        return [*command, *(["--name", f"{name}-{slot}"] if name else [])]
 
-    def forward(signum: int, _frame: Any) -> None:
-        forwarded.add(signum)
-        for child in children:
-            if child.poll() is None:
-                child.send_signal(signum)
-
-    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        codes = [child.wait() for child in children]
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    # A child that the forwarded signal ended before its handlers were installed had no job.
-    return max((0 if -code in forwarded else code for code in codes), default=0)
+    supervisor = Supervisor(count, child, env)
+    logger.info("runworker: supervising %d worker processes", count)
+    return supervisor.run()

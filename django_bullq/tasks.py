@@ -31,7 +31,7 @@ from .core.queue import Queue
 from .core.serialization import dumps, loads
 
 #: Options of a task that are not BullMQ job options.
-TASK_OPTIONS = ("queue", "on_commit", "database")
+TASK_OPTIONS = ("queue", "on_commit", "database", "process")
 #: BullMQ job options a task accepts (fields of :class:`JobOptions`).
 JOB_OPTIONS = tuple(name for name in JobOptions.__dataclass_fields__)
 
@@ -125,11 +125,12 @@ class Task:
         on_commit: inside ``transaction.atomic()`` add the job only after the commit.
         database: the database alias whose transaction ``on_commit`` waits for.
         job_options: BullMQ job options given for this task, as :class:`JobOptions` field names.
+        process: run the function in a separate process (CPU-bound work; sync functions only).
     """
 
     def __init__(self, func: Callable[..., Any], *, name: str | None = None, raw: bool = False,
                  queue: str | None = None, on_commit: bool = True, database: str = "default",
-                 job_options: dict[str, Any] | None = None) -> None:
+                 job_options: dict[str, Any] | None = None, process: bool = False) -> None:
         if not callable(func):
             raise TypeError("@task must decorate a function")
         self.func = func
@@ -140,6 +141,9 @@ class Task:
         self.database = database
         self.job_options = dict(job_options or {})
         self.is_async = inspect.iscoroutinefunction(func)
+        self.process = process
+        if process and self.is_async:
+            raise ValueError(f"task {self.name!r}: process=True needs a sync function")
         self._signature: inspect.Signature | None = None
         functools.update_wrapper(self, func)
         _check_job_options(self.name, self.job_options)
@@ -180,7 +184,8 @@ class Task:
         return Task(self.func, name=self.name, raw=self.raw,
                     queue=options.get("queue", self.queue_name),
                     on_commit=options.get("on_commit", self.on_commit),
-                    database=options.get("database", self.database), job_options=job_options)
+                    database=options.get("database", self.database), job_options=job_options,
+                    process=options.get("process", self.process))
 
     # --- enqueue ---------------------------------------------------------------------------
 
@@ -334,13 +339,13 @@ def task(func: Callable[..., Any], /) -> Task: ...
 
 @overload
 def task(*, name: str | None = None, raw: bool = False, queue: str | None = None,
-         on_commit: bool = True, database: str = "default",
+         on_commit: bool = True, database: str = "default", process: bool = False,
          **job_options: Any) -> Callable[[Callable[..., Any]], Task]: ...
 
 
 def task(func: Callable[..., Any] | None = None, /, *, name: str | None = None,
          raw: bool = False, queue: str | None = None, on_commit: bool = True,
-         database: str = "default", **job_options: Any) -> Any:
+         database: str = "default", process: bool = False, **job_options: Any) -> Any:
     """Make a function a task: ``@task`` or ``@task(queue=..., attempts=3, ...)``.
 
     Args:
@@ -352,11 +357,14 @@ def task(func: Callable[..., Any] | None = None, /, *, name: str | None = None,
         queue: queue name (default ``BULLQ["DEFAULT_QUEUE"]``, read at enqueue time).
         on_commit: inside ``transaction.atomic()`` add the job after the commit (default).
         database: database alias whose transaction ``on_commit`` follows.
+        process: run the (sync) function in a separate process of a ``spawn`` pool inside
+            the worker, for CPU-bound work; arguments and result stay JSON (docs/workers.md).
         job_options: BullMQ job options, :class:`JobOptions` field names: ``attempts``,
             ``backoff`` (ms or ``{"type": "fixed"|"exponential", "delay": ms, "jitter": 0..1}``),
             ``delay`` (ms, ``timedelta``, or ``datetime``: naive ones are in ``TIME_ZONE``),
             ``priority`` (1 most urgent .. 2_097_151; 0 none), ``lifo``, ``job_id``,
-            ``remove_on_complete``, ``remove_on_fail``, ``keep_logs``, ``extra``.
+            ``remove_on_complete``, ``remove_on_fail``, ``keep_logs``, ``timeout`` (ms; the
+            job is cancelled past it, docs/cancellation.md), ``extra``.
 
     Returns:
         A :class:`Task` (or a decorator making one), registered under its name.
@@ -368,7 +376,7 @@ def task(func: Callable[..., Any] | None = None, /, *, name: str | None = None,
 
     def decorate(function: Callable[..., Any]) -> Task:
         made = Task(function, name=name, raw=raw, queue=queue, on_commit=on_commit,
-                    database=database, job_options=job_options)
+                    database=database, job_options=job_options, process=process)
         registry.register(made)
         return made
 
@@ -457,6 +465,10 @@ def process_job(job: Job) -> Any:
         return _run_async(task_, job, args, kwargs)
     token = _current_job.set(job)
     try:
+        if task_.process:
+            from .process_pool import run_in_process
+
+            return run_in_process(task_, job, args, kwargs)
         return task_.func(*args, **kwargs)
     finally:
         _current_job.reset(token)

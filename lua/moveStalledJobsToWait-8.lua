@@ -14,7 +14,9 @@
 
   Returns the list of stalled job ids requeued by this call ({} when another worker checked
   within the interval).
-  Events: waiting (jobId, prev active) then stalled (jobId) per stalled job.
+  Events: waiting (jobId, prev active) per stalled job, then stalled (jobId) for each one that
+  will run again. The stall that exhausts maxStalledCount emits no `stalled`: the `failed`
+  (prev active) written by the worker that fetches it is its one event (case B23 contract).
 ]]
 -- @include getMaxEvents
 -- @include isQueuePausedOrMaxed
@@ -40,18 +42,22 @@ if #candidates > 0 then
       if redis.call("EXISTS", jobKey .. ":lock") == 0
           and redis.call("LREM", KEYS[3], 1, jobId) > 0 then
         local stalledCount = redis.call("HINCRBY", jobKey, "stc", 1)
+        local failing = false
         if stalledCount > maxStalledCount then
           local rjk = redis.call("HGET", jobKey, "rjk")
           local liveScheduler = rjk and (redis.call("EXISTS", keyPrefix .. "repeat:" .. rjk) == 1
             or redis.call("ZSCORE", keyPrefix .. "repeat", rjk))
           if not liveScheduler then
             redis.call("HSET", jobKey, "defa", "job stalled more than allowable limit")
+            failing = true
           end
         end
         redis.call("RPUSH", KEYS[2], jobId)
         addBaseMarkerIfNeeded(KEYS[7], isQueuePausedOrMaxed(KEYS[5], KEYS[3]))
         redis.call("XADD", KEYS[8], "*", "event", "waiting", "jobId", jobId, "prev", "active")
-        redis.call("XADD", KEYS[8], "*", "event", "stalled", "jobId", jobId)
+        if not failing then
+          redis.call("XADD", KEYS[8], "*", "event", "stalled", "jobId", jobId)
+        end
         table.insert(requeued, jobId)
       end
     end

@@ -186,3 +186,40 @@ class RateLimitError(BullqError):
 
     def __init__(self, message: str = RATE_LIMIT_ERROR) -> None:
         super().__init__(message)
+
+
+# --- cancellation (docs/cancellation.md) ---------------------------------------------------
+
+
+class CancelledJobError(BullqError):
+    """A running job was cancelled (``Worker.cancel_job``, ``Queue.cancel_job`` or its timeout).
+
+    The attempt fails with ``failedReason`` = ``str(error)`` (``"cancelled: <reason>"``) and is
+    retried like any failure unless ``unrecoverable`` is True.
+
+    Attributes:
+        job_id: the cancelled job. reason: the caller's text. unrecoverable: skip retries.
+    """
+
+    def __init__(self, job_id: str, reason: str = "", unrecoverable: bool = False) -> None:
+        self.job_id = job_id
+        self.reason = reason
+        self.unrecoverable = unrecoverable
+        super().__init__(self.describe())
+
+    def describe(self) -> str:
+        return f"cancelled: {self.reason}" if self.reason else "cancelled"
+
+
+class JobTimeoutExceeded(CancelledJobError):
+    """A job ran longer than its ``timeout`` option (ms; BullMQ Pro ``timeout``).
+
+    ``failedReason`` is ``"timed out after <timeout_ms> ms"``; retried unless attempts are spent.
+    """
+
+    def __init__(self, job_id: str, timeout_ms: int) -> None:
+        self.timeout_ms = timeout_ms
+        super().__init__(job_id, f"timed out after {timeout_ms} ms")
+
+    def describe(self) -> str:
+        return self.reason

@@ -11,6 +11,7 @@ from .options import JobOptions, options_from_stored
 from .serialization import dumps, loads, to_str
 
 if TYPE_CHECKING:
+    from .cancel import CancelToken
     from .queue import Queue
 
 STATES = ("completed", "failed", "delayed", "prioritized", "active", "waiting",
@@ -69,6 +70,7 @@ class Job:
     corrupt: str | None = None
     raw: dict[str, str] = field(default_factory=dict, repr=False)
     token: str | None = field(default=None, repr=False)
+    cancel_token: CancelToken | None = field(default=None, repr=False)
 
     @classmethod
     def from_hash(cls, queue: Queue | None, job_id: str, raw: Any) -> Job:
@@ -130,6 +132,20 @@ class Job:
         value = self.opts.get("attempts", 0)
         return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
+    @property
+    def cancelled(self) -> bool:
+        """True once the worker running this job was asked to cancel it (or it timed out).
+
+        Sync tasks poll this (docs/cancellation.md); always False outside a worker.
+        """
+        return self.cancel_token is not None and self.cancel_token.cancelled
+
+    def raise_if_cancelled(self) -> None:
+        """Raise :class:`~django_bullq.core.errors.CancelledJobError` (or
+        :class:`~django_bullq.core.errors.JobTimeoutExceeded`) if this job was cancelled."""
+        if self.cancel_token is not None:
+            self.cancel_token.raise_if_cancelled()
+
     def _queue(self) -> Queue:
         if self.queue is None:
             raise RuntimeError("this Job is not bound to a Queue")
@@ -152,7 +168,7 @@ class Job:
     def _copy_from(self, other: Job | None) -> None:
         assert other is not None
         for name in self.__dataclass_fields__:
-            if name not in ("queue", "token"):
+            if name not in ("queue", "token", "cancel_token"):
                 setattr(self, name, getattr(other, name))
 
     def get_state(self) -> str:

@@ -106,8 +106,10 @@ class JobOptions:
             ``ignoreDependencyOnFailure`` ``idof`` / ``removeDependencyOnFailure`` ``rdof``);
             at most one may be set.
         deduplication: ``{"id": str, "ttl": ms, "extend": bool, "replace": bool,
-            "keep_last_if_active": bool, "reschedule": bool}`` (BullMQ ``deduplication``, stored ``de``); see
-            docs/deduplication.md. camelCase keys (``keepLastIfActive``) are accepted too.
+            "keep_last_if_active": bool, "reschedule": bool}`` (BullMQ ``deduplication``,
+            stored ``de``); see docs/deduplication.md. camelCase keys (``keepLastIfActive``) are accepted too.
+        timeout: ms a run may take; past it the worker cancels the job, which fails with
+            ``"timed out after <N> ms"`` (BullMQ Pro ``timeout``; docs/cancellation.md).
     """
 
     job_id: str | None = None
@@ -128,6 +130,7 @@ class JobOptions:
     ignore_dependency_on_failure: bool = False
     remove_dependency_on_failure: bool = False
     deduplication: dict[str, Any] | None = None
+    timeout: int | None = None
 
     def merged(self, **overrides: Any) -> JobOptions:
         """A copy with ``overrides`` applied; unknown names raise ``TypeError``."""
@@ -156,6 +159,9 @@ class JobOptions:
         validate_parent_options(self)
         if self.deduplication is not None:
             normalize_deduplication(self.deduplication)
+        if self.timeout is not None and (isinstance(self.timeout, bool) or not isinstance(
+                self.timeout, int) or self.timeout <= 0):
+            raise ValueError("timeout must be an int > 0 (ms)")
 
     def to_stored(self, delay_ms: int) -> dict[str, Any]:
         """BullMQ's ``opts`` dict (public names, short keys where BullMQ shortens them)."""
@@ -187,6 +193,8 @@ class JobOptions:
                 opts[short] = True
         if self.deduplication is not None:
             opts["de"] = normalize_deduplication(self.deduplication)
+        if self.timeout is not None:
+            opts["timeout"] = self.timeout
         return opts
 
 
@@ -242,6 +250,7 @@ _FROM_STORED = {
     "removeOnFail": "remove_on_fail", "timestamp": "timestamp", "kl": "keep_logs",
     "parent": "parent", "fpof": "fail_parent_on_failure", "cpof": "continue_parent_on_failure",
     "idof": "ignore_dependency_on_failure", "rdof": "remove_dependency_on_failure",
+    "timeout": "timeout",
 }
 
 #: JobOptions flag -> BullMQ's short key, stored in ``opts`` and in the child's ``parent`` field.
@@ -286,6 +295,9 @@ def options_from_stored(opts: dict[str, Any]) -> JobOptions:
     known = {_FROM_STORED[k]: v for k, v in opts.items() if k in _FROM_STORED}
     extra = {k: v for k, v in opts.items() if k not in _FROM_STORED}
     # Lua cjson turns empty arrays into {} and drops nulls; tolerate what real BullMQ stored.
+    if "timeout" in known and (isinstance(known["timeout"], bool)
+                               or not isinstance(known["timeout"], int)):
+        extra["timeout"] = known.pop("timeout")
     for key in ("priority", "attempts", "delay"):
         if key in known and not isinstance(known[key], int | float):
             known.pop(key)

@@ -716,3 +716,30 @@ class Queue(JobSchedulerMixin):
         """Async twin of :meth:`get_metrics`."""
         from . import maintenance
         return await maintenance.aget_metrics(self, kind, start, end)
+    # --- cancellation (docs/cancellation.md) -----------------------------------------------
+
+    def cancel_job(self, job_id: str, reason: str = "", unrecoverable: bool = False) -> int:
+        """Ask every worker of this queue, in any process, to cancel a running job.
+
+        Publishes ``{"action": "cancel", "jobId", "reason"}`` (JSON) on the Pub/Sub channel
+        ``<prefix>:<queue>:control``; the worker running the job cancels it (see
+        ``Worker.cancel_job``). Fire and forget: a job not running at that moment is unaffected.
+
+        Args:
+            job_id: the job's id. reason: text for the ``failedReason`` ("cancelled: <reason>").
+            unrecoverable: fail without retrying.
+
+        Returns:
+            How many subscribed workers received the message (Redis ``PUBLISH``).
+        """
+        from .cancel import CONTROL_SUFFIX, cancel_message
+
+        return int(self.client.publish(self.keys[CONTROL_SUFFIX],
+                                       cancel_message(job_id, reason, unrecoverable)))
+
+    async def acancel_job(self, job_id: str, reason: str = "", unrecoverable: bool = False) -> int:
+        """Async twin of :meth:`cancel_job`."""
+        from .cancel import CONTROL_SUFFIX, cancel_message
+
+        return int(await self.aclient.publish(self.keys[CONTROL_SUFFIX],
+                                              cancel_message(job_id, reason, unrecoverable)))

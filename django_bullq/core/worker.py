@@ -22,8 +22,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import backoff
-from .errors import (RATE_LIMIT_ERROR, BullqError, RateLimitError, ScriptError,
-                     SerializationError, UnrecoverableError, WaitingChildrenError)
+from .cancel import CancelToken
+from .cancel_runner import call_cancellable, listen_control
+from .errors import (
+    RATE_LIMIT_ERROR,
+    BullqError,
+    RateLimitError,
+    ScriptError,
+    SerializationError,
+    UnrecoverableError,
+    WaitingChildrenError,
+)
 from .job import Job
 from .options import normalize_keep, now_ms
 from .queue import Queue
@@ -60,6 +69,10 @@ class WorkerOptions:
         maintenance_interval: ms between retention sweeps of completed/failed (0 = off).
         metrics_max_data_points: per-minute completed/failed counts kept in BullMQ's metrics
             keys, 0 = off [metrics.maxDataPoints]; read them with ``Queue.get_metrics``.
+        skip_lock_renewal: never renew locks [skipLockRenewal]; a job running longer than
+            lock_duration is then recovered by the stalled check (case B23).
+        listen_control: subscribe to ``<prefix>:<queue>:control`` so that
+            ``Queue.cancel_job`` from any process cancels jobs running here.
     """
 
     concurrency: int = 1
@@ -76,6 +89,8 @@ class WorkerOptions:
     grace_period: float = 30.0
     maintenance_interval: int = 30_000
     metrics_max_data_points: int = 0
+    skip_lock_renewal: bool = False
+    listen_control: bool = True
 
 
 class Worker:
@@ -119,6 +134,7 @@ class Worker:
         self.failed = 0
         #: monotonic time (s) before which this worker does not fetch (manual rate limit)
         self._limit_until = 0.0
+        self._cancel_tokens: dict[str, CancelToken] = {}
 
     # --- public control --------------------------------------------------------------------
 
@@ -139,10 +155,13 @@ class Worker:
                                             thread_name_prefix=f"bullq-{self.queue.name}")
         if handle_signals:
             self._install_signal_handlers()
-        self._timers = [asyncio.create_task(self._every(self.opts.lock_duration / 2000,
-                                                        self._extend_locks)),
-                        asyncio.create_task(self._every(self.opts.stalled_interval / 1000,
+        self._timers = [asyncio.create_task(self._every(self.opts.stalled_interval / 1000,
                                                         self._check_stalled, at_start=True))]
+        if not self.opts.skip_lock_renewal:
+            self._timers.append(asyncio.create_task(self._every(self.opts.lock_duration / 2000,
+                                                                self._extend_locks)))
+        if self.opts.listen_control:
+            self._timers.append(asyncio.create_task(listen_control(self)))
         if self.opts.maintenance_interval > 0:
             self._timers.append(asyncio.create_task(
                 self._every(self.opts.maintenance_interval / 1000, self._enforce_retention)))
@@ -184,6 +203,29 @@ class Worker:
         self._paused_locally = False
         if self._wake is not None:
             self._wake.set()
+
+    def cancel_job(self, job_id: str, reason: str = "", unrecoverable: bool = False) -> bool:
+        """Cancel a job running on this worker (BullMQ ``worker.cancelJob``).
+
+        An ``async def`` processor gets ``asyncio.CancelledError`` at its current ``await``; a
+        sync one sees ``job.cancelled`` become True (it must check). The attempt then fails with
+        ``failedReason`` ``"cancelled: <reason>"`` and is retried per its ``attempts`` unless
+        ``unrecoverable``. Thread-safe. See docs/cancellation.md.
+
+        Args:
+            job_id: the job's id. reason: text for the failedReason.
+            unrecoverable: fail without retrying (like ``UnrecoverableError``).
+
+        Returns:
+            True when the job was running here and is now cancelled; False otherwise.
+        """
+        token = self._cancel_tokens.get(str(job_id))
+        return token is not None and token.cancel(reason, unrecoverable)
+
+    def cancel_all_jobs(self, reason: str = "", unrecoverable: bool = False) -> int:
+        """Cancel every job running on this worker (BullMQ ``cancelAllJobs``); returns how many."""
+        return sum(token.cancel(reason, unrecoverable)
+                   for token in list(self._cancel_tokens.values()))
 
     @property
     def client_name(self) -> str:
@@ -368,7 +410,7 @@ class Worker:
                 return await self._finish(job, "failed", reason,
                                           dumps([*job.stacktrace, reason]))
             try:
-                result = await self._call_processor(job)
+                result = await call_cancellable(self, job)
                 value = dumps(result, f"return value of job {job.id} ({job.name!r})")
             except WaitingChildrenError:
                 return None  # the task moved its job to waiting-children itself
@@ -434,6 +476,7 @@ class Worker:
         reason = _reason(exc)
         trace = _traces(job, exc)
         final = isinstance(exc, UnrecoverableError) or type(exc).__name__ == "UnrecoverableError"
+        final = final or getattr(exc, "unrecoverable", False) is True  # cancel_job(unrecoverable)
         if not final and job.attempts_made + 1 < job.attempts:
             try:
                 delay = backoff.compute_delay(job.opts.get("backoff"), job.attempts_made + 1, exc)

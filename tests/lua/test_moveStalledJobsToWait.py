@@ -131,3 +131,15 @@ def test_many_active_ids_are_marked_in_batches(lq: LuaQueue) -> None:
     lq.r.lpush(lq.keys["active"], *ids)
     check(lq)
     assert lq.r.scard(lq.keys["stalled"]) == 7003
+
+
+def test_final_stall_emits_waiting_but_no_stalled_event(lq: LuaQueue) -> None:
+    """Case B23 contract: ``stalled`` only for stalls after which the job runs again."""
+    lq.add_active("a")
+    lq.r.hset(lq.keys.job("a"), "stc", "2")
+    lq.r.delete(lq.keys.job("a") + ":lock")
+    check(lq, max_stalled=2)
+    lq.clear_events()
+    assert check(lq, max_stalled=2, next_round=True) == ["a"]
+    assert lq.job("a")["defa"] == LIMIT_TEXT
+    assert lq.events() == [("event", "waiting", "jobId", "a", "prev", "active")]

@@ -148,3 +148,22 @@ def record_job(key: str) -> str:
     job_id = job.id if job is not None else ""
     get_connection("default").sync_client().rpush(key, job_id)
     return job_id
+
+
+@task
+def crash_first_call(key: str) -> int:
+    """Kills its worker process on the first run (supervisor tests); returns the pid after."""
+    if bump(key) == 1:
+        os._exit(3)
+    return os.getpid()
+
+
+@task(process=True)
+def cpu_in_process(n: int) -> dict[str, int]:
+    """CPU-bound work run by ``@task(process=True)`` in a pool process."""
+    return {"pid": os.getpid(), "parent": os.getppid(), "total": sum(i * i for i in range(n))}
+
+
+@task(process=True)
+def fails_in_process() -> None:
+    raise ValueError("bad input seen in the child")

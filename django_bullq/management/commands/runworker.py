@@ -16,8 +16,10 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from django_bullq.conf import ConfigurationError, bullq_settings
 from django_bullq.core.errors import InvalidNameError
+from django_bullq.recycle import Recycler
 from django_bullq.runner import in_flight, run_processes, run_workers
 from django_bullq.schedules import upsert_declared
+from django_bullq.supervisor import RECYCLE_EXIT
 
 logger = logging.getLogger("django_bullq.worker")
 
@@ -40,7 +42,14 @@ class Command(BaseCommand):
                             help="seconds active jobs get after the first stop signal")
         parser.add_argument("--processes", type=int, default=1,
                             help="worker processes to run (for CPU-bound tasks); each one "
-                                 "runs every named queue with --concurrency slots")
+                                 "runs every named queue with --concurrency slots; a process "
+                                 "that dies is replaced")
+        parser.add_argument("--max-jobs", type=int, default=None, dest="max_jobs",
+                            help="recycle a worker process after this many jobs (it stops "
+                                 "cleanly and a fresh one replaces it)")
+        parser.add_argument("--max-memory", type=float, default=None, dest="max_memory",
+                            help="recycle a worker process whose RSS reaches this many MB "
+                                 "after a job")
 
     def handle(self, *args: Any, **options: Any) -> None:
         self._configure_logging(int(options["verbosity"]))
@@ -51,7 +60,12 @@ class Command(BaseCommand):
             raise CommandError("--grace-period must be >= 0 s")
         if options["processes"] < 1:
             raise CommandError("--processes must be >= 1")
-        if options["processes"] > 1:
+        for flag in ("max_jobs", "max_memory"):
+            if options[flag] is not None and options[flag] <= 0:
+                raise CommandError(f"--{flag.replace('_', '-')} must be > 0")
+        recycler = Recycler(options["max_jobs"], options["max_memory"])
+        supervised = os.environ.get("BULLQ_SUPERVISED") == "1"
+        if options["processes"] > 1 or (recycler.enabled and not supervised):
             code = run_processes(options["processes"], self._child_args(names, options),
                                  name=options["name"])
             if code:
@@ -63,7 +77,7 @@ class Command(BaseCommand):
             upsert_declared()  # BULLQ["SCHEDULERS"] (docs/schedulers.md)
             group = run_workers(names, burst=options["burst"],
                                 concurrency=options["concurrency"], name=options["name"],
-                                grace_period=options["grace_period"])
+                                grace_period=options["grace_period"], recycler=recycler)
         except (ConfigurationError, InvalidNameError) as exc:
             raise CommandError(str(exc)) from exc
         except RedisConnectionError as exc:
@@ -83,11 +97,13 @@ class Command(BaseCommand):
             os._exit(1 if group.forced else 0)
         if group.forced:
             raise SystemExit(1)
+        if recycler.reason is not None:
+            raise SystemExit(RECYCLE_EXIT)  # the supervisor starts a fresh process
 
     @staticmethod
     def _child_args(names: list[str], options: dict[str, Any]) -> list[str]:
         args = [*names, "--verbosity", str(options["verbosity"])]
-        for flag in ("concurrency", "grace_period"):
+        for flag in ("concurrency", "grace_period", "max_jobs", "max_memory"):
             if options[flag] is not None:
                 args += [f"--{flag.replace('_', '-')}", str(options[flag])]
         if options["burst"]:
