@@ -135,6 +135,7 @@ class EventsHub:
         layer = get_channel_layer()
         group = group_name(reader.queue.name)
         while True:
+            prev = reader.last_id
             try:
                 events = await reader.aread()
             except asyncio.CancelledError:
@@ -145,9 +146,12 @@ class EventsHub:
                 await asyncio.sleep(1.0)
                 continue
             for event in events:
+                # "prev": the entry before this one, so a consumer that lost a message (a full
+                # channel drops it) sees the hole and reads it back from the stream
                 if layer is not None:
-                    await layer.group_send(group, {"type": MESSAGE_TYPE,
+                    await layer.group_send(group, {"type": MESSAGE_TYPE, "prev": prev,
                                                    "payload": event_payload(event)})
+                prev = event.id
 
 
 _hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, EventsHub] = (

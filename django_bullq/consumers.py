@@ -104,11 +104,15 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         await get_hub().acquire(self.queue)
         self._joined = True
         await self.accept()
-        self.last_id = await last_stream_id(self.queue)
+        position = await last_stream_id(self.queue)
+        self.last_id = position
         if self.job_id is not None:
             await self.send_json(await self.snapshot())
         if resume:
-            await self.backfill(resume)
+            self.last_id = resume
+            await self.replay(position)
+            if id_tuple(position) > id_tuple(self.last_id):
+                self.last_id = position
 
     async def snapshot(self) -> dict[str, Any]:
         """``{"type": "snapshot", "id": stream id, "job": {...} | None}`` of :attr:`job_id`."""
@@ -122,40 +126,41 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             "attemptsMade": job.attempts_made, "timestamp": job.timestamp,
             "processedOn": job.processed_on, "finishedOn": job.finished_on}}
 
-    async def backfill(self, resume: str) -> None:
-        """Send the events after ``resume`` still in the stream (a ``gap`` if some were trimmed),
-        up to the position fixed at connect; later ones come through the group."""
-        reader = QueueEvents(self.queue, last_id=resume, block_ms=1)
-        until = id_tuple(self.last_id)
+    async def replay(self, until: str) -> None:
+        """Send the events after :attr:`last_id` up to ``until`` still in the stream, a ``gap``
+        first if some were trimmed (a resume, or messages the channel layer dropped)."""
+        reader = QueueEvents(self.queue, last_id=self.last_id, block_ms=1)
+        limit = id_tuple(until)
         sent = 0
         while sent < _BACKFILL_LIMIT:
             events = await reader.aread()
             if not events:
-                break
+                return
             for event in events:
-                if id_tuple(event.id) > until:
+                if id_tuple(event.id) > limit:
                     return
-                await self.forward(event_payload(event), force=True)
+                await self.forward(event_payload(event))
                 sent += 1
-            if id_tuple(reader.last_id) >= until:
+            if id_tuple(reader.last_id) >= limit:
                 return
 
-    async def forward(self, payload: dict[str, Any], force: bool = False) -> None:
+    async def forward(self, payload: dict[str, Any]) -> None:
         """Send one event unless already sent (ids only grow) or of another job."""
-        if not force and id_tuple(payload["id"]) <= id_tuple(self.last_id):
+        if id_tuple(payload["id"]) <= id_tuple(self.last_id):
             return
+        self.last_id = payload["id"]
         if self.job_id is not None and payload["event"] != "gap" \
                 and payload["jobId"] != self.job_id:
-            if not force:
-                self.last_id = payload["id"]
             return
-        if not force:
-            self.last_id = payload["id"]
         await self.send_json(payload)
 
     async def bullq_event(self, message: dict[str, Any]) -> None:
         """Channel-layer handler of ``bullq.event`` messages from :mod:`django_bullq.bridge`."""
-        await self.forward(message["payload"])
+        payload = message["payload"]
+        prev = message.get("prev")
+        if prev and id_tuple(prev) > id_tuple(self.last_id):  # we lost messages: read them
+            await self.replay(payload["id"])
+        await self.forward(payload)
 
     async def disconnect(self, code: int) -> None:
         if self._joined:

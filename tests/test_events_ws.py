@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -337,4 +338,50 @@ async def test_case_b22_sockets_receive_the_gap_notice_of_a_lagging_reader(
     assert id_tuple(gap["fields"]["first"]) > id_tuple(before[-1]["id"])
     assert [e["event"] for e in after] == ["added", "waiting"]
     assert id_tuple(gap["id"]) < id_tuple(after[0]["id"])
+    await comm.disconnect()
+
+
+# --- the JavaScript client ------------------------------------------------------------------
+
+def test_js_client_encodes_names_resumes_backs_off_and_dispatches() -> None:
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    root = Path(__file__).resolve().parent.parent
+    script = root / "django_bullq" / "static" / "django_bullq" / "js" / "bullq-events.js"
+    done = subprocess.run([node, str(root / "tests" / "js" / "bullq_events_client.mjs"),
+                           str(script)], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+
+
+async def test_messages_lost_by_the_channel_layer_are_read_back_from_the_stream(
+        queue_name: str) -> None:
+    from channels.layers import get_channel_layer
+
+    from django_bullq.bridge import get_hub
+
+    q = conf.get_queue(queue_name)
+    comm = ws(qpath(queue_name))
+    await connect(comm)
+    layer = get_channel_layer()
+    members = layer.groups.pop(group_name(queue_name))  # the layer drops the next messages
+    lost = await q.aadd("t")
+    reader = get_hub().readers()[queue_name]
+    for _ in range(100):  # until the hub has forwarded them to nobody
+        if reader.last_id != "0-0" and id_tuple(reader.last_id) >= id_tuple(
+                (await q.aclient.xrevrange(q.keys["events"], count=1))[0][0].decode()):
+            break
+        await asyncio.sleep(0.02)
+    await asyncio.sleep(0.05)
+    layer.groups[group_name(queue_name)] = members
+    live = await q.aadd("t")
+    got = await receive_all(comm, 4)
+    assert [(e["event"], e["jobId"]) for e in got] == [
+        ("added", lost.id), ("waiting", lost.id), ("added", live.id), ("waiting", live.id)]
+    assert await comm.receive_nothing(0.2)
     await comm.disconnect()
