@@ -8,7 +8,7 @@ a snapshot of one job and then that job's events (plus ``gap`` notices). Both re
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import parse_qs, unquote
+from urllib.parse import parse_qs, unquote_to_bytes
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
@@ -53,13 +53,13 @@ def _route_names(scope: dict[str, Any], marker: str, parts: int) -> list[str] | 
     """
     raw = scope.get("raw_path")
     if raw:
-        text = raw.decode("latin-1") if isinstance(raw, bytes) else str(raw)
-        text = text.split("?", 1)[0]
-        at = text.find(marker)
+        data = raw if isinstance(raw, bytes) else str(raw).encode("utf-8")
+        data = data.split(b"?", 1)[0]
+        at = data.find(marker.encode("ascii"))
         if at >= 0:
-            segments = text[at + len(marker):].rstrip("/").split("/")
+            segments = data[at + len(marker):].rstrip(b"/").split(b"/")
             if len(segments) == parts:
-                return [unquote(s, errors="strict") for s in segments]
+                return [unquote_to_bytes(s).decode("utf-8") for s in segments]
     kwargs = scope.get("url_route", {}).get("kwargs", {})
     names = [kwargs.get("queue")] + ([kwargs.get("job_id")] if parts == 2 else [])
     return names if all(isinstance(n, str) and n for n in names) else None
@@ -108,7 +108,7 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self.last_id = position
         if self.job_id is not None:
             await self.send_json(await self.snapshot())
-        if resume:
+        if resume and id_tuple(resume) < id_tuple(position):  # a newer id: nothing to replay
             self.last_id = resume
             await self.replay(position)
             if id_tuple(position) > id_tuple(self.last_id):

@@ -385,3 +385,12 @@ async def test_messages_lost_by_the_channel_layer_are_read_back_from_the_stream(
         ("added", lost.id), ("waiting", lost.id), ("added", live.id), ("waiting", live.id)]
     assert await comm.receive_nothing(0.2)
     await comm.disconnect()
+
+
+async def test_custom_job_ids_with_slashes_work_through_raw_path(queue_name: str) -> None:
+    q = conf.get_queue(f"{queue_name}/x")
+    job = await q.aadd("t", job_id="user/7#a b")
+    comm = ws(jpath(q.name, job.id))
+    await connect(comm)
+    assert (await comm.receive_json_from(timeout=TIMEOUT))["job"]["id"] == "user/7#a b"
+    await comm.disconnect()
