@@ -394,3 +394,13 @@ async def test_custom_job_ids_with_slashes_work_through_raw_path(queue_name: str
     await connect(comm)
     assert (await comm.receive_json_from(timeout=TIMEOUT))["job"]["id"] == "user/7#a b"
     await comm.disconnect()
+
+
+@pytest.mark.parametrize(("value", "ok"), [(None, True), ("tests.test_events_ws.own_jobs_only",
+                                                          True), ("nodots", False), (3, False)])
+def test_events_authorizer_setting_is_checked(value: Any, ok: bool) -> None:
+    from tests.test_checks import ids
+
+    found = "django_bullq.E003" in ids({"CONNECTIONS": {"default": conf.get_config()[
+        "CONNECTIONS"]["default"]["URL"]}, "EVENTS_AUTHORIZER": value})
+    assert found is not ok
