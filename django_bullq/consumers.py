@@ -21,6 +21,8 @@ from .core.events import QueueEvents
 #: Close codes: not allowed, bad request (name or last_id).
 CLOSE_FORBIDDEN = 4403
 CLOSE_BAD_REQUEST = 4400
+#: No channel layer configured (``settings.CHANNEL_LAYERS``).
+CLOSE_UNAVAILABLE = 1011
 #: The permission of the default authorisation (``<app_label>.<codename>``).
 VIEW_PERMISSION = "django_bullq.view_queue"
 _BACKFILL_LIMIT = 100_000
@@ -98,6 +100,9 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             self.queue = conf.get_queue(queue_name)
         except Exception:  # noqa: BLE001 - a name the core rejects
             await self.close(code=CLOSE_BAD_REQUEST)
+            return
+        if self.channel_layer is None:  # settings.CHANNEL_LAYERS is missing
+            await self.close(code=CLOSE_UNAVAILABLE)
             return
         # join first, then fix positions: nothing appended from here on can be missed
         await self.channel_layer.group_add(group_name(queue_name), self.channel_name)

@@ -404,3 +404,10 @@ def test_events_authorizer_setting_is_checked(value: Any, ok: bool) -> None:
     found = "django_bullq.E003" in ids({"CONNECTIONS": {"default": conf.get_config()[
         "CONNECTIONS"]["default"]["URL"]}, "EVENTS_AUTHORIZER": value})
     assert found is not ok
+
+
+async def test_without_a_channel_layer_sockets_close_with_1011(queue_name: str,
+                                                               settings: Any) -> None:
+    settings.CHANNEL_LAYERS = {}
+    channel_layers.backends.clear()
+    assert await ws(qpath(queue_name)).connect(timeout=TIMEOUT) == (False, 1011)
