@@ -58,6 +58,9 @@ DEFAULTS: dict[str, Any] = {
     # "start_date" / "end_date" (ms)};
     # upserted when `runworker` starts (docs/schedulers.md).
     "SCHEDULERS": {},
+    # str | None: dotted path to f(user, queue_name, job_id | None) -> bool deciding who may
+    # open the events WebSockets; None = active staff with django_bullq.view_queue (docs/events.md).
+    "EVENTS_AUTHORIZER": None,
 }
 
 #: ``BULLQ["WORKER"]`` key -> :class:`~django_bullq.core.worker.WorkerOptions` field.

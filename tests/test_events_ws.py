@@ -1,0 +1,413 @@
+"""Queue events over WebSockets: group names, consumers, resume, permissions, B25 names, gaps."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from channels.layers import channel_layers
+from channels.routing import URLRouter
+from channels.testing.websocket import WebsocketCommunicator
+from django.contrib.auth.models import AnonymousUser, Permission, User
+
+from django_bullq import conf
+from django_bullq.bridge import group_name, id_tuple
+from django_bullq.routing import websocket_urlpatterns
+
+pytestmark = pytest.mark.django_layer
+
+TIMEOUT = 3
+
+
+class FakeUser:
+    """A user object without the database (what AuthMiddleware would put in the scope)."""
+
+    is_authenticated = True
+    is_active = True
+
+    def __init__(self, username: str, staff: bool = True,
+                 perms: tuple[str, ...] = ("django_bullq.view_queue",)) -> None:
+        self.username, self.is_staff, self.perms = username, staff, perms
+
+    def has_perm(self, perm: str) -> bool:
+        return perm in self.perms
+
+
+STAFF = FakeUser("staff")
+
+
+@pytest.fixture(autouse=True)
+def fresh_layer() -> Iterator[None]:
+    channel_layers.backends.clear()  # in-memory queues belong to one event loop
+    yield
+    channel_layers.backends.clear()
+
+
+def ws(path: str, user: Any = STAFF, raw: bool = True) -> WebsocketCommunicator:
+    """A communicator on ``path`` (percent-encoded), ``user`` injected like AuthMiddleware;
+    ``raw_path`` set as Daphne/Uvicorn do unless ``raw`` is False."""
+    router = URLRouter(websocket_urlpatterns)
+    raw_path = path.split("?", 1)[0].encode("ascii")
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        scope = dict(scope, user=user)
+        if raw:
+            scope["raw_path"] = raw_path
+        await router(scope, receive, send)
+
+    return WebsocketCommunicator(app, path)
+
+
+def qpath(name: str, last_id: str | None = None) -> str:
+    tail = f"?last_id={last_id}" if last_id else ""
+    return f"/ws/bullq/queues/{quote(name, safe='')}/{tail}"
+
+
+def jpath(name: str, job_id: str, last_id: str | None = None) -> str:
+    tail = f"?last_id={last_id}" if last_id else ""
+    return f"/ws/bullq/jobs/{quote(name, safe='')}/{quote(job_id, safe='')}/{tail}"
+
+
+async def connect(comm: WebsocketCommunicator) -> None:
+    connected, code = await comm.connect(timeout=TIMEOUT)
+    assert connected, code
+
+
+async def receive_all(comm: WebsocketCommunicator, count: int) -> list[dict[str, Any]]:
+    return [await comm.receive_json_from(timeout=TIMEOUT) for _ in range(count)]
+
+
+# --- group names ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["default", "a#b", "a b", "a_b", "test/transactions",
+                                  "ünï-cødé", "%2F", "task:email", "x" * 300, "🚀"])
+def test_group_name_is_a_valid_channels_group(name: str) -> None:
+    group = group_name(name)
+    assert re.fullmatch(r"[A-Za-z0-9_.-]+", group)
+    assert len(group) < 100
+    assert group.startswith("bullq.")
+    assert group == group_name(name)
+
+
+def test_group_names_of_distinct_queues_never_collide() -> None:
+    names = ["a#b", "a b", "a_b", "a/b", "a:b", "ünï", "üni", "x" * 300, "x" * 301, "A#B"]
+    assert len({group_name(n) for n in names}) == len(names)
+
+
+# --- queue socket ---------------------------------------------------------------------------
+
+async def test_queue_events_arrive_in_order(queue_name: str) -> None:
+    q = conf.get_queue(queue_name)
+    comm = ws(qpath(queue_name))
+    await connect(comm)
+    jobs = [await q.aadd("t", {"n": n}) for n in range(3)]
+    job = jobs[0]
+    await job.aupdate_progress({"p": 50})
+    events = await receive_all(comm, 7)  # added+waiting per job, progress
+    ids = [id_tuple(e["id"]) for e in events]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    assert [(e["event"], e["jobId"]) for e in events if e["event"] == "added"] == [
+        ("added", j.id) for j in jobs]
+    assert events[-1]["event"] == "progress" and events[-1]["fields"]["data"] == {"p": 50}
+    assert await comm.receive_nothing(0.2)
+    await comm.disconnect()
+
+
+async def test_two_sockets_share_one_reader(queue_name: str) -> None:
+    from django_bullq.bridge import get_hub
+
+    q = conf.get_queue(queue_name)
+    one, two = ws(qpath(queue_name)), ws(qpath(queue_name))
+    await connect(one)
+    await connect(two)
+    assert list(get_hub().readers()) == [queue_name]
+    job = await q.aadd("t")
+    for comm in (one, two):
+        got = await receive_all(comm, 2)
+        assert {e["jobId"] for e in got} == {job.id}
+    await one.disconnect()
+    await two.disconnect()
+    assert get_hub().readers() == {}
+
+
+async def test_resume_after_reconnect_loses_and_repeats_nothing(queue_name: str) -> None:
+    q = conf.get_queue(queue_name)
+    comm = ws(qpath(queue_name))
+    await connect(comm)
+    first = await q.aadd("t")
+    seen = await receive_all(comm, 2)
+    await comm.disconnect()
+    last_id = seen[-1]["id"]
+    missed = [await q.aadd("t") for _ in range(2)]  # while disconnected
+    comm = ws(qpath(queue_name, last_id))
+    await connect(comm)
+    backlog = await receive_all(comm, 4)
+    live_job = await q.aadd("t")
+    live = await receive_all(comm, 2)
+    assert await comm.receive_nothing(0.2)
+    await comm.disconnect()
+    got = seen + backlog + live
+    ids = [e["id"] for e in got]
+    assert len(set(ids)) == len(ids) and [id_tuple(i) for i in ids] == sorted(map(id_tuple, ids))
+    assert [e["jobId"] for e in got if e["event"] == "added"] == [
+        first.id, *(j.id for j in missed), live_job.id]
+
+
+async def test_resume_after_trimmed_entries_sends_a_gap_first(queue_name: str) -> None:
+    q = conf.get_queue(queue_name)
+    await q.aadd("t")
+    stream = q.keys["events"]
+    old_id = (await q.aclient.xrange(stream, count=1))[0][0].decode()
+    for _ in range(5):
+        await q.aadd("t")
+    await q.aclient.xtrim(stream, maxlen=2, approximate=False)
+    comm = ws(qpath(queue_name, old_id))
+    await connect(comm)
+    gap, *rest = await receive_all(comm, 3)
+    assert gap["event"] == "gap" and gap["jobId"] is None
+    assert id_tuple(gap["fields"]["first"]) > id_tuple(old_id)
+    assert id_tuple(gap["fields"]["last"]) < id_tuple(rest[0]["id"])
+    assert await comm.receive_nothing(0.2)
+    await comm.disconnect()
+
+
+async def test_invalid_last_id_is_refused(queue_name: str) -> None:
+    comm = ws(qpath(queue_name, "abc"))
+    assert await comm.connect(timeout=TIMEOUT) == (False, 4400)
+
+
+# --- job socket -----------------------------------------------------------------------------
+
+async def test_job_socket_sends_a_snapshot_then_only_its_events(queue_name: str) -> None:
+    q = conf.get_queue(queue_name)
+    job = await q.aadd("t", {"x": 1})
+    other = await q.aadd("t")
+    await job.alog("started")
+    await job.aupdate_progress(10)
+    comm = ws(jpath(queue_name, job.id))
+    await connect(comm)
+    snap = await comm.receive_json_from(timeout=TIMEOUT)
+    assert snap["type"] == "snapshot"
+    assert snap["job"]["state"] == "waiting" and snap["job"]["progress"] == 10
+    assert snap["job"]["logs"] == ["started"] and snap["job"]["id"] == job.id
+    await other.aupdate_progress(99)
+    await job.aupdate_progress(50)
+    event = await comm.receive_json_from(timeout=TIMEOUT)
+    assert (event["event"], event["jobId"], event["fields"]["data"]) == ("progress", job.id, 50)
+    assert id_tuple(event["id"]) > id_tuple(snap["id"])
+    assert await comm.receive_nothing(0.2)
+    await comm.disconnect()
+
+
+async def test_job_socket_of_a_missing_job_sends_a_null_snapshot(queue_name: str) -> None:
+    comm = ws(jpath(queue_name, "nope"))
+    await connect(comm)
+    assert (await comm.receive_json_from(timeout=TIMEOUT))["job"] is None
+    await comm.disconnect()
+
+
+async def test_job_socket_resumes_with_that_jobs_missed_events(queue_name: str) -> None:
+    q = conf.get_queue(queue_name)
+    job = await q.aadd("t")
+    comm = ws(jpath(queue_name, job.id))
+    await connect(comm)
+    snap = await comm.receive_json_from(timeout=TIMEOUT)
+    await comm.disconnect()
+    await job.aupdate_progress(1)
+    await (await q.aadd("t")).aupdate_progress(2)
+    await job.aupdate_progress(3)
+    comm = ws(jpath(queue_name, job.id, snap["id"]))
+    await connect(comm)
+    assert (await comm.receive_json_from(timeout=TIMEOUT))["job"]["progress"] == 3
+    got = await receive_all(comm, 2)
+    assert [e["fields"]["data"] for e in got] == [1, 3]
+    assert await comm.receive_nothing(0.2)
+    await comm.disconnect()
+
+
+# --- B25 names ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("suffix", ["a#b", "test/transactions", "ünï-cødé", "a b", "%2F"])
+@pytest.mark.parametrize("raw", [True, False], ids=["raw_path", "decoded_path"])
+async def test_case_b25_special_queue_names_in_ws_urls(queue_name: str, suffix: str,
+                                                       raw: bool) -> None:
+    name = f"{queue_name}-{suffix}"
+    q = conf.get_queue(name)
+    job = await q.aadd("t")
+    comm = ws(jpath(name, job.id), raw=raw)
+    await connect(comm)
+    snap = await comm.receive_json_from(timeout=TIMEOUT)
+    assert snap["job"]["id"] == job.id
+    queue_comm = ws(qpath(name), raw=raw)
+    await connect(queue_comm)
+    await job.aupdate_progress(7)
+    for c in (comm, queue_comm):
+        event = await c.receive_json_from(timeout=TIMEOUT)
+        assert (event["event"], event["jobId"]) == ("progress", job.id)
+        await c.disconnect()
+
+
+# --- permissions ----------------------------------------------------------------------------
+
+@pytest.mark.django_db(transaction=True)
+async def test_sockets_refuse_anonymous_non_staff_and_staff_without_permission(
+        queue_name: str) -> None:
+    from asgiref.sync import sync_to_async
+
+    @sync_to_async
+    def users() -> tuple[User, User, User]:
+        plain = User.objects.create_user("plain", is_staff=False)
+        bare = User.objects.create_user("bare", is_staff=True)
+        allowed = User.objects.create_user("allowed", is_staff=True)
+        allowed.user_permissions.add(Permission.objects.get(
+            content_type__app_label="django_bullq", codename="view_queue"))
+        plain.user_permissions.add(Permission.objects.get(codename="view_queue"))
+        return plain, bare, User.objects.get(pk=allowed.pk)
+
+    plain, bare, allowed = await users()
+    for user in (AnonymousUser(), plain, bare):
+        for path in (qpath(queue_name), jpath(queue_name, "1")):
+            assert await ws(path, user).connect(timeout=TIMEOUT) == (False, 4403), user
+    comm = ws(qpath(queue_name), allowed)
+    await connect(comm)
+    await comm.disconnect()
+
+
+def own_jobs_only(user: Any, queue_name: str, job_id: str | None) -> bool:
+    """EVENTS_AUTHORIZER of the tests: end users may follow jobs whose data names them."""
+    from django_bullq.consumers import default_authorizer
+
+    if default_authorizer(user, queue_name, job_id):
+        return True
+    if job_id is None:
+        return False
+    job = conf.get_queue(queue_name).get_job(job_id)
+    return job is not None and (job.data or {}).get("owner") == user.username
+
+
+async def test_authorizer_hook_lets_an_end_user_follow_their_own_job(
+        queue_name: str, settings: Any) -> None:
+    settings.BULLQ = {**settings.BULLQ,
+                      "EVENTS_AUTHORIZER": "tests.test_events_ws.own_jobs_only"}
+    q = conf.get_queue(queue_name)
+    mine, theirs = await q.aadd("t", {"owner": "eve"}), await q.aadd("t", {"owner": "bob"})
+    eve = FakeUser("eve", staff=False, perms=())
+    comm = ws(jpath(queue_name, mine.id), eve)
+    await connect(comm)
+    assert (await comm.receive_json_from(timeout=TIMEOUT))["job"]["id"] == mine.id
+    await comm.disconnect()
+    assert await ws(jpath(queue_name, theirs.id), eve).connect(timeout=TIMEOUT) == (False, 4403)
+    assert await ws(qpath(queue_name), eve).connect(timeout=TIMEOUT) == (False, 4403)
+    comm = ws(qpath(queue_name))  # staff still allowed through the default
+    await connect(comm)
+    await comm.disconnect()
+
+
+# --- case B22: the Channels side ------------------------------------------------------------
+
+async def test_case_b22_sockets_receive_the_gap_notice_of_a_lagging_reader(
+        queue_name: str) -> None:
+    import asyncio
+
+    from django_bullq.bridge import get_hub
+
+    q = conf.get_queue(queue_name)
+    comm = ws(qpath(queue_name))
+    await connect(comm)
+    reader = get_hub().readers()[queue_name]
+    gate = asyncio.Event()
+    original = reader.aread
+
+    async def paused() -> list[Any]:
+        await gate.wait()
+        return await original()
+
+    reader.aread = paused  # type: ignore[method-assign] - the in-flight read still returns
+    await q.aadd("t")
+    before = await receive_all(comm, 2)
+    for _ in range(5):  # the reader lags: these are trimmed before it reads them
+        await q.aadd("t")
+    await q.aclient.xtrim(q.keys["events"], maxlen=2, approximate=False)
+    gate.set()
+    gap, *after = await receive_all(comm, 3)
+    assert gap["event"] == "gap" and gap["jobId"] is None
+    assert id_tuple(gap["fields"]["first"]) > id_tuple(before[-1]["id"])
+    assert [e["event"] for e in after] == ["added", "waiting"]
+    assert id_tuple(gap["id"]) < id_tuple(after[0]["id"])
+    await comm.disconnect()
+
+
+# --- the JavaScript client ------------------------------------------------------------------
+
+def test_js_client_encodes_names_resumes_backs_off_and_dispatches() -> None:
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    root = Path(__file__).resolve().parent.parent
+    script = root / "django_bullq" / "static" / "django_bullq" / "js" / "bullq-events.js"
+    done = subprocess.run([node, str(root / "tests" / "js" / "bullq_events_client.mjs"),
+                           str(script)], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+
+
+async def test_messages_lost_by_the_channel_layer_are_read_back_from_the_stream(
+        queue_name: str) -> None:
+    from channels.layers import get_channel_layer
+
+    from django_bullq.bridge import get_hub
+
+    q = conf.get_queue(queue_name)
+    comm = ws(qpath(queue_name))
+    await connect(comm)
+    layer = get_channel_layer()
+    members = layer.groups.pop(group_name(queue_name))  # the layer drops the next messages
+    lost = await q.aadd("t")
+    reader = get_hub().readers()[queue_name]
+    for _ in range(100):  # until the hub has forwarded them to nobody
+        if reader.last_id != "0-0" and id_tuple(reader.last_id) >= id_tuple(
+                (await q.aclient.xrevrange(q.keys["events"], count=1))[0][0].decode()):
+            break
+        await asyncio.sleep(0.02)
+    await asyncio.sleep(0.05)
+    layer.groups[group_name(queue_name)] = members
+    live = await q.aadd("t")
+    got = await receive_all(comm, 4)
+    assert [(e["event"], e["jobId"]) for e in got] == [
+        ("added", lost.id), ("waiting", lost.id), ("added", live.id), ("waiting", live.id)]
+    assert await comm.receive_nothing(0.2)
+    await comm.disconnect()
+
+
+async def test_custom_job_ids_with_slashes_work_through_raw_path(queue_name: str) -> None:
+    q = conf.get_queue(f"{queue_name}/x")
+    job = await q.aadd("t", job_id="user/7#a b")
+    comm = ws(jpath(q.name, job.id))
+    await connect(comm)
+    assert (await comm.receive_json_from(timeout=TIMEOUT))["job"]["id"] == "user/7#a b"
+    await comm.disconnect()
+
+
+@pytest.mark.parametrize(("value", "ok"), [(None, True), ("tests.test_events_ws.own_jobs_only",
+                                                          True), ("nodots", False), (3, False)])
+def test_events_authorizer_setting_is_checked(value: Any, ok: bool) -> None:
+    from tests.test_checks import ids
+
+    found = "django_bullq.E003" in ids({"CONNECTIONS": {"default": conf.get_config()[
+        "CONNECTIONS"]["default"]["URL"]}, "EVENTS_AUTHORIZER": value})
+    assert found is not ok
+
+
+async def test_without_a_channel_layer_sockets_close_with_1011(queue_name: str,
+                                                               settings: Any) -> None:
+    settings.CHANNEL_LAYERS = {}
+    channel_layers.backends.clear()
+    assert await ws(qpath(queue_name)).connect(timeout=TIMEOUT) == (False, 1011)
