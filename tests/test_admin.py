@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 import uuid
@@ -90,7 +91,7 @@ def test_encoded_names_round_trip_strictly() -> None:
 def test_overview_lists_queues_with_counts(admin_client: Client, qname: str) -> None:
     q = get_queue(qname)
     q.add("a", {})
-    q.client.client_setname(f"bull:{__import__('base64').b64encode(qname.encode()).decode()}:w:w1")
+    q.client.client_setname(f"bull:{base64.b64encode(qname.encode()).decode()}:w:w1")
     resp = admin_client.get(reverse("admin:django_bullq_bullqqueue_changelist"))
     assert resp.status_code == 200
     body = resp.content.decode()
@@ -114,6 +115,8 @@ def test_queue_page_lists_jobs_workers_and_chart(admin_client: Client, qname: st
     for i in ids:
         assert jurl(qname, i) in body
     assert "<svg" in body and "<rect" in body
+    # live-update hook point: a root element with the queue name; no script without staticfiles
+    assert f'data-queue="{qname}"' in body and "bullq-events.js" not in body
     assert resp.context["state"] == "waiting"
     assert admin_client.get(qurl(qname, state="nonsense")).status_code == 404
 
