@@ -24,12 +24,12 @@ CLOSE_BAD_REQUEST = 4400
 #: No channel layer configured (``settings.CHANNEL_LAYERS``).
 CLOSE_UNAVAILABLE = 1011
 #: The permission of the default authorisation (``<app_label>.<codename>``).
-VIEW_PERMISSION = "django_bullq.view_queue"
+VIEW_PERMISSION = "django_bullq.view_bullqqueue"
 _BACKFILL_LIMIT = 100_000
 
 
 def default_authorizer(user: Any, queue_name: str, job_id: str | None) -> bool:
-    """Active staff users holding ``django_bullq.view_queue`` (superusers hold every perm)."""
+    """Active staff users holding ``django_bullq.view_bullqqueue`` (superusers hold every perm)."""
     return bool(getattr(user, "is_active", False) and getattr(user, "is_staff", False)
                 and user.has_perm(VIEW_PERMISSION))
 

@@ -30,7 +30,7 @@ class FakeUser:
     is_active = True
 
     def __init__(self, username: str, staff: bool = True,
-                 perms: tuple[str, ...] = ("django_bullq.view_queue",)) -> None:
+                 perms: tuple[str, ...] = ("django_bullq.view_bullqqueue",)) -> None:
         self.username, self.is_staff, self.perms = username, staff, perms
 
     def has_perm(self, perm: str) -> bool:
@@ -264,8 +264,8 @@ async def test_sockets_refuse_anonymous_non_staff_and_staff_without_permission(
         bare = User.objects.create_user("bare", is_staff=True)
         allowed = User.objects.create_user("allowed", is_staff=True)
         allowed.user_permissions.add(Permission.objects.get(
-            content_type__app_label="django_bullq", codename="view_queue"))
-        plain.user_permissions.add(Permission.objects.get(codename="view_queue"))
+            content_type__app_label="django_bullq", codename="view_bullqqueue"))
+        plain.user_permissions.add(Permission.objects.get(codename="view_bullqqueue"))
         return plain, bare, User.objects.get(pk=allowed.pk)
 
     plain, bare, allowed = await users()

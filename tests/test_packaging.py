@@ -55,3 +55,11 @@ def test_installed_wheel_finds_and_expands_its_scripts(wheel: Path, tmp_path: Pa
     assert Path(lua_path) == tmp_path / "django_bullq" / "lua"
     assert int(count) == len(list((ROOT / "lua").glob("*.lua")))
     assert expanded == "True"
+
+
+def test_wheel_ships_admin_templates_and_migrations(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for page in ("base", "overview", "queue", "job", "confirm"):
+        assert f"django_bullq/templates/admin/django_bullq/{page}.html" in names
+    assert "django_bullq/migrations/0001_initial.py" in names
+    assert "django_bullq/admin/options.py" in names

@@ -1,0 +1,201 @@
+"""Read-side helpers of the admin pages: known queues, workers, latency, pages, bounded search.
+
+Every read is bounded: a job list reads one LRANGE/ZRANGE page plus one HGETALL per job on the
+page; a name/data search reads at most :data:`SEARCH_WINDOW` ids of one state.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..conf import get_config, get_queue
+from ..core.errors import InvalidNameError
+from ..core.job import STATES, Job
+from ..core.queue import Queue
+
+PAGE_SIZE = 50
+#: Ids of the current state examined by a name/data search, starting at the page's offset.
+SEARCH_WINDOW = 1000
+#: Characters of data / return value / stack trace shown before truncation on the detail page.
+MAX_SHOWN = 100_000
+#: Log lines shown on the detail page (newest).
+MAX_LOGS = 200
+#: Keys examined by the ``<prefix>:*:meta`` discovery SCAN.
+SCAN_LIMIT = 10_000
+
+
+def known_queue_names() -> list[str]:
+    """Queues from settings (``QUEUES``, ``DEFAULT_QUEUE``), registered tasks and a bounded SCAN
+    of ``<prefix>:*:meta`` on the default connection, sorted; invalid names are skipped."""
+    from ..tasks import registry
+
+    cfg = get_config()
+    names: set[str] = set(cfg.get("QUEUES") or {}) | {cfg["DEFAULT_QUEUE"]}
+    for task_name in registry.names():
+        task = registry.get(task_name)
+        names.add(getattr(task, "queue_name", None) or cfg["DEFAULT_QUEUE"])
+    try:
+        default = get_queue(cfg["DEFAULT_QUEUE"])
+        prefix = default.prefix
+        seen = 0
+        for key in default.client.scan_iter(match=f"{prefix}:*:meta", count=1000):
+            seen += 1
+            text = key.decode() if isinstance(key, bytes) else key
+            middle = text[len(prefix) + 1:-len(":meta")]
+            if middle and ":" not in middle:
+                names.add(middle)
+            if seen >= SCAN_LIMIT:
+                break
+    except Exception:  # noqa: BLE001 - discovery is a nice-to-have; settings still list queues
+        pass
+    return sorted(n for n in names if n)
+
+
+def queue_or_none(name: str) -> Queue | None:
+    """The configured queue ``name`` or None when the name breaks the queue name rule."""
+    try:
+        return get_queue(name)
+    except InvalidNameError:
+        return None
+
+
+def workers(queue: Queue) -> list[dict[str, str]]:
+    """Connections named like BullMQ workers of ``queue``: ``<prefix>:<base64(name)>[:w:<x>]``.
+
+    Returns:
+        ``[{"name": worker name or "", "addr": "host:port", "age": seconds, "idle": seconds}]``.
+    """
+    base = f"{queue.prefix}:{base64.b64encode(queue.name.encode()).decode()}"
+    found = []
+    for client in queue.client.client_list():
+        name = client.get("name") or ""
+        if isinstance(name, bytes):
+            name = name.decode(errors="replace")
+        if name == base or name.startswith(base + ":w:"):
+            found.append({"name": name[len(base) + 3:] if name != base else "",
+                          "addr": str(client.get("addr", "")), "age": str(client.get("age", "")),
+                          "idle": str(client.get("idle", ""))})
+    return found
+
+
+def waiting_latency_ms(queue: Queue) -> int | None:
+    """Age in ms of the oldest waiting job (None when nothing waits)."""
+    ids = queue.get_job_ids("waiting", start=0, end=0, asc=True)
+    if not ids:
+        return None
+    ts = queue.client.hget(queue.keys.job(ids[0]), "timestamp")
+    try:
+        return max(0, int(time.time() * 1000) - int(ts))
+    except (TypeError, ValueError):
+        return None
+
+
+def throughput_bars(queue: Queue, points: int = 60, width: int = 600,
+                    height: int = 80) -> dict[str, Any]:
+    """Bars of the last ``points`` minutes of completed/failed metrics for the inline SVG.
+
+    Returns:
+        ``{"bars": [{"x", "y", "h", "w", "kind", "value"}], "width", "height", "max", "any"}``.
+    """
+    series = {}
+    for kind in ("completed", "failed"):
+        try:
+            series[kind] = list(queue.get_metrics(kind, 0, points - 1).data)
+        except Exception:  # noqa: BLE001 - no metrics collected yet
+            series[kind] = []
+    top = max([1] + series["completed"] + series["failed"])
+    slot = width / points
+    bars = []
+    for kind, offset in (("completed", 0.0), ("failed", slot / 2)):
+        for i, value in enumerate(series[kind][:points]):
+            h = round(height * value / top, 1)
+            x = round(width - (i + 1) * slot + offset, 1)
+            bars.append({"x": x, "y": round(height - h, 1), "h": h,
+                         "w": round(slot / 2 - 0.5, 1), "kind": kind, "value": value})
+    return {"bars": bars, "width": width, "height": height, "max": top,
+            "any": any(series["completed"]) or any(series["failed"])}
+
+
+@dataclass
+class JobPage:
+    """One page of a state's job list (or of search results)."""
+
+    state: str
+    total: int
+    page: int
+    pages: int
+    jobs: list[Job] = field(default_factory=list)
+    search: str = ""
+    searched: int = 0
+
+
+def job_page(queue: Queue, state: str, page: int, search: str = "") -> JobPage:
+    """Jobs of ``state`` on ``page`` (1-based, newest first) or search results.
+
+    Search: an exact job id is looked up directly (any state); otherwise the ids from the page's
+    offset up to :data:`SEARCH_WINDOW` further are read and jobs whose name or raw data JSON
+    contain ``search`` (case-insensitive) are listed, at most :data:`PAGE_SIZE`.
+    """
+    total = queue.get_job_counts(state)[state]
+    pages = max(1, -(-total // PAGE_SIZE))
+    page = min(max(1, page), pages)
+    start = (page - 1) * PAGE_SIZE
+    if not search:
+        jobs = queue.get_jobs(state, start=start, end=start + PAGE_SIZE - 1)
+        return JobPage(state, total, page, pages, jobs)
+    direct = queue.get_job(search)
+    if direct is not None:
+        return JobPage(state, total, page, pages, [direct], search, 1)
+    ids = queue.get_job_ids(state, start=start, end=start + SEARCH_WINDOW - 1)
+    pipe = queue.client.pipeline(transaction=False)
+    for job_id in ids:
+        pipe.hmget(queue.keys.job(job_id), "name", "data")
+    needle = search.casefold()
+    hits = []
+    for job_id, (name, data) in zip(ids, pipe.execute(), strict=True):
+        text = " ".join(x.decode(errors="replace") if isinstance(x, bytes) else (x or "")
+                        for x in (name, data))
+        if needle in text.casefold():
+            hits.append(job_id)
+            if len(hits) >= PAGE_SIZE:
+                break
+    pipe = queue.client.pipeline(transaction=False)
+    for job_id in hits:
+        pipe.hgetall(queue.keys.job(job_id))
+    jobs = [Job.from_hash(queue, i, raw) for i, raw in zip(hits, pipe.execute(), strict=True)
+            if raw]
+    return JobPage(state, total, page, pages, jobs, search, len(ids))
+
+
+def pretty(value: Any) -> str:
+    """``value`` as indented JSON (non-ASCII kept), truncated to :data:`MAX_SHOWN` characters."""
+    try:
+        text = json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return truncate(text)
+
+
+def truncate(text: str) -> str:
+    """``text`` cut to :data:`MAX_SHOWN` characters with a marker saying how much was cut."""
+    if len(text) <= MAX_SHOWN:
+        return text
+    return f"{text[:MAX_SHOWN]}\n… ({len(text) - MAX_SHOWN} more characters not shown)"
+
+
+def split_job_key(key: str, prefix: str) -> tuple[str, str] | None:
+    """``(queue, job_id)`` of a full job key ``<prefix>:<queue>:<id>`` (None if foreign)."""
+    if not key.startswith(prefix + ":"):
+        return None
+    rest = key[len(prefix) + 1:]
+    if ":" not in rest:
+        return None
+    name, job_id = rest.split(":", 1)
+    return name, job_id
+
+
+ALL_STATES = STATES

@@ -1,0 +1,317 @@
+"""``QueueAdmin``: the ModelAdmin of the placeholder model, serving the queue pages by name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.contrib.admin.models import CHANGE, DELETION, LogEntry
+from django.contrib.contenttypes.models import ContentType
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, \
+    HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, register_converter, reverse
+
+from ..core.errors import BullqError
+from ..core.maintenance import CLEAN_STATES
+from ..core.queue import Queue
+from ..models import BullqQueue
+from . import data
+from .names import EncodedNameConverter
+
+register_converter(EncodedNameConverter, "bullqname")
+
+#: Job actions on a selection: action -> (permission codename, label).
+JOB_ACTIONS = {
+    "retry": ("retry_job", "Retry"),
+    "promote": ("promote_job", "Promote"),
+    "remove": ("remove_job", "Remove"),
+    "cancel": ("cancel_job", "Cancel (running)"),
+    "change_priority": ("change_job", "Change priority"),
+}
+#: Queue-wide actions: action -> (permission codename, label).
+QUEUE_ACTIONS = {
+    "pause": ("pause_queue", "Pause"),
+    "resume": ("pause_queue", "Resume"),
+    "clean": ("clean_queue", "Clean by age"),
+    "drain": ("clean_queue", "Drain"),
+    "obliterate": ("obliterate_queue", "Obliterate"),
+    "retry_all": ("retry_job", "Retry all failed"),
+    "remove_all": ("remove_job", "Remove all failed"),
+}
+APP = "django_bullq"
+
+
+class QueueAdmin(admin.ModelAdmin):
+    """Queue overview (changelist), per-queue job lists, job detail and POST-only actions.
+
+    No add/change/delete of the placeholder; every page needs ``django_bullq.view_bullqqueue``,
+    every action its own permission (see :data:`JOB_ACTIONS` / :data:`QUEUE_ACTIONS`).
+    """
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    # --- urls ------------------------------------------------------------------------------
+
+    def get_urls(self) -> list[Any]:
+        wrap = self.admin_site.admin_view
+        return [
+            path("q/<bullqname:queue>/", wrap(self.queue_view), name="django_bullq_queue"),
+            path("q/<bullqname:queue>/job/<bullqname:job_id>/", wrap(self.job_view),
+                 name="django_bullq_job"),
+            path("q/<bullqname:queue>/action/<slug:action>/", wrap(self.action_view),
+                 name="django_bullq_action"),
+            path("", wrap(self.changelist_view), name="django_bullq_bullqqueue_changelist"),
+        ]
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    def _require(self, request: HttpRequest, codename: str) -> None:
+        if not request.user.has_perm(f"{APP}.{codename}"):
+            raise PermissionDenied
+
+    def _queue(self, name: str) -> Queue:
+        queue = data.queue_or_none(name)
+        if queue is None:
+            raise Http404("invalid queue name")
+        return queue
+
+    def _context(self, request: HttpRequest, title: str, **extra: Any) -> dict[str, Any]:
+        ctx = dict(self.admin_site.each_context(request), title=title, opts=self.model._meta,
+                   app_label=APP, events_js=_events_js())
+        ctx.update(extra)
+        return ctx
+
+    def _log(self, request: HttpRequest, repr_: str, message: str, flag: int = CHANGE) -> None:
+        LogEntry.objects.create(
+            user_id=request.user.pk,
+            content_type_id=ContentType.objects.get_for_model(BullqQueue,
+                                                              for_concrete_model=False).pk,
+            object_id=repr_[:255], object_repr=repr_[:200], action_flag=flag,
+            change_message=message)
+
+    # --- pages -----------------------------------------------------------------------------
+
+    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> HttpResponse:
+        """Overview: every known queue with counts per state, paused flag, workers, latency."""
+        self._require(request, "view_bullqqueue")
+        rows = []
+        for name in data.known_queue_names():
+            queue = data.queue_or_none(name)
+            if queue is None:
+                continue
+            counts = queue.get_job_counts()
+            rows.append({"name": name, "counts": {s: counts.get(s, 0) for s in data.ALL_STATES},
+                         "paused": queue.is_paused(), "workers": len(data.workers(queue)),
+                         "latency": data.waiting_latency_ms(queue)})
+        return TemplateResponse(request, "admin/django_bullq/overview.html", self._context(
+            request, "Queues", rows=rows, states=data.ALL_STATES))
+
+    def queue_view(self, request: HttpRequest, queue: str) -> HttpResponse:
+        """One queue: counts, workers, throughput chart, a page of jobs of one state, search."""
+        self._require(request, "view_bullqqueue")
+        q = self._queue(queue)
+        raw_counts = q.get_job_counts()
+        counts = {s: raw_counts.get(s, 0) for s in data.ALL_STATES}
+        state = request.GET.get("state") or "waiting"
+        if state not in data.ALL_STATES:
+            raise Http404("unknown state")
+        try:
+            page_no = int(request.GET.get("page", "1"))
+        except ValueError:
+            page_no = 1
+        page = data.job_page(q, state, page_no, request.GET.get("q", "").strip())
+        return TemplateResponse(request, "admin/django_bullq/queue.html", self._context(
+            request, f"Queue {queue}", queue=q, counts=counts, state=state, page=page,
+            states=data.ALL_STATES, paused=q.is_paused(), workers=data.workers(q),
+            latency=data.waiting_latency_ms(q), chart=data.throughput_bars(q),
+            job_actions=JOB_ACTIONS, queue_actions=QUEUE_ACTIONS,
+            search_window=data.SEARCH_WINDOW))
+
+    def job_view(self, request: HttpRequest, queue: str, job_id: str) -> HttpResponse:
+        """One job: data, options, attempts, failure, logs, progress, return value, relations."""
+        self._require(request, "view_bullqqueue")
+        q = self._queue(queue)
+        job = q.get_job(job_id)
+        if job is None:
+            raise Http404("no such job")
+        parent = None
+        if job.parent_key:
+            parent = data.split_job_key(job.parent_key, q.prefix)
+        children: list[tuple[str, str, str]] = []
+        try:
+            deps = job.get_dependencies()
+        except BullqError:
+            deps = {}
+        for key in deps.get("all", [])[:500]:
+            split = data.split_job_key(key, q.prefix)
+            if split:
+                children.append((split[0], split[1], key))
+        progress = job.progress if isinstance(job.progress, int | float) else None
+        return TemplateResponse(request, "admin/django_bullq/job.html", self._context(
+            request, f"Job {job_id}", queue=q, job=job, state=q.get_job_state(job_id),
+            data_json=data.pretty(job.data), opts_json=data.pretty(job.opts),
+            returnvalue_json=data.pretty(job.returnvalue),
+            progress_json=data.pretty(job.progress), progress=progress,
+            stacktrace=[data.truncate(s) for s in job.stacktrace[-10:]],
+            logs=job.get_logs(-data.MAX_LOGS, -1), parent=parent, children=children,
+            job_actions=JOB_ACTIONS))
+
+    # --- actions ---------------------------------------------------------------------------
+
+    def action_view(self, request: HttpRequest, queue: str, action: str) -> HttpResponse:
+        """POST-only action: without ``confirm=yes`` renders a confirmation page, with it acts.
+
+        Job actions take ``ids`` (repeated) or ``select_all=1`` with ``state`` (and ``q``:
+        the jobs the search matched); queue actions take their own fields (``grace_s`` and
+        ``clean_state`` for clean, ``delayed`` for drain).
+        """
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        self._require(request, "view_bullqqueue")
+        if action in JOB_ACTIONS:
+            codename, label = JOB_ACTIONS[action]
+        elif action in QUEUE_ACTIONS:
+            codename, label = QUEUE_ACTIONS[action]
+        else:
+            raise Http404("unknown action")
+        self._require(request, codename)
+        q = self._queue(queue)
+        post = request.POST
+        state = post.get("state") or "waiting"
+        if state not in data.ALL_STATES:
+            state = "waiting"
+        ids = [i for i in post.getlist("ids") if i]
+        select_all = post.get("select_all") == "1"
+        search = post.get("q", "").strip()
+        if select_all and search:
+            ids = [j.id for j in data.job_page(q, state, int(post.get("page") or 1), search).jobs]
+            select_all = False
+        back = reverse("admin:django_bullq_queue", kwargs={"queue": q.name}) + f"?state={state}"
+        if action in JOB_ACTIONS and not ids and not select_all:
+            messages.warning(request, "No jobs selected.")
+            return HttpResponseRedirect(back)
+        if post.get("confirm") != "yes":
+            return TemplateResponse(request, "admin/django_bullq/confirm.html", self._context(
+                request, f"{label}: are you sure?", queue=q, action=action, label=label,
+                ids=ids, select_all=select_all, state=state, post=post,
+                is_job_action=action in JOB_ACTIONS,
+                count=(q.get_job_counts(state)[state] if select_all else len(ids))))
+        try:
+            summary = self._perform(q, action, post, ids, select_all, state)
+        except (BullqError, ValueError) as exc:
+            messages.error(request, f"{label} failed: {exc}")
+            return HttpResponseRedirect(back)
+        target = q.name if select_all or action in QUEUE_ACTIONS else \
+            f"{q.name} / {', '.join(ids[:20])}"
+        self._log(request, f"queue {target}", f"{label}: {summary}",
+                  DELETION if action in ("remove", "remove_all", "obliterate") else CHANGE)
+        messages.success(request, f"{label}: {summary}")
+        if action == "obliterate":
+            return HttpResponseRedirect(reverse("admin:django_bullq_bullqqueue_changelist"))
+        return HttpResponseRedirect(back)
+
+    def _perform(self, q: Queue, action: str, post: Any, ids: list[str], select_all: bool,
+                 state: str) -> str:
+        """Run one confirmed action; returns a short summary for the message and the log."""
+        if action == "pause":
+            q.pause()
+            return "queue paused"
+        if action == "resume":
+            q.resume()
+            return "queue resumed"
+        if action == "clean":
+            clean_state = post.get("clean_state") or "completed"
+            if clean_state not in CLEAN_STATES:
+                raise ValueError(f"cannot clean state {clean_state!r}")
+            grace_s = float(post.get("grace_s") or 0)
+            removed = q.clean(int(grace_s * 1000), 0, clean_state)
+            return f"{len(removed)} {clean_state} jobs older than {grace_s:g} s removed"
+        if action == "drain":
+            return f"{q.drain(delayed=post.get('delayed') == '1')} jobs drained"
+        if action == "obliterate":
+            q.obliterate(force=post.get("force") == "1")
+            return "queue obliterated"
+        if action == "retry_all":
+            return f"{q.retry_jobs('failed', 1000)} failed jobs retried"
+        if action == "remove_all":
+            return f"{len(q.clean(0, 0, 'failed'))} failed jobs removed"
+        if select_all:
+            return self._perform_all(q, action, post, state)
+        done = 0
+        for job_id in ids:
+            job = q.get_job(job_id)
+            if job is None:
+                continue
+            if action == "retry":
+                current = q.get_job_state(job_id)
+                job.retry(current if current in ("failed", "completed") else "failed")
+            elif action == "promote":
+                q.promote(job_id)
+            elif action == "remove":
+                q.remove(job_id)
+            elif action == "cancel":
+                q.cancel_job(job_id, post.get("reason", "cancelled from the admin"))
+            elif action == "change_priority":
+                job.change_priority(int(post.get("priority") or 0))
+            done += 1
+        return f"{done} of {len(ids)} jobs"
+
+    def _perform_all(self, q: Queue, action: str, post: Any, state: str) -> str:
+        if action == "retry":
+            if state not in ("failed", "completed"):
+                raise ValueError("retry applies to failed or completed jobs")
+            return f"{q.retry_jobs(state, 1000)} {state} jobs retried"
+        if action == "promote":
+            return f"{q.promote_jobs(1000)} delayed jobs promoted"
+        if action == "remove":
+            clean_state = "wait" if state == "waiting" else state
+            if clean_state not in CLEAN_STATES:
+                raise ValueError(f"cannot remove every {state} job at once")
+            return f"{len(q.clean(0, 0, clean_state))} {state} jobs removed"
+        done = 0
+        start = 0
+        while True:  # cancel / change priority: page through the state's ids
+            ids = q.get_job_ids(state, start=start, end=start + 999)
+            if not ids:
+                break
+            for job_id in ids:
+                if action == "cancel":
+                    q.cancel_job(job_id, post.get("reason", "cancelled from the admin"))
+                else:
+                    job = q.get_job(job_id)
+                    if job is not None:
+                        job.change_priority(int(post.get("priority") or 0))
+                done += 1
+            start += len(ids)
+        return f"{done} {state} jobs"
+
+
+_EVENTS_JS: list[str | None] = []
+
+
+def _events_js() -> str | None:
+    """Path of ``django_bullq/js/bullq-events.js`` when staticfiles can find it, else None."""
+    if not _EVENTS_JS:
+        found = None
+        try:
+            from django.apps import apps
+
+            if apps.is_installed("django.contrib.staticfiles"):
+                from django.contrib.staticfiles import finders
+
+                if finders.find("django_bullq/js/bullq-events.js"):
+                    found = "django_bullq/js/bullq-events.js"
+        except Exception:  # noqa: BLE001 - live updates are optional
+            found = None
+        _EVENTS_JS.append(found)
+    return _EVENTS_JS[0]
+
