@@ -36,11 +36,7 @@
           delayed (jobId, delay = due ms); duplicated (jobId) for an existing id.
 ]]
 -- @include getMaxEvents
--- @include isQueuePausedOrMaxed
--- @include addBaseMarkerIfNeeded
--- @include addDelayMarker
--- @include getDelayedScore
--- @include addJobWithPriority
+-- @include enqueueNewJob
 local keyPrefix, jobId, parentKey = ARGV[1], ARGV[2], ARGV[10]
 if parentKey ~= "" and ARGV[12] ~= "1" and redis.call("EXISTS", parentKey) == 0 then
   return -5
@@ -86,22 +82,9 @@ if ARGV[13] == "1" and redis.call("SCARD", jobKey .. ":dependencies") > 0 then
   redis.call("ZADD", KEYS[11], timestamp, jobId)
   redis.call("XADD", KEYS[8], "MAXLEN", "~", maxEvents, "*", "event", "waiting-children",
     "jobId", jobId)
-elseif delay > 0 then
-  local due = timestamp + delay
-  redis.call("ZADD", KEYS[5], getDelayedScore(KEYS[5], due), jobId)
-  redis.call("XADD", KEYS[8], "MAXLEN", "~", maxEvents, "*", "event", "delayed", "jobId", jobId,
-    "delay", due)
-  addDelayMarker(KEYS[9], KEYS[5])
 else
-  if priority > 0 then
-    addJobWithPriority(KEYS[6], KEYS[7], priority, jobId)
-  elseif ARGV[9] == "1" then
-    redis.call("RPUSH", KEYS[1], jobId)
-  else
-    redis.call("LPUSH", KEYS[1], jobId)
-  end
-  redis.call("XADD", KEYS[8], "MAXLEN", "~", maxEvents, "*", "event", "waiting", "jobId", jobId)
-  addBaseMarkerIfNeeded(KEYS[9], isQueuePausedOrMaxed(KEYS[3], KEYS[10]))
+  enqueueNewJob(KEYS, jobId, delay > 0 and timestamp + delay or 0, priority, ARGV[9] == "1",
+    maxEvents)
 end
 
 if parentKey ~= "" then

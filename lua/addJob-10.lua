@@ -34,11 +34,7 @@
           deduplicationId, deduplicatedJobId) and removed (jobId, prev delayed) by deduplication.
 ]]
 -- @include getMaxEvents
--- @include isQueuePausedOrMaxed
--- @include addBaseMarkerIfNeeded
--- @include addDelayMarker
--- @include getDelayedScore
--- @include addJobWithPriority
+-- @include enqueueNewJob
 -- @include deduplicateJob
 local keyPrefix = ARGV[1]
 local parentKey = ARGV[10]
@@ -79,23 +75,10 @@ end
 redis.call("HSET", jobKey, unpack(fields))
 redis.call("XADD", KEYS[8], "*", "event", "added", "jobId", jobId, "name", ARGV[3])
 
-if delay > 0 then
-  local due = timestamp + delay
-  redis.call("ZADD", KEYS[5], getDelayedScore(KEYS[5], due), jobId)
-  redis.call("XADD", KEYS[8], "MAXLEN", "~", maxEvents, "*", "event", "delayed", "jobId", jobId,
-    "delay", due)
-  addDelayMarker(KEYS[9], KEYS[5])
-else
-  if priority > 0 then
-    addJobWithPriority(KEYS[6], KEYS[7], priority, jobId)
-  elseif ARGV[9] == "1" then
-    redis.call("RPUSH", KEYS[1], jobId)
-  else
-    redis.call("LPUSH", KEYS[1], jobId)
-  end
-  redis.call("XADD", KEYS[8], "MAXLEN", "~", maxEvents, "*", "event", "waiting", "jobId", jobId)
-  addBaseMarkerIfNeeded(KEYS[9], isQueuePausedOrMaxed(KEYS[3], KEYS[10]))
-end
+local addKeys = {KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8],
+  KEYS[9], KEYS[10]}
+enqueueNewJob(addKeys, jobId, delay > 0 and timestamp + delay or 0, priority, ARGV[9] == "1",
+  maxEvents)
 
 if parentKey ~= "" then
   redis.call("SADD", parentKey .. ":dependencies", jobKey)

@@ -3,11 +3,7 @@
 -- data, opts; repeat settings), INCRs the id counter and routes it like addJob: delayed when
 -- millis > now, else prioritized / wait. k = {wait, paused, meta, id, delayed, prioritized, pc,
 -- events, marker, active} (keys). Events: added; delayed or waiting.
--- @include isQueuePausedOrMaxed
--- @include addBaseMarkerIfNeeded
--- @include addDelayMarker
--- @include getDelayedScore
--- @include addJobWithPriority
+-- @include enqueueNewJob
 local function addSchedulerIteration(k, keyPrefix, schedulerId, millis, count, now, maxEvents)
   local s = redis.call("HMGET", keyPrefix .. "repeat:" .. schedulerId, "name", "data", "opts",
     "every", "pattern", "tz", "limit", "startDate", "endDate", "offset")
@@ -41,21 +37,6 @@ local function addSchedulerIteration(k, keyPrefix, schedulerId, millis, count, n
     "opts", cjson.encode(opts), "timestamp", now, "delay", delay, "priority", priority,
     "rjk", schedulerId)
   redis.call("XADD", k[8], "*", "event", "added", "jobId", jobId, "name", name)
-  if delay > 0 then
-    redis.call("ZADD", k[5], getDelayedScore(k[5], millis), jobId)
-    redis.call("XADD", k[8], "MAXLEN", "~", maxEvents, "*", "event", "delayed", "jobId", jobId,
-      "delay", millis)
-    addDelayMarker(k[9], k[5])
-  else
-    if priority > 0 then
-      addJobWithPriority(k[6], k[7], priority, jobId)
-    elseif opts["lifo"] then
-      redis.call("RPUSH", k[1], jobId)
-    else
-      redis.call("LPUSH", k[1], jobId)
-    end
-    redis.call("XADD", k[8], "MAXLEN", "~", maxEvents, "*", "event", "waiting", "jobId", jobId)
-    addBaseMarkerIfNeeded(k[9], isQueuePausedOrMaxed(k[3], k[10]))
-  end
+  enqueueNewJob(k, jobId, delay > 0 and millis or 0, priority, opts["lifo"] == true, maxEvents)
   return jobId, delay
 end
