@@ -14,7 +14,7 @@ PYTHON := $(shell for v in 3.14 3.13 3.12; do \
 	           $$(command -v python$$v 2>/dev/null); do \
 	    [ -x "$$p" ] && { echo $$p; exit 0; }; done; done)
 
-.PHONY: demo test test-core test-django52 venv venv52 redis-server node-deps clean
+.PHONY: demo test test-core test-django52 venv venv52 redis-server browser node-deps clean
 
 $(VENV)/.installed: pyproject.toml
 	@test -n "$(PYTHON)" || { echo "no Python >= 3.12 found (pyenv or PATH)"; exit 1; }
@@ -41,6 +41,14 @@ redis-server:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server >/dev/null; }
 
+# Debian's chromium and its chromedriver: the browser tests (tests/browser/) drive the admin.
+browser:
+	@{ command -v chromium && command -v chromedriver; } >/dev/null || { \
+	  echo "installing Debian's chromium and chromium-driver"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+	    chromium chromium-driver >/dev/null; }
+
 tests/interop/node_modules/.installed: tests/interop/package.json
 	cd tests/interop && npm ci --silent --no-audit --no-fund
 	touch $@
@@ -57,7 +65,7 @@ redis-up: venv
 demo: redis-up
 	cd example_project && ../$(PY) manage.py migrate --noinput -v 0 && ../$(PY) manage.py weather_report
 
-test: venv venv52 redis-server node-deps
+test: venv venv52 redis-server browser node-deps
 	$(PY) -m pytest -p no:cacheprovider
 	$(VENV52)/bin/python -m pytest -p no:cacheprovider -m django_layer
 

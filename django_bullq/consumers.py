@@ -2,11 +2,16 @@
 
 ``ws/bullq/queues/<queue>/`` sends every event of a queue, ``ws/bullq/jobs/<queue>/<job id>/``
 a snapshot of one job and then that job's events (plus ``gap`` notices). Both resume from
-``?last_id=<stream id>``. Wire protocol: docs/events.md, "Over WebSockets (Channels)".
+``?last_id=<stream id>``. Queue sockets opened with ``?counts=1`` also get ``counts`` frames
+(on connect, then a quarter second after events); a client may ask for a fresh ``snapshot`` /
+``counts`` by sending ``{"type": "snapshot"}`` / ``{"type": "counts"}``.
+Wire protocol: docs/events.md, "Over WebSockets (Channels)".
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 from typing import Any
 from urllib.parse import parse_qs, unquote_to_bytes
 
@@ -26,6 +31,10 @@ CLOSE_UNAVAILABLE = 1011
 #: The permission of the default authorisation (``<app_label>.<codename>``).
 VIEW_PERMISSION = "django_bullq.view_bullqqueue"
 _BACKFILL_LIMIT = 100_000
+#: Seconds a ``counts`` frame waits after an event, so a burst of events costs one read.
+COUNTS_DELAY_S = 0.25
+#: Newest log lines a snapshot carries.
+SNAPSHOT_LOGS = 200
 
 
 def default_authorizer(user: Any, queue_name: str, job_id: str | None) -> bool:
@@ -77,6 +86,9 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     job_id: str | None = None
     last_id: str = "0-0"
     _joined = False
+    #: ``?counts=1``: send ``counts`` frames (on connect, then after events, debounced).
+    want_counts = False
+    _counts_task: asyncio.Task[None] | None = None
 
     async def connect(self) -> None:
         try:
@@ -93,6 +105,7 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             return
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
         resume = (query.get("last_id") or [""])[0]
+        self.want_counts = self.job_id is None and (query.get("counts") or [""])[0] == "1"
         if resume and not valid_stream_id(resume):
             await self.close(code=CLOSE_BAD_REQUEST)
             return
@@ -118,6 +131,40 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             await self.replay(position)
             if id_tuple(position) > id_tuple(self.last_id):
                 self.last_id = position
+        if self.want_counts:
+            await self.send_json(await self.counts())
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None,
+                      **kwargs: Any) -> None:
+        """Client frames: JSON text; binary or malformed frames are ignored (never an error)."""
+        try:
+            content = json.loads(text_data) if text_data is not None else None
+        except ValueError:
+            return
+        await self.receive_json(content)
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        """Client requests: ``{"type": "snapshot"}`` (job sockets) answers a fresh snapshot,
+        ``{"type": "counts"}`` (queue sockets) fresh counts; anything else is ignored."""
+        kind = content.get("type") if isinstance(content, dict) else None
+        if kind == "snapshot" and self.job_id is not None:
+            await self.send_json(await self.snapshot())
+        elif kind == "counts" and self.job_id is None:
+            await self.send_json(await self.counts())
+
+    async def counts(self) -> dict[str, Any]:
+        """``{"type": "counts", "counts": {state: n}, "paused": bool}`` of the queue now
+        (one MULTI pipeline, as ``Queue.get_job_counts``; BullMQ ``getJobCounts``)."""
+        counts = await self.queue.aget_job_counts()
+        return {"type": "counts", "counts": counts, "paused": await self.queue.ais_paused()}
+
+    def _schedule_counts(self) -> None:
+        if self.want_counts and (self._counts_task is None or self._counts_task.done()):
+            self._counts_task = asyncio.ensure_future(self._send_counts_later())
+
+    async def _send_counts_later(self) -> None:
+        await asyncio.sleep(COUNTS_DELAY_S)
+        await self.send_json(await self.counts())
 
     async def snapshot(self) -> dict[str, Any]:
         """``{"type": "snapshot", "id": stream id, "job": {...} | None}`` of :attr:`job_id`."""
@@ -126,7 +173,7 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             return {"type": "snapshot", "id": self.last_id, "job": None}
         return {"type": "snapshot", "id": self.last_id, "job": {
             "id": job.id, "name": job.name, "state": await job.aget_state(),
-            "progress": job.progress, "logs": await job.aget_logs(),
+            "progress": job.progress, "logs": await job.aget_logs(-SNAPSHOT_LOGS, -1),
             "returnvalue": job.returnvalue, "failedReason": job.failed_reason,
             "attemptsMade": job.attempts_made, "timestamp": job.timestamp,
             "processedOn": job.processed_on, "finishedOn": job.finished_on}}
@@ -158,6 +205,7 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
                 and payload["jobId"] != self.job_id:
             return
         await self.send_json(payload)
+        self._schedule_counts()
 
     async def bullq_event(self, message: dict[str, Any]) -> None:
         """Channel-layer handler of ``bullq.event`` messages from :mod:`django_bullq.bridge`."""
@@ -168,6 +216,8 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         await self.forward(payload)
 
     async def disconnect(self, code: int) -> None:
+        if self._counts_task is not None:
+            self._counts_task.cancel()
         if self._joined:
             self._joined = False
             await self.channel_layer.group_discard(group_name(self.queue.name),

@@ -273,6 +273,21 @@ def test_select_all_actions(admin_client: Client, qname: str) -> None:
     assert [j.name for j in q.get_jobs("waiting")] == ["keep"]
 
 
+def test_select_all_change_priority_changes_every_prioritized_job_once(
+        admin_client: Client, qname: str) -> None:
+    """More jobs than one page of ids: reordering the set while acting must skip none."""
+    q = get_queue(qname)
+    jobs = q.add_bulk([("p", {"n": n}, {"priority": 2 + n % 50})
+                       for n in range(2500)])
+    post(admin_client, qname, "change_priority", select_all="1", state="prioritized",
+         priority="1")  # moves each changed job to the other end of the listing
+    priorities = q.client.zrange(q.keys["prioritized"], 0, -1, withscores=True)
+    assert len(priorities) == len(jobs)
+    assert {int(q.client.hget(q.keys.job(j.id), "priority")) for j in jobs} == {1}
+    entry = LogEntry.objects.latest("action_time")
+    assert entry.change_message == "Change priority: 2500 prioritized jobs"
+
+
 def test_queue_actions(admin_client: Client, qname: str) -> None:
     q = get_queue(qname)
     post(admin_client, qname, "pause")

@@ -349,8 +349,7 @@ def test_js_client_encodes_names_resumes_backs_off_and_dispatches() -> None:
     from pathlib import Path
 
     node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed")
+    assert node, "node is needed (make test installs the interop packages with npm)"
     root = Path(__file__).resolve().parent.parent
     script = root / "django_bullq" / "static" / "django_bullq" / "js" / "bullq-events.js"
     done = subprocess.run([node, str(root / "tests" / "js" / "bullq_events_client.mjs"),
@@ -411,3 +410,67 @@ async def test_without_a_channel_layer_sockets_close_with_1011(queue_name: str,
     settings.CHANNEL_LAYERS = {}
     channel_layers.backends.clear()
     assert await ws(qpath(queue_name)).connect(timeout=TIMEOUT) == (False, 1011)
+
+
+# --- counts frames and client requests (live admin pages) ------------------------------------
+
+async def test_queue_socket_with_counts_sends_counts_on_connect_and_after_events(
+        queue_name: str) -> None:
+    q = conf.get_queue(queue_name)
+    await q.aadd("t")
+    comm = ws(qpath(queue_name) + "?counts=1")
+    await connect(comm)
+    first = await comm.receive_json_from(timeout=TIMEOUT)
+    assert first["type"] == "counts" and first["counts"]["waiting"] == 1
+    assert first["paused"] is False
+    await q.aadd("t")
+    await q.aadd("t")
+    frames = [await comm.receive_json_from(timeout=TIMEOUT) for _ in range(5)]
+    kinds = [f["type"] for f in frames]
+    assert kinds.count("event") == 4 and kinds[-1] == "counts"  # one counts frame per burst
+    assert frames[-1]["counts"]["waiting"] == 3
+    await q.apause()
+    frames = [await comm.receive_json_from(timeout=TIMEOUT) for _ in range(2)]
+    assert frames[0]["event"] == "paused"
+    assert frames[1] == {"type": "counts", "counts": frames[1]["counts"], "paused": True}
+    assert await comm.receive_nothing(0.4)
+    await comm.disconnect()
+
+
+async def test_queue_socket_without_counts_sends_only_events(queue_name: str) -> None:
+    q = conf.get_queue(queue_name)
+    comm = ws(qpath(queue_name))
+    await connect(comm)
+    await q.aadd("t")
+    frames = await receive_all(comm, 2)
+    assert {f["type"] for f in frames} == {"event"}
+    assert await comm.receive_nothing(0.4)
+    await comm.disconnect()
+
+
+async def test_clients_may_ask_for_a_fresh_snapshot_or_counts(queue_name: str) -> None:
+    q = conf.get_queue(queue_name)
+    job = await q.aadd("t")
+    comm = ws(jpath(queue_name, job.id))
+    await connect(comm)
+    assert (await comm.receive_json_from(timeout=TIMEOUT))["job"]["progress"] == 0
+    await job.aupdate_progress(70)
+    assert (await comm.receive_json_from(timeout=TIMEOUT))["event"] == "progress"
+    await comm.send_json_to({"type": "snapshot"})
+    again = await comm.receive_json_from(timeout=TIMEOUT)
+    assert again["type"] == "snapshot" and again["job"]["progress"] == 70
+    await comm.send_json_to({"type": "counts"})  # not a queue socket: ignored
+    await comm.send_to(text_data="{not json")  # malformed: ignored, socket stays open
+    await comm.send_to(bytes_data=b"\x00\x01")
+    await comm.send_json_to(["a list"])
+    assert await comm.receive_nothing(0.3)
+    await comm.send_json_to({"type": "snapshot"})
+    assert (await comm.receive_json_from(timeout=TIMEOUT))["type"] == "snapshot"
+    await comm.disconnect()
+
+    queue_comm = ws(qpath(queue_name))
+    await connect(queue_comm)
+    await queue_comm.send_json_to({"type": "counts"})
+    counts = await queue_comm.receive_json_from(timeout=TIMEOUT)
+    assert counts["type"] == "counts" and counts["counts"]["waiting"] == 1
+    await queue_comm.disconnect()

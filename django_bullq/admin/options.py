@@ -277,21 +277,24 @@ class QueueAdmin(admin.ModelAdmin):
             if clean_state not in CLEAN_STATES:
                 raise ValueError(f"cannot remove every {state} job at once")
             return f"{len(q.clean(0, 0, clean_state))} {state} jobs removed"
-        done = 0
-        start = 0
-        while True:  # cancel / change priority: page through the state's ids
-            ids = q.get_job_ids(state, start=start, end=start + 999)
+        # cancel / change priority: read every id first, then act. Changing priorities
+        # reorders the prioritized set, so acting page by page would skip or repeat jobs.
+        every: list[str] = []
+        while True:
+            ids = q.get_job_ids(state, start=len(every), end=len(every) + 999)
             if not ids:
                 break
-            for job_id in ids:
-                if action == "cancel":
-                    q.cancel_job(job_id, post.get("reason", "cancelled from the admin"))
-                else:
-                    job = q.get_job(job_id)
-                    if job is not None:
-                        job.change_priority(int(post.get("priority") or 0))
-                done += 1
-            start += len(ids)
+            every.extend(ids)
+        done = 0
+        for job_id in dict.fromkeys(every):
+            if action == "cancel":
+                q.cancel_job(job_id, post.get("reason", "cancelled from the admin"))
+            else:
+                job = q.get_job(job_id)
+                if job is None:
+                    continue
+                job.change_priority(int(post.get("priority") or 0))
+            done += 1
         return f"{done} {state} jobs"
 
 

@@ -31,6 +31,8 @@ ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 REDIS_URL = env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")
 
 INSTALLED_APPS = [
+    # daphne first: its `runserver` serves HTTP and the admin's WebSockets (ASGI).
+    "daphne",
     # django_bullq above channels: both ship a `runworker` command and the first app wins.
     "django_bullq",
     "django.contrib.admin",
@@ -56,6 +58,11 @@ MIDDLEWARE = [
 ROOT_URLCONF = "example_project.urls"
 WSGI_APPLICATION = "example_project.wsgi.application"
 ASGI_APPLICATION = "example_project.asgi.application"
+
+# The admin's live updates go from each server process's events reader to its sockets through
+# the channel layer. One daphne process: the in-memory layer does. Several processes or hosts:
+# channels_redis ("channels_redis.core.RedisChannelLayer").
+CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
 TEMPLATES = [
     {

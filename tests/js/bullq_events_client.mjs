@@ -57,4 +57,18 @@ const q = win.BullqEvents.queue("a b", {}, { base: "ws://h/x/", lastId: "3-1" })
 assert.equal(sockets[3].url, "ws://h/x/queues/a%20b/?last_id=3-1");
 q.close();
 assert.equal(sockets[3].closedWith, 1000);
+const counted = [];
+const c = win.BullqEvents.queue("a", { onCounts: (m) => counted.push(m.counts.waiting) },
+  { base: "ws://h/x/", counts: true, lastId: "4-0" });
+assert.equal(sockets[4].url, "ws://h/x/queues/a/?last_id=4-0&counts=1");
+assert.equal(c.send({ type: "counts" }), false);  // not open yet: nothing sent
+sockets[4].readyState = 1;
+sockets[4].sent = [];
+sockets[4].send = (text) => sockets[4].sent.push(text);
+assert.equal(c.send({ type: "counts" }), true);
+assert.deepEqual(sockets[4].sent, ['{"type":"counts"}']);
+send(sockets[4], { type: "counts", counts: { waiting: 3 }, paused: false });
+assert.deepEqual(counted, [3]);
+assert.equal(win.bullqEvents, win.BullqEvents);  // the name the admin pages call attach on
+c.close();
 console.log("ok");

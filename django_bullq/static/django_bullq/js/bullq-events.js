@@ -16,7 +16,14 @@
  * exponential backoff (options.minDelay ms, default 500, doubling to options.maxDelay, default
  * 30000, with jitter), so the server replays what was missed. Close codes 4403 (refused) and
  * 4400 (bad request) stop reconnecting. options.base overrides the URL root (default:
- * ws(s)://<this host>/ws/bullq/); options.lastId starts from a known id.
+ * ws(s)://<this host>/ws/bullq/); options.lastId starts from a known id; options.counts (queue
+ * sockets) asks for {type: "counts", counts, paused} frames, passed to handlers.onCounts.
+ * sub.send({type: "snapshot"}) / sub.send({type: "counts"}) asks the server for a fresh one.
+ *
+ * BullqEvents.attach(root) makes a django_bullq admin page live: root is #bullq-root with
+ * data-queue / data-job / data-state; elements marked data-bullq-count="<state>",
+ * data-bullq-paused, data-bullq-field="<snapshot field>", tr[data-job-id] and #bullq-live are
+ * patched in place from the events (no polling). Returns the subscriptions.
  * Wire protocol: docs/events.md, "Over WebSockets (Channels)".
  */
 (function (root) {
@@ -50,7 +57,10 @@
   Subscription.prototype._connect = function () {
     var self = this;
     var url = (this.options.base || defaultBase()) + this.path;
-    if (this.lastId) { url += "?last_id=" + encodeURIComponent(this.lastId); }
+    var query = [];
+    if (this.lastId) { query.push("last_id=" + encodeURIComponent(this.lastId)); }
+    if (this.options.counts) { query.push("counts=1"); }
+    if (query.length) { url += "?" + query.join("&"); }
     var socket = new root.WebSocket(url);
     this.socket = socket;
     socket.onopen = function () {
@@ -62,6 +72,7 @@
       try { data = JSON.parse(message.data); } catch (err) { return; }
       if (data.id) { self.lastId = data.id; }
       if (data.type === "snapshot") { self._call("onSnapshot", data); return; }
+      if (data.type === "counts") { self._call("onCounts", data); return; }
       if (data.event === "gap") { self._call("onGap", data); }
       self._call("onEvent", data);
       var named = self.handlers.on && self.handlers.on[data.event];
@@ -83,6 +94,13 @@
     };
   };
 
+  /** Send a request frame (e.g. {type: "snapshot"}); false when the socket is not open. */
+  Subscription.prototype.send = function (message) {
+    if (!this.socket || this.socket.readyState !== 1) { return false; }
+    this.socket.send(JSON.stringify(message));
+    return true;
+  };
+
   /** Stop following: close the socket and never reconnect. */
   Subscription.prototype.close = function () {
     this.closed = true;
@@ -90,7 +108,186 @@
     if (this.socket) { this.socket.close(1000); }
   };
 
-  root.BullqEvents = {
+
+  // --- live admin pages ------------------------------------------------------------------
+
+  var STATE_OF_EVENT = {
+    active: "active", completed: "completed", failed: "failed", delayed: "delayed",
+    waiting: "waiting", "waiting-children": "waiting-children", removed: "removed",
+    prioritized: "prioritized",
+  };
+
+  function each(scope, selector, fn) {
+    var found = scope.querySelectorAll(selector);
+    for (var i = 0; i < found.length; i++) { fn(found[i]); }
+  }
+
+  function pretty(value) {
+    if (value === null || value === undefined) { return "null"; }
+    try { return JSON.stringify(value, null, 2); } catch (err) { return String(value); }
+  }
+
+  function setLive(scope, status) {
+    each(scope.ownerDocument || root.document, "#bullq-live", function (el) {
+      el.textContent = status === "open" ? "live" : status;
+      el.setAttribute("data-status", status);
+    });
+  }
+
+  function renderProgress(cell, value) {
+    // cell holds a <progress> and a [data-bullq-progress-text] (numbers) or a <pre> (objects)
+    var bar = cell.querySelector("progress");
+    var text = cell.querySelector("[data-bullq-progress-text]");
+    var numeric = typeof value === "number" && isFinite(value);
+    if (bar) {
+      bar.hidden = !numeric;
+      if (numeric) { bar.value = Math.max(0, Math.min(100, value)); }
+    }
+    if (text) { text.textContent = numeric ? String(value) : pretty(value); }
+    if (!bar && !text) { cell.textContent = numeric ? String(value) : pretty(value); }
+  }
+
+  function renderCounts(scope, message) {
+    var counts = message.counts || {};
+    each(scope, "[data-bullq-count]", function (el) {
+      var state = el.getAttribute("data-bullq-count");
+      if (Object.prototype.hasOwnProperty.call(counts, state)) {
+        el.textContent = String(counts[state]);
+      }
+    });
+    each(scope, "[data-bullq-paused]", function (el) {
+      el.textContent = message.paused ? "paused" : el.getAttribute("data-bullq-running") || "running";
+      el.setAttribute("data-paused", message.paused ? "1" : "0");
+    });
+  }
+
+  function renderJob(scope, job) {
+    if (!job) {
+      each(scope, '[data-bullq-field="state"]', function (el) { el.textContent = "removed"; });
+      return;
+    }
+    each(scope, "[data-bullq-field]", function (el) {
+      var field = el.getAttribute("data-bullq-field");
+      if (!Object.prototype.hasOwnProperty.call(job, field)) { return; }
+      var value = job[field];
+      if (field === "progress") { renderProgress(el, value); return; }
+      if (field === "logs") { el.textContent = (value || []).join("\n"); return; }
+      if (field === "returnvalue") { el.textContent = pretty(value); return; }
+      el.textContent = value === null || value === undefined ? "–" : String(value);
+      var section = el.closest ? el.closest("[data-bullq-section]") : null;
+      if (section) { section.hidden = value === null || value === undefined || value === ""; }
+    });
+  }
+
+  function jobLink(scope, jobId) {
+    var template = scope.getAttribute("data-job-url") || "";
+    // the admin's URL converter: Python's quote(safe=""), then reverse() escapes "%" again
+    var segment = encodeURIComponent(jobId).replace(/[!'()*]/g, function (c) {
+      return "%" + c.charCodeAt(0).toString(16).toUpperCase();
+    }).replace(/%/g, "%25");
+    return template.replace("__JOB_ID__", segment);
+  }
+
+  function addFailedRow(scope, event) {
+    var body = scope.querySelector("#bullq-jobs-body");
+    if (!body || body.querySelector('tr[data-job-id="' + cssEscape(event.jobId) + '"]')) { return; }
+    var empty = body.querySelector("tr.bullq-empty");
+    if (empty) { empty.parentNode.removeChild(empty); }
+    var doc = scope.ownerDocument || root.document;
+    var row = doc.createElement("tr");
+    row.setAttribute("data-job-id", event.jobId);
+    row.className = "bullq-new";
+    var cells = ["", event.jobId, "", "", "", "", "", (event.fields || {}).failedReason || ""];
+    for (var i = 0; i < cells.length; i++) {
+      var td = doc.createElement("td");
+      if (i === 0) {
+        var box = doc.createElement("input");
+        box.type = "checkbox"; box.name = "ids"; box.value = event.jobId;
+        td.appendChild(box);
+      } else if (i === 1) {
+        var a = doc.createElement("a");
+        a.href = jobLink(scope, event.jobId);
+        a.textContent = event.jobId;
+        td.appendChild(a);
+      } else {
+        td.textContent = cells[i];
+        if (i === 7) { td.setAttribute("data-bullq-field", "failedReason"); }
+      }
+      row.appendChild(td);
+    }
+    body.insertBefore(row, body.firstChild);
+  }
+
+  function cssEscape(value) {
+    return String(value).replace(/["\\]/g, "\\$&");
+  }
+
+  function attachQueue(scope, queueName) {
+    var listed = scope.getAttribute("data-state") || "";
+    return BullqEventsApi.queue(queueName, {
+      onStatus: function (status) { setLive(scope, status); },
+      onCounts: function (message) { renderCounts(scope, message); },
+      onEvent: function (event) {
+        if (!event.jobId) { return; }
+        var row = scope.querySelector('tr[data-job-id="' + cssEscape(event.jobId) + '"]');
+        if (event.event === "progress" && row) {
+          each(row, '[data-bullq-field="progress"]', function (el) {
+            renderProgress(el, (event.fields || {}).data);
+          });
+          return;
+        }
+        var state = STATE_OF_EVENT[event.event];
+        if (state === "failed" && listed === "failed") { addFailedRow(scope, event); return; }
+        if (row && state && state !== listed) {
+          row.className = "bullq-moved";
+          row.setAttribute("data-now", state);
+          row.title = "now " + state;
+        }
+      },
+    }, { counts: true });
+  }
+
+  function attachJob(scope, queueName, jobId) {
+    var pending = null;
+    var sub = BullqEventsApi.job(queueName, jobId, {
+      onStatus: function (status) { setLive(scope, status); },
+      onSnapshot: function (message) { renderJob(scope, message.job); },
+      onEvent: function (event) {
+        if (event.event === "progress") {
+          renderJob(scope, { progress: (event.fields || {}).data });
+          return;
+        }
+        var state = STATE_OF_EVENT[event.event];
+        if (state) { renderJob(scope, { state: state }); }
+        // attempts, timestamps, return value, failed reason and logs: ask for a snapshot
+        if (pending) { root.clearTimeout(pending); }
+        pending = root.setTimeout(function () { pending = null; sub.send({ type: "snapshot" }); },
+          100);
+      },
+    });
+    return sub;
+  }
+
+  /** Make an admin page live; see the header. Returns the list of subscriptions. */
+  function attach(scope) {
+    if (!scope) { return []; }
+    var queueName = scope.getAttribute("data-queue");
+    var jobId = scope.getAttribute("data-job");
+    if (queueName && jobId) { return [attachJob(scope, queueName, jobId)]; }
+    if (queueName) { return [attachQueue(scope, queueName)]; }
+    var subs = [];
+    each(scope, "tr[data-queue]", function (row) {  // the overview: one socket per queue row
+      if (subs.length >= 50) { return; }
+      var sub = BullqEventsApi.queue(row.getAttribute("data-queue"), {
+        onStatus: function (status) { setLive(scope, status); },
+        onCounts: function (message) { renderCounts(row, message); },
+      }, { counts: true });
+      subs.push(sub);
+    });
+    return subs;
+  }
+
+  var BullqEventsApi = root.BullqEvents = {
     /** Every event of queue `name` (any characters: percent-encoded here). */
     queue: function (name, handlers, options) {
       return new Subscription("queues/" + encodeURIComponent(name) + "/", handlers, options);
@@ -100,6 +297,9 @@
       return new Subscription("jobs/" + encodeURIComponent(name) + "/" +
         encodeURIComponent(jobId) + "/", handlers, options);
     },
+    attach: attach,
     Subscription: Subscription,
   };
+  // the admin templates call window.bullqEvents.attach(root)
+  root.bullqEvents = root.BullqEvents;
 })(typeof window !== "undefined" ? window : globalThis);

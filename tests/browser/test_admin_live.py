@@ -1,0 +1,279 @@
+"""Browser tests: the example project under daphne, driven in headless Chromium (Selenium).
+
+Debian's ``chromium`` and ``chromium-driver`` (``make test`` installs them) drive the real admin
+pages of ``example_project`` served by daphne (ASGI: HTTP and the events WebSockets) on a free
+port, with a temporary SQLite database and a private Redis database. A core worker runs in a
+subprocess (``gated_worker.py``): it reports progress and then waits for the test to
+acknowledge each value it saw in the browser, so nothing depends on timing.
+
+The tests log in, watch a running job's progress bar move and its state turn to completed
+without a reload, watch a new failure appear in the failed list, and retry it through the
+confirmation page. Screenshots go to ``test-artifacts/browser/`` (kept after the run).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit
+from urllib.request import urlopen
+
+import pytest
+import redis
+
+from django_bullq import Queue
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE_DIR = ROOT / "example_project"
+ARTIFACTS = ROOT / "test-artifacts" / "browser"
+QUEUE = "weather"  # the example project's queue (settings.BULLQ["QUEUES"])
+USER, PASSWORD = "operator", "live-updates-pw-1"
+WAIT_S = 30  # upper bound of every wait; a wait returns as soon as its condition holds
+
+pytestmark = pytest.mark.timeout(240)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait(condition: Callable[[], Any], what: str, timeout: float = WAIT_S) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+@dataclass
+class Site:
+    url: str
+    redis_url: str
+    db_path: Path
+    ack_key: str
+
+
+@pytest.fixture(scope="module")
+def site(redis_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    """The example project under daphne, migrated, with a superuser; a gated worker beside it."""
+    tmp = tmp_path_factory.mktemp("browser")
+    redis_url = urlsplit(redis_server.url)._replace(path="/14").geturl()
+    redis.Redis.from_url(redis_url).flushdb()
+    env = dict(os.environ, DJANGO_SETTINGS_MODULE="example_project.settings",
+               REDIS_URL=redis_url, DATABASE_URL=f"sqlite:///{tmp / 'db.sqlite3'}",
+               EMAIL_FILE_PATH=str(tmp / "mail"), DJANGO_SUPERUSER_PASSWORD=PASSWORD)
+    for args in (["migrate", "--noinput", "-v", "0"],
+                 ["createsuperuser", "--noinput", "--username", USER, "--email", "op@example.com"]):
+        done = subprocess.run([sys.executable, "manage.py", *args], cwd=EXAMPLE_DIR, env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+    port = _free_port()
+    server_log = open(tmp / "daphne.log", "w")  # noqa: SIM115 - closed below
+    server = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+         "example_project.asgi:application"],
+        cwd=EXAMPLE_DIR, env=env, stdout=server_log, stderr=subprocess.STDOUT)
+    ack_key = f"browser-test:ack:{uuid.uuid4().hex}"
+    worker_log = open(tmp / "worker.log", "w")  # noqa: SIM115 - closed below
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "tests.browser.gated_worker", redis_url, QUEUE, ack_key],
+        cwd=ROOT, env=env, stdout=worker_log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+
+    def answers() -> bool:
+        assert server.poll() is None, (tmp / "daphne.log").read_text()
+        try:
+            with urlopen(url + "/admin/login/", timeout=2) as response:
+                return bool(response.status == 200)
+        except OSError:
+            return False
+
+    try:
+        _wait(answers, "daphne to serve the admin")
+        yield Site(url=url, redis_url=redis_url, db_path=tmp / "db.sqlite3", ack_key=ack_key)
+    finally:
+        for proc in (worker, server):
+            proc.terminate()
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        server_log.close()
+        worker_log.close()
+        if os.environ.get("BULLQ_BROWSER_LOGS"):
+            print((tmp / "daphne.log").read_text(), (tmp / "worker.log").read_text())
+
+
+@pytest.fixture(scope="module")
+def browser(site: Site) -> Iterator[Any]:
+    """Headless Debian chromium through Debian's chromedriver, logged in as a superuser."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver_path = shutil.which("chromedriver")
+    assert chromium and driver_path, "Debian's chromium and chromium-driver are needed: make test"
+    os.environ.setdefault("SE_OFFLINE", "true")  # never let Selenium Manager download anything
+    options = Options()
+    options.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--window-size=1280,1100"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    try:
+        driver.get(site.url + "/admin/login/")
+        driver.find_element(By.NAME, "username").send_keys(USER)
+        driver.find_element(By.NAME, "password").send_keys(PASSWORD)
+        driver.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+        _wait(lambda: "/admin/login/" not in driver.current_url, "the login to finish")
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.fixture
+def queue(site: Site) -> Iterator[Queue]:
+    q = Queue(QUEUE, site.redis_url)
+    yield q
+    q.close()
+
+
+def shot(driver: Any, name: str) -> None:
+    """Save a screenshot as a test artifact: test-artifacts/browser/<name>.png."""
+    assert driver.save_screenshot(str(ARTIFACTS / f"{name}.png"))
+
+
+def js(driver: Any, script: str, *args: Any) -> Any:
+    return driver.execute_script(script, *args)
+
+
+def wait_live(driver: Any) -> None:
+    _wait(lambda: js(driver, "var e = document.getElementById('bullq-live');"
+                             "return e && e.dataset.status === 'open';"),
+          "the events socket to open")
+
+
+def no_console_errors(driver: Any) -> None:
+    errors = [e for e in driver.get_log("browser")
+              if e["level"] == "SEVERE" and "favicon" not in e["message"]]
+    assert errors == []
+
+
+def admin_url(site: Site, *, job_id: str | None = None, state: str | None = None) -> str:
+    # the admin's name converter: quote(safe=""), then reverse() escapes "%" once more
+    def seg(name: str) -> str:
+        return quote(quote(name, safe=""), safe="")
+
+    url = f"{site.url}/admin/django_bullq/bullqqueue/q/{seg(QUEUE)}/"
+    if job_id is not None:
+        url += f"job/{seg(job_id)}/"
+    if state is not None:
+        url += f"?state={state}"
+    return url
+
+
+def test_browser_watches_a_running_jobs_progress_bar_and_state_without_reload(
+        site: Site, browser: Any, queue: Queue) -> None:
+    from selenium.webdriver.common.by import By
+
+    browser.get(site.url + "/admin/django_bullq/bullqqueue/")
+    assert browser.find_element(By.CSS_SELECTOR, f'tr[data-queue="{QUEUE}"]')
+    wait_live(browser)
+    shot(browser, "01-overview")
+
+    browser.get(admin_url(site, state="active"))
+    wait_live(browser)
+    js(browser, "window.bullqNoReload = 'still the same page';")
+    job = queue.add("slow_progress", {"steps": 4})
+    # the counts follow the events: the job is active (and held at 25 %) without a reload
+    _wait(lambda: browser.find_element(By.CSS_SELECTOR, '[data-bullq-count="active"]').text
+          == "1", "the active count to show 1")
+    assert js(browser, "return window.bullqNoReload;") == "still the same page"
+    shot(browser, "02-queue-counts-live")
+
+    browser.get(admin_url(site, job_id=job.id))
+    wait_live(browser)
+    js(browser, "window.bullqNoReload = 'still the same page';")
+    bar = "return document.querySelector('#bullq-progress progress').value;"
+    seen = []
+    for step in range(1, 5):
+        _wait(lambda step=step: js(browser, bar) == step * 25, f"the progress bar at {step * 25}")
+        seen.append(js(browser, bar))
+        assert browser.find_element(By.CSS_SELECTOR, '[data-bullq-field="state"]').text \
+            == "active"
+        if step == 2:
+            shot(browser, "03-job-progress-50")
+        queue.client.rpush(site.ack_key, step)  # the worker reports the next value
+    assert seen == [25, 50, 75, 100]
+    _wait(lambda: browser.find_element(By.CSS_SELECTOR, '[data-bullq-field="state"]').text
+          == "completed", "the state to turn completed")
+    _wait(lambda: '"steps": 4' in browser.find_element(
+        By.CSS_SELECTOR, '[data-bullq-field="returnvalue"]').text, "the return value")
+    _wait(lambda: browser.find_element(By.CSS_SELECTOR, '[data-bullq-field="attemptsMade"]')
+          .text == "1", "attempts made to show 1")
+    assert js(browser, "return window.bullqNoReload;") == "still the same page"
+    shot(browser, "04-job-completed")
+    assert queue.get_job_state(job.id) == "completed"
+    no_console_errors(browser)
+
+
+def test_browser_sees_a_new_failure_live_and_retries_it(
+        site: Site, browser: Any, queue: Queue) -> None:
+    from selenium.webdriver.common.by import By
+
+    browser.get(admin_url(site, state="failed"))
+    wait_live(browser)
+    js(browser, "window.bullqNoReload = 'still the same page';")
+    job = queue.add("fails_once", {"city": "<img src=x onerror=alert(1)>"}, attempts=1)
+    row = _wait(lambda: browser.find_elements(By.CSS_SELECTOR, f'tr[data-job-id="{job.id}"]'),
+                "the failed job's row to appear")[0]
+    reason = row.find_element(By.CSS_SELECTOR, '[data-bullq-field="failedReason"]')
+    assert "<b>weather feed</b>" in reason.text  # shown as text: escaped, not markup
+    assert row.find_elements(By.TAG_NAME, "b") == []
+    assert row.find_elements(By.TAG_NAME, "script") == []
+    _wait(lambda: browser.find_element(By.CSS_SELECTOR, '[data-bullq-count="failed"]').text
+          == "1", "the failed count to show 1")
+    assert js(browser, "return window.bullqNoReload;") == "still the same page"
+    shot(browser, "05-failure-appears-live")
+
+    row.find_element(By.CSS_SELECTOR, 'input[name="ids"]').click()
+    browser.find_element(By.XPATH, "//form[@id='bullq-jobs']//button[text()='Retry']").click()
+    _wait(lambda: "are you sure" in browser.title.lower(), "the confirmation page")
+    assert job.id in browser.find_element(By.ID, "content-main").text
+    shot(browser, "06-retry-confirmation")
+    browser.find_element(By.CSS_SELECTOR, "input[value=\"Yes, I'm sure\"]").click()
+    _wait(lambda: "Retry: 1 of 1 jobs" in browser.page_source, "the success message")
+    _wait(lambda: queue.get_job_state(job.id) == "completed", "the retried job to complete")
+    refreshed = queue.get_job(job.id)
+    assert refreshed is not None and refreshed.returnvalue == "published"
+
+    browser.get(admin_url(site, job_id=job.id))
+    assert browser.find_element(By.CSS_SELECTOR, '[data-bullq-field="state"]').text \
+        == "completed"
+    data = browser.find_element(By.ID, "bullq-data")
+    assert "<img src=x onerror=alert(1)>" in data.text
+    assert data.find_elements(By.TAG_NAME, "img") == []
+    shot(browser, "07-retried-job")
+    with sqlite3.connect(site.db_path) as db:
+        logged = db.execute("SELECT change_message FROM django_admin_log").fetchall()
+    assert ("Retry: 1 of 1 jobs",) in logged
+    no_console_errors(browser)
