@@ -65,9 +65,14 @@ redis-up: venv
 demo: redis-up
 	cd example_project && ../$(PY) manage.py migrate --noinput -v 0 && ../$(PY) manage.py weather_report
 
+# pytest's session-finish hook writes $(DONE); a run that ends without it was cut short.
+DONE := test-artifacts/pytest-session-finished
+FINISHED := test -f $(DONE) || { echo "pytest exited before the end of its session"; exit 1; }
+
 test: venv venv52 redis-server browser node-deps
-	$(PY) -m pytest -p no:cacheprovider
-	$(VENV52)/bin/python -m pytest -p no:cacheprovider -m django_layer
+	rm -f $(DONE) && BULLQ_PYTEST_DONE=$(DONE) $(PY) -m pytest -p no:cacheprovider && $(FINISHED)
+	rm -f $(DONE) && BULLQ_PYTEST_DONE=$(DONE) $(VENV52)/bin/python -m pytest -p no:cacheprovider \
+	  -m django_layer && $(FINISHED)
 
 clean:
 	rm -rf $(VENV) $(VENV52) tests/interop/node_modules

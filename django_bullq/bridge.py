@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import logging
 import re
 import weakref
@@ -27,6 +28,13 @@ logger = logging.getLogger("django_bullq.events")
 MESSAGE_TYPE = "bullq.event"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 _SLUG_MAX = 40
+#: Largest JSON frame sent to a socket, in bytes (Daphne refuses messages over 1 MiB and a
+#: refused message would be replayed on every reconnect).
+MAX_FRAME_BYTES = 256 * 1024
+#: Longest string (characters) and longest list / object (items) kept in a frame, tried in turn.
+_FIELD_LIMITS = ((16_384, 200), (2_048, 50), (256, 10))
+#: Largest stream id part: ids are two unsigned 64-bit integers.
+_ID_PART_MAX = 2**64 - 1
 
 
 def group_name(queue_name: str) -> str:
@@ -55,8 +63,61 @@ def event_payload(event: QueueEvent) -> dict[str, Any]:
         ``{"type": "event", "event": name, "id": stream id, "jobId": str | None,
         "fields": dict}``.
     """
-    return {"type": "event", "event": event.event, "id": event.id, "jobId": event.job_id,
-            "fields": event.fields}
+    return fit_frame({"type": "event", "event": event.event, "id": event.id,
+                      "jobId": event.job_id, "fields": event.fields}, "fields")
+
+
+def _bounded(value: Any, chars: int, items: int, tail: bool = False) -> tuple[Any, bool]:
+    """``value`` with strings cut to ``chars`` and lists / objects to ``items``; and whether
+    anything was cut. Cut parts end with a note of how much was left out; ``tail`` keeps a
+    list's last items instead (newest log lines), the note first."""
+    if isinstance(value, str):
+        if len(value) <= chars:
+            return value, False
+        return f"{value[:chars]}… [{len(value) - chars} more characters not sent]", True
+    if isinstance(value, list):
+        chosen = value[-items:] if tail else value[:items]
+        kept = [_bounded(v, chars, items) for v in chosen]
+        cut = len(value) > items or any(c for _, c in kept)
+        out = [v for v, _ in kept]
+        if len(value) > items:
+            note = f"… [{len(value) - items} more items not sent]"
+            out = [note, *out] if tail else [*out, note]
+        return out, cut
+    if isinstance(value, dict):
+        pairs = list(value.items())
+        kept_items = [(str(k)[:chars], _bounded(v, chars, items)) for k, v in pairs[:items]]
+        out_dict = {k: v for k, (v, _) in kept_items}
+        cut = len(pairs) > items or any(c for _, (_, c) in kept_items)
+        if len(pairs) > items:
+            out_dict["…"] = f"{len(pairs) - items} more keys not sent"
+        return out_dict, cut
+    return value, False
+
+
+def fit_frame(frame: dict[str, Any], body: str, tails: tuple[str, ...] = ()
+              ) -> dict[str, Any]:
+    """``frame`` made to fit :data:`MAX_FRAME_BYTES` once JSON-encoded.
+
+    Only ``frame[body]`` (an event's ``fields``, a snapshot's ``job``) is shortened: strings,
+    lists and objects in it are cut ever shorter until the frame fits, and the frame gets
+    ``"truncated": true``; if even the shortest cut is too big, ``body`` becomes ``{}``.
+    Lists under the keys ``tails`` of ``body`` keep their last items (newest log lines).
+    Reading the job itself (the admin's detail page) shows everything.
+    """
+    if len(json.dumps(frame)) <= MAX_FRAME_BYTES:
+        return frame
+    original = frame[body]
+    for chars, items in _FIELD_LIMITS:
+        if isinstance(original, dict):  # bound each field, never drop the body's own keys
+            value: Any = {k: _bounded(v, chars, items, k in tails)[0]
+                          for k, v in original.items()}
+        else:
+            value = _bounded(original, chars, items)[0]
+        candidate = {**frame, body: value, "truncated": True}
+        if len(json.dumps(candidate)) <= MAX_FRAME_BYTES:
+            return candidate
+    return {**frame, body: {}, "truncated": True}
 
 
 def id_tuple(stream_id: str) -> tuple[int, int]:
@@ -66,8 +127,10 @@ def id_tuple(stream_id: str) -> tuple[int, int]:
 
 
 def valid_stream_id(value: str) -> bool:
-    """True for ``<ms>`` or ``<ms>-<seq>`` (digits only)."""
-    return bool(re.fullmatch(r"\d{1,20}(-\d{1,20})?", value or ""))
+    """True for ``<ms>`` or ``<ms>-<seq>``: digits only, each part an unsigned 64-bit integer."""
+    if not re.fullmatch(r"\d{1,20}(-\d{1,20})?", value or ""):
+        return False
+    return all(int(part) <= _ID_PART_MAX for part in value.split("-"))
 
 
 async def last_stream_id(queue: Any) -> str:

@@ -20,7 +20,8 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.utils.module_loading import import_string
 
 from . import conf
-from .bridge import event_payload, get_hub, group_name, id_tuple, last_stream_id, valid_stream_id
+from .bridge import (event_payload, fit_frame, get_hub, group_name, id_tuple, last_stream_id,
+                     valid_stream_id)
 from .core.events import QueueEvents
 
 #: Close codes: not allowed, bad request (name or last_id).
@@ -35,6 +36,8 @@ _BACKFILL_LIMIT = 100_000
 COUNTS_DELAY_S = 0.25
 #: Newest log lines a snapshot carries.
 SNAPSHOT_LOGS = 200
+#: Longest request frame a client may send (characters); longer ones are ignored.
+MAX_REQUEST_CHARS = 1024
 
 
 def default_authorizer(user: Any, queue_name: str, job_id: str | None) -> bool:
@@ -90,32 +93,47 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     want_counts = False
     _counts_task: asyncio.Task[None] | None = None
 
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """Run the consumer; whatever ends it (a crash included), leave the group and release
+        the events reader, so no reader outlives its sockets."""
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            await self._leave()
+
+    async def refuse(self, code: int) -> None:
+        """Accept, then close with ``code``: closing during the handshake would reach the
+        browser as an HTTP 403 and close code 1006, which clients cannot tell from a network
+        error (and would retry forever)."""
+        await self.accept()
+        await self.close(code=code)
+
     async def connect(self) -> None:
         try:
             names = _route_names(self.scope, self.marker, self.parts)
         except UnicodeDecodeError:
             names = None
         if not names:
-            await self.close(code=CLOSE_BAD_REQUEST)
+            await self.refuse(CLOSE_BAD_REQUEST)
             return
         queue_name, self.job_id = names[0], (names[1] if self.parts == 2 else None)
         user = self.scope.get("user")
         if not await database_sync_to_async(authorize)(user, queue_name, self.job_id):
-            await self.close(code=CLOSE_FORBIDDEN)
+            await self.refuse(CLOSE_FORBIDDEN)
             return
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
         resume = (query.get("last_id") or [""])[0]
         self.want_counts = self.job_id is None and (query.get("counts") or [""])[0] == "1"
         if resume and not valid_stream_id(resume):
-            await self.close(code=CLOSE_BAD_REQUEST)
+            await self.refuse(CLOSE_BAD_REQUEST)
             return
         try:
             self.queue = conf.get_queue(queue_name)
         except Exception:  # noqa: BLE001 - a name the core rejects
-            await self.close(code=CLOSE_BAD_REQUEST)
+            await self.refuse(CLOSE_BAD_REQUEST)
             return
         if self.channel_layer is None:  # settings.CHANNEL_LAYERS is missing
-            await self.close(code=CLOSE_UNAVAILABLE)
+            await self.refuse(CLOSE_UNAVAILABLE)
             return
         # join first, then fix positions: nothing appended from here on can be missed
         await self.channel_layer.group_add(group_name(queue_name), self.channel_name)
@@ -136,10 +154,12 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None,
                       **kwargs: Any) -> None:
-        """Client frames: JSON text; binary or malformed frames are ignored (never an error)."""
+        """Client frames: short JSON text; binary, long or malformed frames are ignored."""
+        if text_data is None or len(text_data) > MAX_REQUEST_CHARS:
+            return
         try:
-            content = json.loads(text_data) if text_data is not None else None
-        except ValueError:
+            content = json.loads(text_data)
+        except (ValueError, RecursionError):
             return
         await self.receive_json(content)
 
@@ -171,12 +191,13 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         job = await self.queue.aget_job(self.job_id)
         if job is None:
             return {"type": "snapshot", "id": self.last_id, "job": None}
-        return {"type": "snapshot", "id": self.last_id, "job": {
+        return fit_frame({"type": "snapshot", "id": self.last_id, "job": {
             "id": job.id, "name": job.name, "state": await job.aget_state(),
             "progress": job.progress, "logs": await job.aget_logs(-SNAPSHOT_LOGS, -1),
             "returnvalue": job.returnvalue, "failedReason": job.failed_reason,
             "attemptsMade": job.attempts_made, "timestamp": job.timestamp,
-            "processedOn": job.processed_on, "finishedOn": job.finished_on}}
+            "processedOn": job.processed_on, "finishedOn": job.finished_on}},
+            "job", ("logs",))
 
     async def replay(self, until: str) -> None:
         """Send the events after :attr:`last_id` up to ``until`` still in the stream, a ``gap``
@@ -216,13 +237,26 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         await self.forward(payload)
 
     async def disconnect(self, code: int) -> None:
+        await self._leave()
+
+    async def _leave(self) -> None:
+        """Stop the counts timer, leave the group, release the reader (idempotent)."""
         if self._counts_task is not None:
             self._counts_task.cancel()
+            self._counts_task = None
         if self._joined:
             self._joined = False
+            await get_hub().release(self.queue.name)
             await self.channel_layer.group_discard(group_name(self.queue.name),
                                                    self.channel_name)
-            await get_hub().release(self.queue.name)
+
+
+class UnknownRouteConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
+    """Any other ``ws/bullq/...`` path (e.g. one a browser normalised): closed with 4400."""
+
+    async def connect(self) -> None:
+        await self.accept()
+        await self.close(code=CLOSE_BAD_REQUEST)
 
 
 class JobEventsConsumer(QueueEventsConsumer):

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from django.urls import re_path
 
-from .consumers import JobEventsConsumer, QueueEventsConsumer
+from .consumers import JobEventsConsumer, QueueEventsConsumer, UnknownRouteConsumer
 
 websocket_urlpatterns = [
     re_path(r"^ws/bullq/queues/(?P<queue>.+)/$", QueueEventsConsumer.as_asgi()),
     re_path(r"^ws/bullq/jobs/(?P<queue>.+)/(?P<job_id>[^/]+)/$", JobEventsConsumer.as_asgi()),
+    # anything else under ws/bullq/ is a bad request (4400), not an unrouted socket (HTTP 500)
+    re_path(r"^ws/bullq/", UnknownRouteConsumer.as_asgi()),
 ]

@@ -29,7 +29,7 @@ from .tasks import process_job
 
 logger = logging.getLogger("django_bullq.worker")
 
-_in_flight: set[str] = set()
+_in_flight: set[tuple[str, str, int]] = set()
 _in_flight_lock = threading.Lock()
 
 
@@ -53,15 +53,19 @@ def after_job(job: Job) -> None:
             _in_flight.discard(_job_key(job))
 
 
-def _job_key(job: Job) -> str:
+def _job_key(job: Job) -> tuple[str, str, int]:
     queue = job.queue.name if job.queue is not None else ""
-    return f"{queue}:{job.id}:{threading.get_ident()}"
+    return queue, job.id, threading.get_ident()
 
 
-def in_flight() -> int:
-    """Sync jobs whose function is still running in a thread (e.g. after the grace period)."""
+def in_flight(queue_names: Sequence[str] | None = None) -> int:
+    """Sync jobs whose function is still running in a thread (e.g. after the grace period),
+    of the queues ``queue_names`` (default: of every queue in this process)."""
     with _in_flight_lock:
-        return len(_in_flight)
+        if queue_names is None:
+            return len(_in_flight)
+        names = set(queue_names)
+        return sum(1 for queue, _, _ in _in_flight if queue in names)
 
 
 def discard_leaked_transaction(conn: Any, job: Job | None = None) -> bool:

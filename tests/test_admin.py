@@ -79,8 +79,21 @@ def fail_job(q: Queue, name: str = "boom", data: Any = None) -> str:
 # --- names ------------------------------------------------------------------------------------
 
 def test_encoded_names_round_trip_strictly() -> None:
-    for name in ["a#b", "test/transactions", "ünï-cødé", "a b", "%2F", "plain"]:
+    for name in ["a#b", "test/transactions", "ünï-cødé", "a b", "%2F", "plain", ".", "..",
+                 "...", "%2E"]:
         assert decode_name(encode_name(name)) == name
+    assert encode_name(".") == "%2E" and encode_name("..") == "%2E%2E"
+
+
+def test_dot_names_get_links_browsers_keep(admin_client: Client, qname: str) -> None:
+    """A job id "." or ".." must not become a "./" or "../" segment a browser resolves away."""
+    q = get_queue(qname)
+    for job_id in (".", ".."):
+        q.add("dots", {}, job_id=job_id)
+        url = jurl(qname, job_id)
+        assert "/job/%252E" in url
+        resp = admin_client.get(url)
+        assert resp.status_code == 200 and resp.context["job"].id == job_id
     for bad in ["a b", "%zz", "%C3", "a%2fb", "ü"]:
         with pytest.raises(ValueError):
             decode_name(bad)
@@ -246,12 +259,47 @@ def test_job_actions(admin_client: Client, qname: str) -> None:
     sub = q.client.pubsub()
     sub.subscribe(q.keys["control"])
     sub.get_message(timeout=1)
-    post(admin_client, qname, "cancel", ids=[prio.id], reason="stop <now>")
+    running = q.add("r", {})
+    q.client.lrem(q.keys["wait"], 0, running.id)
+    q.client.lpush(q.keys["active"], running.id)
+    post(admin_client, qname, "cancel", ids=[running.id, prio.id], reason="stop <now>")
     msg = sub.get_message(timeout=2)
     sub.close()
-    assert msg and prio.id in (msg["data"].decode() if isinstance(msg["data"], bytes)
-                               else msg["data"])
-    assert "Cancel" in last_log().change_message
+    assert msg and running.id in (msg["data"].decode() if isinstance(msg["data"], bytes)
+                                  else msg["data"])
+    assert last_log().change_message == (
+        "Cancel (running): 1 of 2 jobs; 1 skipped (gone, or not in a state this action "
+        "applies to)")
+
+
+def test_a_partly_applicable_selection_acts_on_each_job_and_logs_it(
+        admin_client: Client, qname: str) -> None:
+    """Rows go stale while an operator selects: the action goes on past them, and says so."""
+    q = get_queue(qname)
+    first, second = fail_job(q), fail_job(q)
+    waiting = q.add("w", {}).id
+    resp = post(admin_client, qname, "retry", ids=[first, waiting, second, "no-such-job"],
+                state="failed")
+    assert resp.status_code == 302
+    assert q.get_job_state(first) == "waiting" and q.get_job_state(second) == "waiting"
+    assert last_log().change_message == (
+        "Retry: 2 of 4 jobs; 2 skipped (gone, or not in a state this action applies to)")
+
+
+@pytest.mark.parametrize("action, fields", [
+    ("retry", {"select_all": "1", "q": "boom", "page": "abc"}),
+    ("clean", {"grace_s": "1e999"}),
+    ("clean", {"grace_s": "nan"}),
+    ("clean", {"grace_s": "-5"}),
+    ("change_priority", {"priority": "high"}),
+])
+def test_tampered_action_forms_get_an_answer_not_a_500(admin_client: Client, qname: str,
+                                                       action: str, fields: dict[str, str]
+                                                       ) -> None:
+    q = get_queue(qname)
+    job = fail_job(q)
+    resp = post(admin_client, qname, action, ids=[job], state="failed", **fields)
+    assert resp.status_code == 302
 
 
 def test_select_all_actions(admin_client: Client, qname: str) -> None:

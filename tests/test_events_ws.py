@@ -77,6 +77,15 @@ async def connect(comm: WebsocketCommunicator) -> None:
     assert connected, code
 
 
+async def refused_code(comm: WebsocketCommunicator) -> int:
+    """The close code of a socket the server accepts and closes at once (a refusal)."""
+    connected, code = await comm.connect(timeout=TIMEOUT)
+    assert connected, code  # accepted first: browsers then see the code, not a 1006
+    out = await comm.receive_output(TIMEOUT)
+    assert out["type"] == "websocket.close", out
+    return int(out["code"])
+
+
 async def receive_all(comm: WebsocketCommunicator, count: int) -> list[dict[str, Any]]:
     return [await comm.receive_json_from(timeout=TIMEOUT) for _ in range(count)]
 
@@ -175,9 +184,92 @@ async def test_resume_after_trimmed_entries_sends_a_gap_first(queue_name: str) -
     await comm.disconnect()
 
 
-async def test_invalid_last_id_is_refused(queue_name: str) -> None:
-    comm = ws(qpath(queue_name, "abc"))
-    assert await comm.connect(timeout=TIMEOUT) == (False, 4400)
+@pytest.mark.parametrize("last_id", ["abc", "1-2-3", "0-18446744073709551616",
+                                     "18446744073709551616"])
+async def test_invalid_last_id_is_refused(queue_name: str, last_id: str) -> None:
+    comm = ws(qpath(queue_name, last_id))
+    assert await refused_code(comm) == 4400
+
+
+async def test_resuming_from_before_an_untrimmed_stream_reports_no_gap(queue_name: str) -> None:
+    q = conf.get_queue(queue_name)
+    await q.aadd("t")
+    comm = ws(qpath(queue_name, "1-0"))  # older than the first entry, nothing ever trimmed
+    await connect(comm)
+    frames = await receive_all(comm, 2)
+    assert [f["event"] for f in frames] == ["added", "waiting"]
+    assert await comm.receive_nothing(0.2)
+    await comm.disconnect()
+
+
+async def test_unknown_ws_paths_are_closed_as_bad_requests() -> None:
+    for path in ["/ws/bullq/", "/ws/bullq/queues/", "/ws/bullq/nothing/here/"]:
+        assert await refused_code(ws(path)) == 4400, path
+
+
+async def test_oversized_events_and_snapshots_are_cut_to_fit_one_frame(queue_name: str) -> None:
+    """Daphne refuses frames over 1 MiB; an event that big would be replayed (and refused)
+    on every reconnect. Frames are cut to MAX_FRAME_BYTES and marked truncated."""
+    import json
+
+    from django_bullq.bridge import MAX_FRAME_BYTES
+
+    q = conf.get_queue(queue_name)
+    job = await q.aadd("t")
+    comm = ws(qpath(queue_name))
+    await connect(comm)
+    await job.aupdate_progress({"blob": "p" * 3_000_000, "rows": list(range(100_000))})
+    await job.aupdate_progress(5)
+    big, small = await receive_all(comm, 2)
+    assert len(json.dumps(big)) <= MAX_FRAME_BYTES and big["truncated"] is True
+    assert big["event"] == "progress" and big["jobId"] == job.id
+    assert "more characters not sent" in big["fields"]["data"]["blob"]
+    assert small["fields"]["data"] == 5 and "truncated" not in small
+    await comm.disconnect()
+
+    for n in range(300):
+        await job.alog("L" * 5000 + str(n))
+    await q.aclient.hset(q.keys.job(job.id), "failedReason", "😀" * 2_000_000)
+    jcomm = ws(jpath(queue_name, job.id))
+    await connect(jcomm)
+    snap = await jcomm.receive_json_from(timeout=TIMEOUT)
+    assert len(json.dumps(snap)) <= MAX_FRAME_BYTES and snap["truncated"] is True
+    assert snap["job"]["id"] == job.id and snap["job"]["state"] == "waiting"
+    assert snap["job"]["logs"][-1].startswith("L")
+    await jcomm.disconnect()
+
+
+async def test_a_crashed_socket_releases_its_events_reader(queue_name: str,
+                                                           monkeypatch: Any) -> None:
+    from django_bullq.bridge import get_hub
+    from django_bullq.consumers import QueueEventsConsumer
+
+    async def broken(self: Any) -> dict[str, Any]:
+        raise RuntimeError("snapshot exploded")
+
+    monkeypatch.setattr(QueueEventsConsumer, "snapshot", broken)
+    q = conf.get_queue(queue_name)
+    job = await q.aadd("t")
+    comm = ws(jpath(queue_name, job.id))
+    with pytest.raises(RuntimeError, match="snapshot exploded"):
+        await comm.connect(timeout=TIMEOUT)
+        await comm.receive_output(TIMEOUT)
+    assert get_hub().readers() == {}
+
+
+async def test_long_or_deeply_nested_requests_are_ignored(queue_name: str) -> None:
+    q = conf.get_queue(queue_name)
+    job = await q.aadd("t")
+    comm = ws(jpath(queue_name, job.id))
+    await connect(comm)
+    await comm.receive_json_from(timeout=TIMEOUT)
+    await comm.send_to(text_data="[" * 100_000 + "]" * 100_000)
+    await comm.send_to(text_data="[" * 500 + "]" * 500)  # short, but deeper than JSON allows
+    await comm.send_to(text_data='{"type": "snapshot", "pad": "' + "x" * 5000 + '"}')
+    assert await comm.receive_nothing(0.3)
+    await comm.send_json_to({"type": "snapshot"})
+    assert (await comm.receive_json_from(timeout=TIMEOUT))["type"] == "snapshot"
+    await comm.disconnect()
 
 
 # --- job socket -----------------------------------------------------------------------------
@@ -271,7 +363,7 @@ async def test_sockets_refuse_anonymous_non_staff_and_staff_without_permission(
     plain, bare, allowed = await users()
     for user in (AnonymousUser(), plain, bare):
         for path in (qpath(queue_name), jpath(queue_name, "1")):
-            assert await ws(path, user).connect(timeout=TIMEOUT) == (False, 4403), user
+            assert await refused_code(ws(path, user)) == 4403, user
     comm = ws(qpath(queue_name), allowed)
     await connect(comm)
     await comm.disconnect()
@@ -300,8 +392,8 @@ async def test_authorizer_hook_lets_an_end_user_follow_their_own_job(
     await connect(comm)
     assert (await comm.receive_json_from(timeout=TIMEOUT))["job"]["id"] == mine.id
     await comm.disconnect()
-    assert await ws(jpath(queue_name, theirs.id), eve).connect(timeout=TIMEOUT) == (False, 4403)
-    assert await ws(qpath(queue_name), eve).connect(timeout=TIMEOUT) == (False, 4403)
+    assert await refused_code(ws(jpath(queue_name, theirs.id), eve)) == 4403
+    assert await refused_code(ws(qpath(queue_name), eve)) == 4403
     comm = ws(qpath(queue_name))  # staff still allowed through the default
     await connect(comm)
     await comm.disconnect()
@@ -409,7 +501,7 @@ async def test_without_a_channel_layer_sockets_close_with_1011(queue_name: str,
                                                                settings: Any) -> None:
     settings.CHANNEL_LAYERS = {}
     channel_layers.backends.clear()
-    assert await ws(qpath(queue_name)).connect(timeout=TIMEOUT) == (False, 1011)
+    assert await refused_code(ws(qpath(queue_name))) == 1011
 
 
 # --- counts frames and client requests (live admin pages) ------------------------------------

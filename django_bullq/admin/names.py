@@ -1,7 +1,7 @@
 """Queue names and job ids in admin URLs (case B25).
 
 A name is percent-encoded with no safe characters (``a#b`` -> ``a%23b``, ``test/x`` ->
-``test%2Fx``) and Django's reverse() escapes the ``%`` once more, so the segment never holds a
+``test%2Fx``, ``.`` -> ``%2E``) and Django's reverse() escapes the ``%`` once more, so the segment never holds a
 raw ``/``, ``#``, ``?`` or space. The converter decodes strictly: a segment that is not the
 canonical encoding of a valid UTF-8 string does not match (404).
 """
@@ -12,7 +12,13 @@ from urllib.parse import quote, unquote
 
 
 def encode_name(name: str) -> str:
-    """``name`` percent-encoded as one URL path segment (UTF-8, nothing left unescaped)."""
+    """``name`` percent-encoded as one URL path segment (UTF-8, nothing left unescaped).
+
+    ``.`` and ``..`` are encoded as ``%2E`` / ``%2E%2E`` (which reverse() escapes to
+    ``%252E``): left as dots, browsers would resolve them as relative path segments.
+    """
+    if name in (".", ".."):
+        return "%2E" * len(name)
     return quote(name, safe="")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib import admin, messages
@@ -40,6 +42,17 @@ QUEUE_ACTIONS = {
     "retry_all": ("retry_job", "Retry all failed"),
     "remove_all": ("remove_job", "Remove all failed"),
 }
+#: States each job action applies to (others are skipped, not errors).
+ACTION_STATES = {
+    "retry": ("failed", "completed"),
+    "promote": ("delayed",),
+    "remove": ("completed", "failed", "delayed", "prioritized", "active", "waiting",
+               "waiting-children"),
+    "cancel": ("active",),
+    "change_priority": ("waiting", "prioritized", "delayed", "waiting-children"),
+}
+#: Largest "older than" age of a clean, in seconds (ten years).
+MAX_GRACE_S = 10 * 365 * 24 * 3600
 APP = "django_bullq"
 
 
@@ -134,7 +147,7 @@ class QueueAdmin(admin.ModelAdmin):
             states=data.ALL_STATES, paused=q.is_paused(), workers=data.workers(q),
             latency=data.waiting_latency_ms(q), chart=data.throughput_bars(q),
             job_actions=JOB_ACTIONS, queue_actions=QUEUE_ACTIONS,
-            search_window=data.SEARCH_WINDOW))
+            search_window=data.SEARCH_WINDOW, page_size=data.PAGE_SIZE))
 
     def job_view(self, request: HttpRequest, queue: str, job_id: str) -> HttpResponse:
         """One job: data, options, attempts, failure, logs, progress, return value, relations."""
@@ -156,14 +169,18 @@ class QueueAdmin(admin.ModelAdmin):
             if split:
                 children.append((split[0], split[1], key))
         progress = job.progress if isinstance(job.progress, int | float) else None
+        state = q.get_job_state(job_id)
         return TemplateResponse(request, "admin/django_bullq/job.html", self._context(
-            request, f"Job {job_id}", queue=q, job=job, state=q.get_job_state(job_id),
+            request, f"Job {job_id}", queue=q, job=job, state=state,
             data_json=data.pretty(job.data), opts_json=data.pretty(job.opts),
             returnvalue_json=data.pretty(job.returnvalue),
             progress_json=data.pretty(job.progress), progress=progress,
             stacktrace=[data.truncate(s) for s in job.stacktrace[-10:]],
             logs=job.get_logs(-data.MAX_LOGS, -1), parent=parent, children=children,
-            job_actions=JOB_ACTIONS))
+            failed_reason=data.truncate(job.failed_reason or ""),
+            attempts_allowed=max(1, job.attempts or 0),  # BullMQ: attempts 0 means one run
+            job_actions={key: spec for key, spec in JOB_ACTIONS.items()
+                         if state in ACTION_STATES[key]}))
 
     # --- actions ---------------------------------------------------------------------------
 
@@ -193,7 +210,8 @@ class QueueAdmin(admin.ModelAdmin):
         select_all = post.get("select_all") == "1"
         search = post.get("q", "").strip()
         if select_all and search:
-            ids = [j.id for j in data.job_page(q, state, int(post.get("page") or 1), search).jobs]
+            page_no = _int(post.get("page"), 1)
+            ids = [j.id for j in data.job_page(q, state, page_no, search).jobs]
             select_all = False
         back = reverse("admin:django_bullq_queue", kwargs={"queue": q.name}) + f"?state={state}"
         if action in JOB_ACTIONS and not ids and not select_all:
@@ -207,63 +225,90 @@ class QueueAdmin(admin.ModelAdmin):
                 count=(q.get_job_counts(state)[state] if select_all else len(ids))))
         try:
             summary = self._perform(q, action, post, ids, select_all, state)
-        except (BullqError, ValueError) as exc:
+        except (BullqError, ValueError, OverflowError) as exc:
             messages.error(request, f"{label} failed: {exc}")
             return HttpResponseRedirect(back)
         target = q.name if select_all or action in QUEUE_ACTIONS else \
             f"{q.name} / {', '.join(ids[:20])}"
-        self._log(request, f"queue {target}", f"{label}: {summary}",
+        self._log(request, f"queue {target}", f"{label}: {summary.text}",
                   DELETION if action in ("remove", "remove_all", "obliterate") else CHANGE)
-        messages.success(request, f"{label}: {summary}")
+        if summary.errors:
+            messages.warning(request, f"{label}: {summary.text}")
+        else:
+            messages.success(request, f"{label}: {summary.text}")
         if action == "obliterate":
             return HttpResponseRedirect(reverse("admin:django_bullq_bullqqueue_changelist"))
         return HttpResponseRedirect(back)
 
     def _perform(self, q: Queue, action: str, post: Any, ids: list[str], select_all: bool,
-                 state: str) -> str:
-        """Run one confirmed action; returns a short summary for the message and the log."""
+                 state: str) -> Summary:
+        """Run one confirmed action; returns its summary for the message and the log.
+
+        Job actions act on each selected job on its own: a job that is gone or not in a state
+        the action applies to is skipped, one that fails is reported, and the rest go on.
+        """
         if action == "pause":
             q.pause()
-            return "queue paused"
+            return Summary("queue paused")
         if action == "resume":
             q.resume()
-            return "queue resumed"
+            return Summary("queue resumed")
         if action == "clean":
             clean_state = post.get("clean_state") or "completed"
             if clean_state not in CLEAN_STATES:
                 raise ValueError(f"cannot clean state {clean_state!r}")
             grace_s = float(post.get("grace_s") or 0)
+            if not math.isfinite(grace_s) or not 0 <= grace_s <= MAX_GRACE_S:
+                raise ValueError(f"age must be between 0 and {MAX_GRACE_S} s")
             removed = q.clean(int(grace_s * 1000), 0, clean_state)
-            return f"{len(removed)} {clean_state} jobs older than {grace_s:g} s removed"
+            return Summary(f"{len(removed)} {clean_state} jobs older than {grace_s:g} s removed")
         if action == "drain":
-            return f"{q.drain(delayed=post.get('delayed') == '1')} jobs drained"
+            return Summary(f"{q.drain(delayed=post.get('delayed') == '1')} jobs drained")
         if action == "obliterate":
             q.obliterate(force=post.get("force") == "1")
-            return "queue obliterated"
+            return Summary("queue obliterated")
         if action == "retry_all":
-            return f"{q.retry_jobs('failed', 1000)} failed jobs retried"
+            return Summary(f"{q.retry_jobs('failed', 1000)} failed jobs retried")
         if action == "remove_all":
-            return f"{len(q.clean(0, 0, 'failed'))} failed jobs removed"
+            return Summary(f"{len(q.clean(0, 0, 'failed'))} failed jobs removed")
         if select_all:
-            return self._perform_all(q, action, post, state)
-        done = 0
+            return Summary(self._perform_all(q, action, post, state))
+        done, skipped, errors = 0, 0, []
         for job_id in ids:
-            job = q.get_job(job_id)
-            if job is None:
+            try:
+                acted = self._act_on_job(q, action, post, job_id)
+            except (BullqError, ValueError) as exc:
+                errors.append(f"{job_id}: {exc}")
                 continue
-            if action == "retry":
-                current = q.get_job_state(job_id)
-                job.retry(current if current in ("failed", "completed") else "failed")
-            elif action == "promote":
-                q.promote(job_id)
-            elif action == "remove":
-                q.remove(job_id)
-            elif action == "cancel":
-                q.cancel_job(job_id, post.get("reason", "cancelled from the admin"))
-            elif action == "change_priority":
-                job.change_priority(int(post.get("priority") or 0))
-            done += 1
-        return f"{done} of {len(ids)} jobs"
+            done += acted
+            skipped += not acted
+        text = f"{done} of {len(ids)} jobs"
+        if skipped:
+            text += f"; {skipped} skipped (gone, or not in a state this action applies to)"
+        if errors:
+            text += f"; {len(errors)} failed: " + "; ".join(errors[:5])
+        return Summary(text, errors=len(errors))
+
+    @staticmethod
+    def _act_on_job(q: Queue, action: str, post: Any, job_id: str) -> bool:
+        """Apply a job action to one job; False when it does not apply (gone, other state)."""
+        current = q.get_job_state(job_id)
+        if current not in ACTION_STATES[action]:
+            return False
+        job = q.get_job(job_id)
+        if job is None:
+            return False
+        if action == "retry":
+            job.retry(current)
+        elif action == "promote":
+            q.promote(job_id)
+        elif action == "remove":
+            q.remove(job_id)
+        elif action == "cancel":
+            q.cancel_job(job_id, post.get("reason", "cancelled from the admin"))
+        elif action == "change_priority":
+            job.change_priority(_int(post.get("priority"), 0))
+        return True
 
     def _perform_all(self, q: Queue, action: str, post: Any, state: str) -> str:
         if action == "retry":
@@ -293,9 +338,25 @@ class QueueAdmin(admin.ModelAdmin):
                 job = q.get_job(job_id)
                 if job is None:
                     continue
-                job.change_priority(int(post.get("priority") or 0))
+                job.change_priority(_int(post.get("priority"), 0))
             done += 1
         return f"{done} {state} jobs"
+
+
+@dataclass
+class Summary:
+    """What an action did: ``text`` for the message and the LogEntry; ``errors`` per job."""
+
+    text: str
+    errors: int = 0
+
+
+def _int(value: Any, default: int) -> int:
+    """``int(value)``, or ``default`` for a missing or malformed form value."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default
 
 
 _EVENTS_JS: list[str | None] = []

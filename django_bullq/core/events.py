@@ -127,6 +127,9 @@ class QueueEvents:
         if self._from_start or not info:
             return None
         info = {to_str(k): v for k, v in info.items()}
+        added, length = info.get("entries-added"), info.get("length")
+        if added is not None and length is not None and int(added) == int(length):
+            return None  # Redis >= 7: nothing was ever trimmed or deleted from this stream
         last_seen = _id_tuple(self.last_id)
         missed: list[tuple[int, int]] = []
         first_entry = info.get("first-entry")

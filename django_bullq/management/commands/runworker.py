@@ -86,7 +86,7 @@ class Command(BaseCommand):
         processed = sum(w.processed for w in group.workers)
         failed = sum(w.failed for w in group.workers)
         logger.info("runworker: stopped (%d completed, %d failed)", processed, failed)
-        abandoned = in_flight()
+        abandoned = in_flight(names)  # this run's queues only: never another caller's threads
         if abandoned:
             # Their jobs were handed back to wait; the threads still run user code that no
             # longer owns the job. Exit now instead of waiting for them.

@@ -63,8 +63,9 @@
     if (query.length) { url += "?" + query.join("&"); }
     var socket = new root.WebSocket(url);
     this.socket = socket;
+    var openedAt = null;
     socket.onopen = function () {
-      self.delay = self.options.minDelay || 500;
+      openedAt = Date.now();
       self._call("onStatus", "open");
     };
     socket.onmessage = function (message) {
@@ -87,6 +88,11 @@
         return;
       }
       self._call("onStatus", "closed", event.code);
+      // the backoff restarts only after a socket that lived: one the server closes at once
+      // (again and again) keeps backing off
+      if (openedAt !== null && Date.now() - openedAt > 10000) {
+        self.delay = self.options.minDelay || 500;
+      }
       var max = self.options.maxDelay || 30000;
       var wait = Math.min(self.delay, max) * (0.75 + Math.random() * 0.5);
       self.delay = Math.min(self.delay * 2, max);
@@ -182,9 +188,11 @@
   function jobLink(scope, jobId) {
     var template = scope.getAttribute("data-job-url") || "";
     // the admin's URL converter: Python's quote(safe=""), then reverse() escapes "%" again
-    var segment = encodeURIComponent(jobId).replace(/[!'()*]/g, function (c) {
-      return "%" + c.charCodeAt(0).toString(16).toUpperCase();
-    }).replace(/%/g, "%25");
+    var segment = jobId === "." || jobId === ".." ? jobId.replace(/\./g, "%2E") :
+      encodeURIComponent(jobId).replace(/[!'()*]/g, function (c) {
+        return "%" + c.charCodeAt(0).toString(16).toUpperCase();
+      });
+    segment = segment.replace(/%/g, "%25");
     return template.replace("__JOB_ID__", segment);
   }
 
@@ -275,11 +283,24 @@
     var jobId = scope.getAttribute("data-job");
     if (queueName && jobId) { return [attachJob(scope, queueName, jobId)]; }
     if (queueName) { return [attachQueue(scope, queueName)]; }
+    // the overview: one socket per queue row; the indicator says how many are live
     var subs = [];
-    each(scope, "tr[data-queue]", function (row) {  // the overview: one socket per queue row
+    var statuses = [];
+    function showStatuses() {
+      var open = statuses.filter(function (s) { return s === "open"; }).length;
+      if (open === statuses.length) { setLive(scope, "open"); return; }
+      setLive(scope, open + " of " + statuses.length + " live");
+    }
+    each(scope, "tr[data-queue]", function (row) {
       if (subs.length >= 50) { return; }
+      var slot = statuses.length;
+      statuses.push("connecting");
       var sub = BullqEventsApi.queue(row.getAttribute("data-queue"), {
-        onStatus: function (status) { setLive(scope, status); },
+        onStatus: function (status) {
+          statuses[slot] = status;
+          row.setAttribute("data-live", status);
+          showStatuses();
+        },
         onCounts: function (message) { renderCounts(row, message); },
       }, { counts: true });
       subs.push(sub);
