@@ -13,6 +13,7 @@ under the same custom job id, which BullMQ ignores as a duplicate.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from typing import Any
@@ -139,6 +140,13 @@ def relay_all() -> int:
     return moved
 
 
+async def arelay_forever(interval: float) -> None:
+    """Run :func:`relay_all` in a thread every ``interval`` s until cancelled (``runworker``)."""
+    while True:
+        await asyncio.to_thread(relay_all)
+        await asyncio.sleep(interval)
+
+
 def pending(database: str) -> list[dict[str, Any]]:
     """The rows waiting on ``database`` as ``{"job_id", "queue", "name", "created_at"}``."""
     from .models import OutboxJob
@@ -148,4 +156,4 @@ def pending(database: str) -> list[dict[str, Any]]:
             for r in rows]
 
 
-__all__ = ["new_job_id", "pending", "push", "relay", "relay_all", "relay_row", "write"]
+__all__ = ["arelay_forever", "new_job_id", "pending", "push", "relay", "relay_all", "relay_row", "write"]
