@@ -355,3 +355,50 @@ def test_on_commit_rollback_enqueues_nothing(on_commit_backend: str) -> None:
     assert get_queue(on_commit_backend).count() == 0
     with pytest.raises(TaskResultDoesNotExist):
         dtasks.add.get_result(result.id)
+
+
+@pytest.mark.django_db(transaction=True, databases=["default", "other"])
+def test_on_commit_follows_the_database_option(settings: Any, queue_name: str) -> None:
+    settings.TASKS = {"default": {"BACKEND": "django_bullq.backends.BullQBackend",
+                                  "QUEUES": [queue_name],
+                                  "OPTIONS": {"ON_COMMIT": True, "DATABASE": "other"}}}
+    with transaction.atomic(using="default"):
+        at_once = on(queue_name, dtasks.add).enqueue(1)
+        assert at_once.enqueued_at is not None
+    with transaction.atomic(using="other"):
+        later = on(queue_name, dtasks.add).enqueue(2)
+        assert later.enqueued_at is None
+    assert dtasks.add.get_result(later.id).args == [2]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outbox_result_id_is_known_before_the_commit(on_commit_backend: str,
+                                                     settings: Any) -> None:
+    from django_bullq.models import OutboxJob
+
+    settings.BULLQ = {**settings.BULLQ, "OUTBOX": {"ENABLED": True}}
+    with pytest.raises(ZeroDivisionError), transaction.atomic():
+        on(on_commit_backend, dtasks.add).enqueue(5)
+        1 / 0  # noqa: B018
+
+    def crash() -> None:
+        raise RuntimeError("died")  # as if the process died right after the commit
+
+    with pytest.raises(RuntimeError, match="died"), transaction.atomic():
+        transaction.on_commit(crash)
+        result = on(on_commit_backend, dtasks.add).enqueue(1, b=2)
+        assert OutboxJob.objects.get().job_id == result.id
+    with pytest.raises(TaskResultDoesNotExist):
+        dtasks.add.get_result(result.id)
+    burst(on_commit_backend)  # runworker relays the row, then runs the task
+    fetched = dtasks.add.get_result(result.id)
+    assert fetched.status == TaskResultStatus.SUCCESSFUL and fetched.return_value == 3
+    assert get_queue(on_commit_backend).get_job_counts("completed") == {"completed": 1}
+
+
+def test_get_result_while_running(tasks_setting: str) -> None:
+    result = on(tasks_setting, dtasks.own_status).enqueue()
+    burst(tasks_setting)
+    result.refresh()
+    assert result.return_value == {"status": "RUNNING", "worker_ids": result.worker_ids,
+                                   "started": True, "finished": False}

@@ -72,3 +72,11 @@ def count_run(key: str) -> int:
 @task
 def create_note(slug: str) -> int:
     return int(Note.objects.create(slug=slug).pk)
+
+
+@task(takes_context=True)
+def own_status(context: Any) -> dict[str, Any]:
+    """What get_result says about the running task itself."""
+    seen = own_status.get_result(context.task_result.id)
+    return {"status": str(seen.status), "worker_ids": seen.worker_ids,
+            "started": seen.started_at is not None, "finished": seen.finished_at is not None}
