@@ -103,7 +103,7 @@ def relay_row(database: str, pk: int) -> Job | None:
 def _claim(database: str, pk: int) -> bool:
     from .models import OutboxJob
 
-    deleted, _ = OutboxJob.objects.using(database).filter(pk=pk).delete()
+    deleted: int = OutboxJob.objects.using(database).filter(pk=pk).delete()[0]
     return deleted > 0
 
 

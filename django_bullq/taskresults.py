@@ -30,7 +30,9 @@ MARKER = "djangoTask"
 #: Job hash field holding the task record.
 RECORD_FIELD = "djt"
 #: BullMQ priority of Django's priority 0 (see :func:`to_bullmq_priority`).
-PRIORITY_OFFSET = TASK_MAX_PRIORITY + 1
+PRIORITY_OFFSET: int = int(TASK_MAX_PRIORITY) + 1
+_LOWEST: int = int(TASK_MIN_PRIORITY)
+_HIGHEST: int = int(TASK_MAX_PRIORITY)
 
 #: BullMQ state -> TaskResultStatus; every other state (wait, prioritized, delayed,
 #: waiting-children, paused) is READY.
@@ -54,7 +56,7 @@ def from_bullmq_priority(priority: int) -> int:
     job, e.g. one whose priority an admin removed)."""
     if priority <= 0:
         return 0
-    return max(TASK_MIN_PRIORITY, min(TASK_MAX_PRIORITY, PRIORITY_OFFSET - priority))
+    return max(_LOWEST, min(_HIGHEST, PRIORITY_OFFSET - priority))
 
 
 def ms_to_datetime(ms: int | None) -> datetime | None:

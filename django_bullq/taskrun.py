@@ -9,7 +9,8 @@
 2. calls the function (``TaskContext`` first when ``takes_context``);
 3. on success normalises the return value to JSON (Django's rules; a value it refuses fails the
    attempt), marks SUCCESSFUL and sends ``task_finished``;
-4. on an exception appends a ``TaskError`` (class path, traceback) to the record, marks FAILED
+4. on an exception (other than the worker's control flow: ``rate_limit()``, waiting for
+   children, which only undo step 1's worker id) appends a ``TaskError`` (class path, traceback) to the record, marks FAILED
    (READY when BullMQ will retry it), sends ``task_finished`` and re-raises, so the worker
    retries or fails the job as for any job.
 """
@@ -21,9 +22,12 @@ from typing import Any
 
 from django.utils import timezone
 
-from .core.errors import UnrecoverableError
+from .core.errors import RateLimitError, UnrecoverableError, WaitingChildrenError
+
+#: Exceptions that steer the worker instead of failing the attempt: passed through unrecorded.
+CONTROL_FLOW = (RateLimitError, WaitingChildrenError)
 from .core.job import Job
-from .taskresults import MARKER, ms_to_datetime, read_record, write_record
+from .taskresults import MARKER, build_result, ms_to_datetime, read_record, write_record
 
 
 def django_task_run(job: Job) -> DjangoTaskRun | None:
@@ -68,7 +72,7 @@ class DjangoTaskRun:
         self.backend = backend
         self.task = task
         self.is_async = iscoroutinefunction(task.func)
-        self.result = backend.result_of(job, "active")
+        self.result = build_result(task, job, "active", backend.alias)
         leading = (None,) if task.takes_context else ()
         self.args, self.kwargs = split_call(task.module_path, job.data,
                                             signature(task.func), leading)
@@ -80,6 +84,9 @@ class DjangoTaskRun:
         self.start()
         try:
             value = self.finish(self.task.func(*self._call_args(), **self.kwargs))
+        except CONTROL_FLOW:
+            self.undo_start()
+            raise
         except Exception as exc:
             self.fail(exc)
             raise
@@ -92,6 +99,9 @@ class DjangoTaskRun:
         await sync_to_async(self.start)()
         try:
             value = self.finish(await self.task.func(*self._call_args(), **self.kwargs))
+        except CONTROL_FLOW:
+            await sync_to_async(self.undo_start)()
+            raise
         except Exception as exc:
             await sync_to_async(self.fail)(exc)
             raise
@@ -118,6 +128,14 @@ class DjangoTaskRun:
                   started_at=ms_to_datetime(record["started_at"]),
                   last_attempted_at=ms_to_datetime(now))
         task_started.send(type(self.backend), task_result=self.result)
+
+    def undo_start(self) -> None:
+        """Forget this attempt's worker id: a rate-limited run, or one now waiting for its
+        children, is not an attempt (BullMQ does not count it either)."""
+        record = read_record(self.job)
+        if record["worker_ids"]:
+            record["worker_ids"].pop()
+            write_record(self.job, record)
 
     def finish(self, value: Any) -> Any:
         """Normalise ``value`` (Django's JSON rules), mark SUCCESSFUL, send task_finished."""

@@ -402,3 +402,13 @@ def test_get_result_while_running(tasks_setting: str) -> None:
     result.refresh()
     assert result.return_value == {"status": "RUNNING", "worker_ids": result.worker_ids,
                                    "started": True, "finished": False}
+
+
+def test_rate_limited_run_is_not_an_attempt(tasks_setting: str) -> None:
+    key = f"limited-{uuid.uuid4().hex}"
+    result = on(tasks_setting, dtasks.limited_once).enqueue(key)
+    burst(tasks_setting)
+    result.refresh()
+    assert result.status == TaskResultStatus.SUCCESSFUL
+    assert result.return_value == 1 and result.attempts == 1 and result.errors == []
+    assert int(get_queue(tasks_setting).client.get(key)) == 2

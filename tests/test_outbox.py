@@ -40,6 +40,14 @@ def crash_after_commit(using: str = "default") -> None:
     transaction.on_commit(crash, using=using)
 
 
+def enqueue_then_crash(bound: Any, *args: Any, using: str = "default") -> Any:
+    """Enqueue inside atomic(using=...); the process 'dies' right after the commit."""
+    with pytest.raises(SimulatedCrash), transaction.atomic(using=using):
+        crash_after_commit(using)
+        pending = bound.enqueue(*args)
+    return pending
+
+
 def runs(queue_name: str, key: str) -> int:
     return int(get_queue(queue_name).client.get(key) or 0)
 
@@ -138,9 +146,7 @@ def test_crash_after_commit_is_relayed_by_the_worker(outbox: Any, queue_name: st
 @pytest.mark.django_db(transaction=True, databases=BOTH)
 def test_crash_between_add_and_delete_runs_exactly_once(outbox: Any, queue_name: str,
                                                         key: str) -> None:
-    with pytest.raises(SimulatedCrash), transaction.atomic():
-        crash_after_commit()
-        sample.count_calls.using(queue=queue_name).enqueue(key)
+    enqueue_then_crash(sample.count_calls.using(queue=queue_name), key)
     row = OutboxJob.objects.get()
     first = push(row)  # the relay added the job, then died before deleting the row
     assert first.id == row.job_id
@@ -154,9 +160,7 @@ def test_crash_between_add_and_delete_runs_exactly_once(outbox: Any, queue_name:
 @pytest.mark.django_db(transaction=True, databases=BOTH)
 def test_relayed_job_that_already_ran_is_not_run_again(outbox: Any, queue_name: str,
                                                        key: str) -> None:
-    with pytest.raises(SimulatedCrash), transaction.atomic():
-        crash_after_commit()
-        sample.count_calls.using(queue=queue_name).enqueue(key)
+    enqueue_then_crash(sample.count_calls.using(queue=queue_name), key)
     push(OutboxJob.objects.get())
     burst(queue_name)  # the job ran before anyone deleted the row
     assert runs(queue_name, key) == 1
@@ -186,18 +190,15 @@ def test_outbox_row_lives_in_the_tasks_database(outbox: Any, queue_name: str,
 @pytest.mark.django_db(transaction=True, databases=BOTH)
 def test_relay_skips_databases_not_listed(outbox: Any, queue_name: str, key: str) -> None:
     outbox(DATABASES=["default"])
-    with pytest.raises(SimulatedCrash), transaction.atomic(using="other"):
-        crash_after_commit(using="other")
-        sample.count_calls.using(queue=queue_name, database="other").enqueue(key)
+    enqueue_then_crash(sample.count_calls.using(queue=queue_name, database="other"), key,
+                       using="other")
     assert relay_all() == 0
     assert OutboxJob.objects.using("other").count() == 1
 
 
 @pytest.mark.django_db(transaction=True, databases=BOTH)
 def test_outbox_keeps_the_delay_from_the_enqueue(outbox: Any, queue_name: str) -> None:
-    with pytest.raises(SimulatedCrash), transaction.atomic():
-        crash_after_commit()
-        sample.add.using(queue=queue_name, delay=3_600_000).enqueue(1)
+    enqueue_then_crash(sample.add.using(queue=queue_name, delay=3_600_000), 1)
     row = OutboxJob.objects.get()
     job = push(row)
     assert get_queue(queue_name).get_job_state(job.id) == "delayed"
@@ -236,9 +237,7 @@ def test_running_worker_relays_rows_committed_later(outbox: Any, queue_name: str
     worker = threading.Thread(target=asyncio.run, args=(main(),))
     worker.start()
     try:
-        with pytest.raises(SimulatedCrash), transaction.atomic():
-            crash_after_commit()
-            sample.count_calls.using(queue=queue_name).enqueue(key)
+        enqueue_then_crash(sample.count_calls.using(queue=queue_name), key)
         job_id = OutboxJob.objects.get().job_id
         deadline = time.monotonic() + 10
         while OutboxJob.objects.exists():  # the relay's next pass (POLL_INTERVAL 0.1 s)

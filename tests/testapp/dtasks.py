@@ -80,3 +80,13 @@ def own_status(context: Any) -> dict[str, Any]:
     seen = own_status.get_result(context.task_result.id)
     return {"status": str(seen.status), "worker_ids": seen.worker_ids,
             "started": seen.started_at is not None, "finished": seen.finished_at is not None}
+
+
+@task(takes_context=True)
+def limited_once(context: Any, key: str) -> int:
+    """Rate-limits its queue on the first run (not an attempt); returns the attempt number."""
+    from django_bullq.tasks import rate_limit
+
+    if bump(key) == 1:
+        rate_limit(50)
+    return int(context.attempt)
