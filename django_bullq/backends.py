@@ -41,6 +41,7 @@ from .taskresults import (
     ms_to_datetime,
     to_bullmq_priority,
 )
+from .tasks import aware
 from .transactional import asubmit, submit
 
 #: Keys of the backend's ``OPTIONS``.
@@ -107,8 +108,6 @@ class BullQBackend(BaseTaskBackend):  # type: ignore[misc]
                           errors=[], worker_ids=[])
 
     def _job_options(self, task: Task, result: Any) -> dict[str, Any]:
-        from .tasks import aware
-
         run_after = aware(task.run_after) if task.run_after is not None else None
         options: dict[str, Any] = {
             "job_id": result.id, "priority": to_bullmq_priority(task.priority),

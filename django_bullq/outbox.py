@@ -6,7 +6,8 @@
 the normal add path.
 
 Exactly once: a row is deleted and its job added in one database transaction of the relay, so
-two relays never both add it (the second one deletes nothing and skips the row). A relay that
+two relays never both add it (the second one skips the row locked by the first where the
+database has ``SELECT ... FOR UPDATE SKIP LOCKED``, or deletes nothing and skips it). A relay that
 dies after the add but before its commit leaves the row behind; the next relay adds it again
 under the same custom job id, which BullMQ ignores as a duplicate.
 """
@@ -18,7 +19,7 @@ import logging
 import uuid
 from typing import Any
 
-from django.db import close_old_connections, transaction
+from django.db import close_old_connections, connections, transaction
 from django.utils import timezone
 
 from .conf import bullq_settings, get_queue
@@ -88,9 +89,12 @@ def relay_row(database: str, pk: int) -> Job | None:
     """
     from .models import OutboxJob
 
+    rows = OutboxJob.objects.using(database)
+    if connections[database].features.has_select_for_update_skip_locked:
+        rows = rows.select_for_update(skip_locked=True)  # another relay holds it: skip
     try:
         with transaction.atomic(using=database):
-            row = OutboxJob.objects.using(database).filter(pk=pk).first()
+            row = rows.filter(pk=pk).first()
             if row is None or not _claim(database, row.pk):
                 return None
             return push(row)
@@ -147,13 +151,4 @@ async def arelay_forever(interval: float) -> None:
         await asyncio.sleep(interval)
 
 
-def pending(database: str) -> list[dict[str, Any]]:
-    """The rows waiting on ``database`` as ``{"job_id", "queue", "name", "created_at"}``."""
-    from .models import OutboxJob
-
-    rows = OutboxJob.objects.using(database).order_by("created_at", "id")
-    return [{"job_id": r.job_id, "queue": r.queue, "name": r.name, "created_at": r.created_at}
-            for r in rows]
-
-
-__all__ = ["arelay_forever", "new_job_id", "pending", "push", "relay", "relay_all", "relay_row", "write"]
+__all__ = ["arelay_forever", "new_job_id", "push", "relay", "relay_all", "relay_row", "write"]

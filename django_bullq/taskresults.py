@@ -24,9 +24,10 @@ from .taskcompat import (
     TaskResult,
     TaskResultStatus,
 )
+from .tasks import DJANGO_TASK_OPTION
 
 #: ``opts`` key marking a job enqueued by :class:`~django_bullq.backends.BullQBackend`.
-MARKER = "djangoTask"
+MARKER = DJANGO_TASK_OPTION
 #: Job hash field holding the task record.
 RECORD_FIELD = "djt"
 #: BullMQ priority of Django's priority 0 (see :func:`to_bullmq_priority`).

@@ -1,8 +1,8 @@
 """The worker side of :class:`~django_bullq.backends.BullQBackend`: one attempt of a
 ``django.tasks`` task, as Django's own backends run one.
 
-:func:`~django_bullq.tasks.process_job` hands a job it has no ``@task`` for to
-:func:`django_task_run`. An attempt:
+:func:`~django_bullq.tasks.process_job` hands a job it has no ``@task`` for, whose ``opts``
+carry ``djangoTask``, to :meth:`DjangoTaskRun.of`. An attempt:
 
 1. records this worker's id (and the first start) in the job's task record, marks the result
    RUNNING and sends ``task_started``;
@@ -27,32 +27,8 @@ from .core.errors import RateLimitError, UnrecoverableError, WaitingChildrenErro
 #: Exceptions that steer the worker instead of failing the attempt: passed through unrecorded.
 CONTROL_FLOW = (RateLimitError, WaitingChildrenError)
 from .core.job import Job
+from .taskcompat import task_backends
 from .taskresults import MARKER, build_result, ms_to_datetime, read_record, write_record
-
-
-def django_task_run(job: Job) -> DjangoTaskRun | None:
-    """The run of a job enqueued by ``BullQBackend``; None for a job that is not one.
-
-    Raises:
-        UnrecoverableError: the job is marked as a Django task but its backend alias, task
-            path, data or arguments are unusable (the job fails at once, readably).
-    """
-    marker = job.opts.get(MARKER)
-    if not isinstance(marker, dict):
-        return None
-    try:
-        from .taskcompat import task_backends
-    except ImportError as exc:
-        raise UnrecoverableError(f"job {job.name!r} is a django.tasks task, but neither "
-                                 f"django.tasks nor django-tasks is importable") from exc
-    alias = str(marker.get("backend", "default"))
-    try:
-        backend = task_backends[alias]
-        task = backend.task_of(job)
-    except Exception as exc:  # noqa: BLE001 - InvalidTaskBackend, TaskResultDoesNotExist...
-        raise UnrecoverableError(f"cannot run django.tasks job {job.name!r} (backend "
-                                 f"{alias!r}): {exc}") from exc
-    return DjangoTaskRun(job, backend, task)
 
 
 class DjangoTaskRun:
@@ -62,6 +38,24 @@ class DjangoTaskRun:
         job: the fetched job. backend: the ``BullQBackend``. task: the ``Task``.
         result: the ``TaskResult`` updated as the attempt goes. is_async: coroutine function.
     """
+
+    @classmethod
+    def of(cls, job: Job) -> DjangoTaskRun:
+        """The run of a job enqueued by ``BullQBackend`` (its ``opts`` carry the marker).
+
+        Raises:
+            UnrecoverableError: the backend alias, the task path, the data or the arguments
+                are unusable (the job fails at once, readably).
+        """
+        marker = job.opts.get(MARKER)
+        alias = str(marker.get("backend", "default")) if isinstance(marker, dict) else "default"
+        try:
+            backend = task_backends[alias]
+            task = backend.task_of(job)
+        except Exception as exc:  # noqa: BLE001 - InvalidTaskBackend, TaskResultDoesNotExist...
+            raise UnrecoverableError(f"cannot run django.tasks job {job.name!r} (backend "
+                                     f"{alias!r}): {exc}") from exc
+        return cls(job, backend, task)
 
     def __init__(self, job: Job, backend: Any, task: Any) -> None:
         from inspect import iscoroutinefunction, signature
@@ -178,4 +172,4 @@ class DjangoTaskRun:
         for name, value in fields.items():
             object.__setattr__(self.result, name, value)
 
-__all__ = ["DjangoTaskRun", "django_task_run"]
+__all__ = ["DjangoTaskRun"]

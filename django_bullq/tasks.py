@@ -32,6 +32,8 @@ from .transactional import asubmit, submit, waits_for_commit
 
 #: Options of a task that are not BullMQ job options.
 TASK_OPTIONS = ("queue", "on_commit", "database", "process", "outbox")
+#: ``opts`` key marking a job of Django's tasks framework (``django_bullq.backends``).
+DJANGO_TASK_OPTION = "djangoTask"
 #: BullMQ job options a task accepts (fields of :class:`JobOptions`).
 JOB_OPTIONS = tuple(name for name in JobOptions.__dataclass_fields__)
 
@@ -476,7 +478,7 @@ def process_job(job: Job) -> Any:
 
     Jobs of ``django.tasks`` tasks enqueued through
     :class:`~django_bullq.backends.BullQBackend` (job name: the task's module path) run through
-    :func:`django_bullq.taskrun.django_task_run`.
+    :class:`django_bullq.taskrun.DjangoTaskRun`.
 
     Raises:
         UnrecoverableError: no task has that name, or the data has the wrong shape (the job
@@ -484,14 +486,9 @@ def process_job(job: Job) -> Any:
     """
     task_ = registry.get(job.name)
     if task_ is None:
-        from .taskrun import django_task_run
-
-        run = django_task_run(job)
-        if run is None:
+        if DJANGO_TASK_OPTION not in job.opts:
             raise UnrecoverableError(f"no task registered for job name {job.name!r}")
-        if run.is_async:
-            return run_async(job, run.acall)
-        return run_sync(job, run.call)
+        return _process_django_task(job)
     args, kwargs = _call_args(task_, job)
     if task_.is_async:
         return run_async(job, functools.partial(task_.func, *args, **kwargs))
@@ -500,6 +497,18 @@ def process_job(job: Job) -> Any:
 
         return run_sync(job, functools.partial(run_in_process, task_, job, args, kwargs))
     return run_sync(job, functools.partial(task_.func, *args, **kwargs))
+
+
+def _process_django_task(job: Job) -> Any:
+    try:
+        from .taskrun import DjangoTaskRun
+    except ImportError as exc:
+        raise UnrecoverableError(f"job {job.name!r} is a django.tasks task, but neither "
+                                 f"django.tasks nor django-tasks is importable") from exc
+    run = DjangoTaskRun.of(job)
+    if run.is_async:
+        return run_async(job, run.acall)
+    return run_sync(job, run.call)
 
 
 def run_sync(job: Job, call: Callable[[], Any]) -> Any:

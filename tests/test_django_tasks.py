@@ -412,3 +412,14 @@ def test_rate_limited_run_is_not_an_attempt(tasks_setting: str) -> None:
     assert result.status == TaskResultStatus.SUCCESSFUL
     assert result.return_value == 1 and result.attempts == 1 and result.errors == []
     assert int(get_queue(tasks_setting).client.get(key)) == 2
+
+
+def test_job_whose_data_does_not_fit_fails_readably(tasks_setting: str) -> None:
+    result = on(tasks_setting, dtasks.add).enqueue(1)
+    queue = get_queue(tasks_setting)
+    queue.client.hset(queue.keys.job(result.id), "data", '{"args": [1, 2, 3]}')
+    burst(tasks_setting)
+    result.refresh()
+    assert result.status == TaskResultStatus.FAILED and result.worker_ids == []
+    assert result.errors[0].exception_class_path == "django_bullq.core.errors.JobFailedError"
+    assert "does not match the signature" in result.errors[0].traceback
