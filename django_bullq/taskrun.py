@@ -9,10 +9,12 @@ carry ``djangoTask``, to :meth:`DjangoTaskRun.of`. An attempt:
 2. calls the function (``TaskContext`` first when ``takes_context``);
 3. on success normalises the return value to JSON (Django's rules; a value it refuses fails the
    attempt), marks SUCCESSFUL and sends ``task_finished``;
-4. on an exception (other than the worker's control flow: ``rate_limit()``, waiting for
-   children, which only undo step 1's worker id) appends a ``TaskError`` (class path, traceback) to the record, marks FAILED
+4. on an exception appends a ``TaskError`` (class path, traceback) to the record, marks FAILED
    (READY when BullMQ will retry it), sends ``task_finished`` and re-raises, so the worker
    retries or fails the job as for any job.
+
+A run that calls ``rate_limit()`` or moves its job to waiting-children is not an attempt: its
+worker id is taken back and nothing else is recorded.
 """
 
 from __future__ import annotations

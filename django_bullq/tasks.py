@@ -345,7 +345,8 @@ def task(func: Callable[..., Any], /) -> Task: ...
 @overload
 def task(*, name: str | None = None, raw: bool = False, queue: str | None = None,
          on_commit: bool = True, database: str = "default", process: bool = False,
-         outbox: bool | None = None, **job_options: Any) -> Callable[[Callable[..., Any]], Task]: ...
+         outbox: bool | None = None,
+         **job_options: Any) -> Callable[[Callable[..., Any]], Task]: ...
 
 
 def task(func: Callable[..., Any] | None = None, /, *, name: str | None = None,

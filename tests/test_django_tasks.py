@@ -324,7 +324,8 @@ def test_job_of_an_unknown_backend_fails_readably(tasks_setting: str) -> None:
     queue.client.hset(queue.keys.job(job.id), "opts",
                       job.raw["opts"].replace('"backend":"default"', '"backend":"gone"'))
     burst(tasks_setting)
-    assert "backend 'gone'" in (queue.get_job(result.id).failed_reason or "")  # type: ignore[union-attr]
+    failed = queue.get_job(result.id)
+    assert failed is not None and "backend 'gone'" in (failed.failed_reason or "")
 
 
 # --- on commit -----------------------------------------------------------------------------
