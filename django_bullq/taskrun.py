@@ -20,6 +20,7 @@ worker id is taken back and nothing else is recorded.
 from __future__ import annotations
 
 import traceback
+from inspect import iscoroutinefunction, signature
 from typing import Any
 
 from django.utils import timezone
@@ -29,8 +30,17 @@ from .core.errors import RateLimitError, UnrecoverableError, WaitingChildrenErro
 #: Exceptions that steer the worker instead of failing the attempt: passed through unrecorded.
 CONTROL_FLOW = (RateLimitError, WaitingChildrenError)
 from .core.job import Job
-from .taskcompat import task_backends
+from .taskcompat import (
+    TaskContext,
+    TaskError,
+    TaskResultStatus,
+    normalize_json,
+    task_backends,
+    task_finished,
+    task_started,
+)
 from .taskresults import MARKER, build_result, ms_to_datetime, read_record, write_record
+from .tasks import split_call
 
 
 class DjangoTaskRun:
@@ -60,10 +70,6 @@ class DjangoTaskRun:
         return cls(job, backend, task)
 
     def __init__(self, job: Job, backend: Any, task: Any) -> None:
-        from inspect import iscoroutinefunction, signature
-
-        from .tasks import split_call
-
         self.job = job
         self.backend = backend
         self.task = task
@@ -106,14 +112,10 @@ class DjangoTaskRun:
     def _call_args(self) -> list[Any]:
         if not self.task.takes_context:
             return list(self.args)
-        from .taskcompat import TaskContext
-
         return [TaskContext(task_result=self.result), *self.args]
 
     def start(self) -> None:
         """Record this attempt (worker id, first start), mark RUNNING, send task_started."""
-        from .taskcompat import TaskResultStatus, task_started
-
         record = read_record(self.job)
         now = self.job.processed_on or int(timezone.now().timestamp() * 1000)
         record["worker_ids"].append(self.worker_id())
@@ -135,8 +137,6 @@ class DjangoTaskRun:
 
     def finish(self, value: Any) -> Any:
         """Normalise ``value`` (Django's JSON rules), mark SUCCESSFUL, send task_finished."""
-        from .taskcompat import TaskResultStatus, normalize_json, task_finished
-
         normalised = normalize_json(value)
         object.__setattr__(self.result, "_return_value", normalised)
         self._set(status=TaskResultStatus.SUCCESSFUL, finished_at=timezone.now())
@@ -145,8 +145,6 @@ class DjangoTaskRun:
 
     def fail(self, exc: BaseException) -> None:
         """Record ``exc`` as a TaskError, mark FAILED (READY if retried), send task_finished."""
-        from .taskcompat import TaskError, TaskResultStatus, task_finished
-
         kind = type(exc)
         error = {"exception_class_path": f"{kind.__module__}.{kind.__qualname__}",
                  "traceback": "".join(traceback.format_exception(exc))}
