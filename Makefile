@@ -29,7 +29,7 @@ venv: $(VENV)/.installed
 $(VENV52)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV52)
 	$(VENV52)/bin/python -m pip install -q --upgrade pip
-	$(VENV52)/bin/python -m pip install -q -e '.[example]' --group test 'Django>=5.2,<5.3'
+	$(VENV52)/bin/python -m pip install -q -e '.[example,django52]' --group test 'Django>=5.2,<5.3'
 	touch $@
 
 venv52: $(VENV52)/.installed

@@ -89,6 +89,31 @@ def check_settings_shape(app_configs: Any = None, **kwargs: Any) -> list[CheckMe
     if isinstance(worker, dict):
         errors += _unknown_keys(worker, WORKER_FIELDS, "BULLQ['WORKER']")
         errors += _worker_values(worker)
+    errors += _outbox_errors(raw.get("OUTBOX", {}))
+    return errors
+
+
+def _outbox_errors(outbox: Any) -> list[CheckMessage]:
+    """E002 / E003 for ``BULLQ["OUTBOX"]``: its keys, types and database aliases."""
+    from django.conf import settings
+
+    if not isinstance(outbox, dict):
+        return [_error(3, "BULLQ['OUTBOX'] must be a dict.", _DOCS)]
+    errors: list[CheckMessage] = list(_unknown_keys(outbox, DEFAULTS["OUTBOX"],
+                                                    "BULLQ['OUTBOX']"))
+    if "ENABLED" in outbox and not isinstance(outbox["ENABLED"], bool):
+        errors.append(_error(3, "BULLQ['OUTBOX']['ENABLED'] must be a bool.", _DOCS))
+    aliases = outbox.get("DATABASES", [])
+    if not isinstance(aliases, list | tuple) or any(a not in settings.DATABASES for a in aliases):
+        errors.append(_error(3, f"BULLQ['OUTBOX']['DATABASES'] must list aliases of "
+                                f"settings.DATABASES, got {aliases!r}.", _DOCS))
+    for key, kind, floor in (("POLL_INTERVAL", (int, float), 0), ("BATCH_SIZE", (int,), 1)):
+        value = outbox.get(key, DEFAULTS["OUTBOX"][key])
+        if isinstance(value, bool) or not isinstance(value, kind) or value < floor or (
+                key == "POLL_INTERVAL" and value == 0):
+            errors.append(_error(3, f"BULLQ['OUTBOX'][{key!r}] must be a number > 0"
+                                    f"{' (s)' if key == 'POLL_INTERVAL' else ' (int)'}, "
+                                    f"got {value!r}.", _DOCS))
     return errors
 
 

@@ -61,6 +61,14 @@ DEFAULTS: dict[str, Any] = {
     # str | None: dotted path to f(user, queue_name, job_id | None) -> bool deciding who may
     # open the events WebSockets; None = active staff with django_bullq.view_bullqqueue (docs/events.md).
     "EVENTS_AUTHORIZER": None,
+    # dict: the transactional outbox (docs/configuration.md#the-transactional-outbox), merged
+    # key by key with the user's OUTBOX dict.
+    "OUTBOX": {
+        "ENABLED": False,  # bool: on-commit enqueues inside atomic() write an outbox row
+        "DATABASES": ["default"],  # list of database aliases whose outbox `runworker` relays
+        "POLL_INTERVAL": 1.0,  # float s: between relay passes of `runworker`
+        "BATCH_SIZE": 100,  # int: rows moved to Redis per relay pass and database
+    },
 }
 
 #: ``BULLQ["WORKER"]`` key -> :class:`~django_bullq.core.worker.WorkerOptions` field.
@@ -140,12 +148,13 @@ def _merge(user: Any) -> dict[str, Any]:
     if not isinstance(user, dict):
         raise ConfigurationError("settings.BULLQ must be a dict")
     merged = {**DEFAULTS, **user}
-    for key in ("CONNECTIONS", "QUEUES", "WORKER"):
+    for key in ("CONNECTIONS", "QUEUES", "WORKER", "OUTBOX"):
         if not isinstance(merged[key], dict):
             raise ConfigurationError(f"BULLQ[{key!r}] must be a dict")
     merged["CONNECTIONS"] = {alias: normalize_connection(alias, value)
                              for alias, value in merged["CONNECTIONS"].items()}
     merged["WORKER"] = {**DEFAULTS["WORKER"], **merged["WORKER"]}
+    merged["OUTBOX"] = {**DEFAULTS["OUTBOX"], **merged["OUTBOX"]}
     return merged
 
 

@@ -1,4 +1,4 @@
-"""The admin's placeholder model: no table, it only carries permissions and an admin index entry."""
+"""Models: the admin's placeholder (no table, only permissions) and the transactional outbox."""
 
 from __future__ import annotations
 
@@ -35,3 +35,33 @@ class BullqQueue(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class OutboxJob(models.Model):
+    """A job written in the caller's database transaction, moved to Redis after the commit.
+
+    The transactional outbox (``BULLQ["OUTBOX"]``, docs/configuration.md): a row commits or rolls
+    back with the caller's data; the committing process relays it at once, and ``runworker``
+    relays whatever a crash left behind. ``job_id`` is the job's custom id, so relaying one row
+    twice adds one job (BullMQ ignores a duplicate custom id).
+
+    Fields: ``job_id`` custom job id; ``queue`` queue name; ``name`` job name; ``data`` the job
+    data as JSON text; ``options`` :class:`~django_bullq.core.options.JobOptions` fields as JSON
+    text (``delay`` replaced by ``due``: ms since the epoch); ``created_at``.
+    """
+
+    job_id = models.CharField(max_length=255, unique=True)
+    queue = models.CharField(max_length=255)
+    name = models.TextField()
+    data = models.TextField()
+    options = models.TextField(default="{}")
+    created_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        db_table = "django_bullq_outbox"
+        verbose_name = "outbox job"
+        ordering = ("created_at", "id")
+        default_permissions = ()
+
+    def __str__(self) -> str:
+        return f"{self.queue}/{self.job_id}"

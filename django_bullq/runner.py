@@ -7,6 +7,9 @@ that runs each job (cases B29 and B30):
   and ``CONN_HEALTH_CHECKS``, drops connections that errored and are unusable);
 * after a job: any transaction the job left open (an unexited ``atomic`` block, autocommit
   turned off, a pending rollback) is rolled back, then the same two calls.
+
+With ``BULLQ["OUTBOX"]["ENABLED"]`` the group also relays the transactional outbox to Redis
+(:mod:`django_bullq.outbox`).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import Any
 
 from django.db import close_old_connections, connections, reset_queries
 
-from .conf import get_queue, worker_options
+from .conf import bullq_settings, get_queue, worker_options
 from .core.job import Job
 from .core.worker import Worker
 from .recycle import Recycler
@@ -196,17 +199,41 @@ def run_workers(queue_names: Sequence[str], *, burst: bool = False,
         The finished :class:`WorkerGroup` (``forced`` tells whether a second signal came).
     """
     group = WorkerGroup([build_worker(name, **overrides) for name in queue_names])
+    asyncio.run(arun_group(group, burst=burst, handle_signals=handle_signals, recycler=recycler))
+    return group
+
+
+async def arun_group(group: WorkerGroup, *, burst: bool = False, handle_signals: bool = True,
+                     recycler: Recycler | None = None) -> None:
+    """Run ``group`` on the running loop with the recycler and the outbox relay (see
+    :func:`run_workers` for the arguments)."""
     if recycler is not None and recycler.enabled:
         for worker in group.workers:
             worker.hooks.append((recycler.before_job, recycler.after_job))
-
-    async def main() -> None:
-        if recycler is not None:
-            recycler.bind(asyncio.get_running_loop(), group.close)
+    if recycler is not None:
+        recycler.bind(asyncio.get_running_loop(), group.close)
+    relay = await _start_outbox_relay(burst)
+    try:
         await group.arun(burst=burst, handle_signals=handle_signals)
+    finally:
+        if relay is not None:
+            relay.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await relay
 
-    asyncio.run(main())
-    return group
+
+async def _start_outbox_relay(burst: bool) -> asyncio.Task[None] | None:
+    """With ``BULLQ["OUTBOX"]["ENABLED"]``: one relay pass now (so a burst run sees the rows),
+    then, unless ``burst``, a pass every ``POLL_INTERVAL`` s while the workers run."""
+    settings = bullq_settings.OUTBOX
+    if not settings["ENABLED"]:
+        return None
+    from .outbox import arelay_forever, relay_all
+
+    await asyncio.to_thread(relay_all)
+    if burst:
+        return None
+    return asyncio.create_task(arelay_forever(float(settings["POLL_INTERVAL"])))
 
 
 def run_processes(count: int, worker_args: Sequence[str], name: str | None = None) -> int:

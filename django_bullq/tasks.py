@@ -15,12 +15,11 @@ import contextvars
 import functools
 import inspect
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NoReturn, overload
 
-from django.db import transaction
 from django.utils import timezone
 
 from .conf import get_queue
@@ -28,10 +27,13 @@ from .core.errors import BullqError, RateLimitError, UnrecoverableError
 from .core.job import Job
 from .core.options import JobOptions
 from .core.queue import Queue
-from .core.serialization import dumps, loads
+from .core.serialization import dumps
+from .transactional import asubmit, submit, waits_for_commit
 
 #: Options of a task that are not BullMQ job options.
-TASK_OPTIONS = ("queue", "on_commit", "database", "process")
+TASK_OPTIONS = ("queue", "on_commit", "database", "process", "outbox")
+#: ``opts`` key marking a job of Django's tasks framework (``django_bullq.backends``).
+DJANGO_TASK_OPTION = "djangoTask"
 #: BullMQ job options a task accepts (fields of :class:`JobOptions`).
 JOB_OPTIONS = tuple(name for name in JobOptions.__dataclass_fields__)
 
@@ -122,15 +124,19 @@ class Task:
         name: the job name (``module.qualname`` unless given).
         raw: True when the function receives the job's raw ``data`` as its single argument.
         queue_name: the queue (None: ``BULLQ["DEFAULT_QUEUE"]`` at enqueue time).
-        on_commit: inside ``transaction.atomic()`` add the job only after the commit.
+        on_commit: inside ``transaction.atomic(using=database)`` add the job only after the
+            commit of that database's transaction.
         database: the database alias whose transaction ``on_commit`` waits for.
+        outbox: None follows ``BULLQ["OUTBOX"]["ENABLED"]``; True / False: this task's
+            on-commit enqueues do / do not go through the transactional outbox.
         job_options: BullMQ job options given for this task, as :class:`JobOptions` field names.
         process: run the function in a separate process (CPU-bound work; sync functions only).
     """
 
     def __init__(self, func: Callable[..., Any], *, name: str | None = None, raw: bool = False,
                  queue: str | None = None, on_commit: bool = True, database: str = "default",
-                 job_options: dict[str, Any] | None = None, process: bool = False) -> None:
+                 job_options: dict[str, Any] | None = None, process: bool = False,
+                 outbox: bool | None = None) -> None:
         if not callable(func):
             raise TypeError("@task must decorate a function")
         self.func = func
@@ -139,6 +145,7 @@ class Task:
         self.queue_name = queue
         self.on_commit = on_commit
         self.database = database
+        self.outbox = outbox
         self.job_options = dict(job_options or {})
         self.is_async = inspect.iscoroutinefunction(func)
         self.process = process
@@ -163,7 +170,8 @@ class Task:
         """A copy with other options; the registry still maps the name to the original.
 
         Args:
-            options: ``queue``, ``on_commit``, ``database`` and BullMQ job options
+            options: ``queue``, ``on_commit``, ``database``, ``outbox``, ``process`` and BullMQ
+                job options
                 (``attempts``, ``backoff``, ``delay`` (ms, timedelta or datetime), ``priority``
                 (1 most urgent .. 2_097_151; 0 none), ``lifo``, ``job_id``,
                 ``remove_on_complete``, ``remove_on_fail``, ...). ``None`` drops an option.
@@ -185,7 +193,8 @@ class Task:
                     queue=options.get("queue", self.queue_name),
                     on_commit=options.get("on_commit", self.on_commit),
                     database=options.get("database", self.database), job_options=job_options,
-                    process=options.get("process", self.process))
+                    process=options.get("process", self.process),
+                    outbox=options.get("outbox", self.outbox))
 
     # --- enqueue ---------------------------------------------------------------------------
 
@@ -193,36 +202,32 @@ class Task:
         """Add a job that will call this task with ``args`` / ``kwargs`` (raw tasks: one value).
 
         Returns:
-            The core :class:`Job`; inside ``transaction.atomic()`` with ``on_commit`` (default),
-            a :class:`PendingEnqueue` whose ``job`` is set when the transaction commits.
+            The core :class:`Job`; inside ``transaction.atomic(using=database)`` with
+            ``on_commit`` (default), a :class:`PendingEnqueue` whose ``job`` is set when that
+            transaction commits (with the outbox: when this process moved the row to Redis).
 
         Raises:
             SerializationError: an argument is not JSON (the message names the task and the
                 argument: its position or keyword). TypeError: wrong call for a raw task.
             InvalidNameError / ValueError: bad options. redis.RedisError: Redis unreachable.
+            ConfigurationError: ``outbox=True`` while the outbox is disabled.
         """
         data, options = self._prepare(args, kwargs)
-        connection = transaction.get_connection(self.database)
-        if self.on_commit and connection.in_atomic_block:
-            pending = PendingEnqueue(self.name, list(args), dict(kwargs))
-            data = loads(dumps(data))  # the values as of this call, not as of the commit
-
-            def add_after_commit() -> None:
-                pending.job = self._queue().add(self.name, data, **_resolve(options))
-
-            transaction.on_commit(add_after_commit, using=self.database)
-            return pending
-        return self._queue().add(self.name, data, **_resolve(options))
+        pending = PendingEnqueue(self.name, list(args), dict(kwargs))
+        job = submit(self.queue_name, self.name, data, _resolve(options),
+                     database=self.database, on_commit=self.on_commit, outbox=self.outbox,
+                     on_added=functools.partial(setattr, pending, "job"))
+        return pending if job is None else job
 
     async def aenqueue(self, *args: Any, **kwargs: Any) -> Job | PendingEnqueue:
         """Async twin of :meth:`enqueue` (same returns and errors)."""
-        data, options = self._prepare(args, kwargs)
-        connection = transaction.get_connection(self.database)
-        if self.on_commit and connection.in_atomic_block:
-            # Only reachable from sync code running an event loop inside atomic(): add after
-            # the commit, synchronously, as enqueue does.
+        if waits_for_commit(self.database, self.on_commit):
             return self.enqueue(*args, **kwargs)
-        return await self._queue().aadd(self.name, data, **_resolve(options))
+        data, options = self._prepare(args, kwargs)
+        job = await asubmit(self.queue_name, self.name, data, _resolve(options),
+                            database=self.database, on_commit=False)
+        assert job is not None
+        return job
 
     def _queue(self) -> Queue:
         return get_queue(self.queue_name)
@@ -340,12 +345,14 @@ def task(func: Callable[..., Any], /) -> Task: ...
 @overload
 def task(*, name: str | None = None, raw: bool = False, queue: str | None = None,
          on_commit: bool = True, database: str = "default", process: bool = False,
+         outbox: bool | None = None,
          **job_options: Any) -> Callable[[Callable[..., Any]], Task]: ...
 
 
 def task(func: Callable[..., Any] | None = None, /, *, name: str | None = None,
          raw: bool = False, queue: str | None = None, on_commit: bool = True,
-         database: str = "default", process: bool = False, **job_options: Any) -> Any:
+         database: str = "default", process: bool = False, outbox: bool | None = None,
+         **job_options: Any) -> Any:
     """Make a function a task: ``@task`` or ``@task(queue=..., attempts=3, ...)``.
 
     Args:
@@ -355,8 +362,11 @@ def task(func: Callable[..., Any] | None = None, /, *, name: str | None = None,
         raw: the function receives the job's ``data`` as its only argument, and ``enqueue``
             takes that one value (for jobs produced by Node / Python BullMQ).
         queue: queue name (default ``BULLQ["DEFAULT_QUEUE"]``, read at enqueue time).
-        on_commit: inside ``transaction.atomic()`` add the job after the commit (default).
+        on_commit: inside ``transaction.atomic(using=database)`` add the job after that
+            transaction commits (default); a rollback drops it.
         database: database alias whose transaction ``on_commit`` follows.
+        outbox: True / False: on-commit enqueues of this task do / do not go through the
+            transactional outbox; None (default) follows ``BULLQ["OUTBOX"]["ENABLED"]``.
         process: run the (sync) function in a separate process of a ``spawn`` pool inside
             the worker, for CPU-bound work; arguments and result stay JSON (docs/workers.md).
         job_options: BullMQ job options, :class:`JobOptions` field names: ``attempts``,
@@ -376,7 +386,8 @@ def task(func: Callable[..., Any] | None = None, /, *, name: str | None = None,
 
     def decorate(function: Callable[..., Any]) -> Task:
         made = Task(function, name=name, raw=raw, queue=queue, on_commit=on_commit,
-                    database=database, job_options=job_options, process=process)
+                    database=database, job_options=job_options, process=process,
+                    outbox=outbox)
         registry.register(made)
         return made
 
@@ -422,25 +433,38 @@ async def arate_limit(ms: int) -> NoReturn:
 # --- the worker side -----------------------------------------------------------------------
 
 
-def _call_args(task_: Task, job: Job) -> tuple[list[Any], dict[str, Any]]:
-    if task_.raw:
-        return [job.data], {}
-    data = job.data
+def split_call(name: str, data: Any, signature: inspect.Signature,
+               leading: tuple[Any, ...] = ()) -> tuple[list[Any], dict[str, Any]]:
+    """``{"args": [...], "kwargs": {...}}`` job data as a call checked against ``signature``.
+
+    Args:
+        name: task name (for messages). data: the job's data. signature: the function's.
+        leading: arguments passed before the job's ``args`` (a Django task's context).
+
+    Raises:
+        UnrecoverableError: another shape, or a call the signature does not accept.
+    """
     if not isinstance(data, dict) or set(data) - {"args", "kwargs"}:
         shape = type(data).__name__ if not isinstance(data, dict) else f"keys {sorted(data)}"
         raise UnrecoverableError(
-            f"job data for task {task_.name!r} must be {{\"args\": [...], \"kwargs\": {{...}}}}, "
+            f"job data for task {name!r} must be {{\"args\": [...], \"kwargs\": {{...}}}}, "
             f"got {shape} (bind raw producers with @task(name=..., raw=True))")
     args, kwargs = data.get("args", []), data.get("kwargs", {})
     if not isinstance(args, list) or not isinstance(kwargs, dict):
-        raise UnrecoverableError(f"job data for task {task_.name!r}: 'args' must be a list and "
+        raise UnrecoverableError(f"job data for task {name!r}: 'args' must be a list and "
                                  f"'kwargs' an object")
     try:
-        task_.signature().bind(*args, **kwargs)
+        signature.bind(*leading, *args, **kwargs)
     except TypeError as exc:
         raise UnrecoverableError(
-            f"job data does not match the signature of task {task_.name!r}: {exc}") from exc
+            f"job data does not match the signature of task {name!r}: {exc}") from exc
     return args, kwargs
+
+
+def _call_args(task_: Task, job: Job) -> tuple[list[Any], dict[str, Any]]:
+    if task_.raw:
+        return [job.data], {}
+    return split_call(task_.name, job.data, task_.signature())
 
 
 def process_job(job: Job) -> Any:
@@ -453,28 +477,53 @@ def process_job(job: Job) -> Any:
         The task's return value (must be JSON), or, for an ``async def`` task, a coroutine that
         the core worker awaits on its event loop.
 
+    Jobs of ``django.tasks`` tasks enqueued through
+    :class:`~django_bullq.backends.BullQBackend` (job name: the task's module path) run through
+    :class:`django_bullq.taskrun.DjangoTaskRun`.
+
     Raises:
         UnrecoverableError: no task has that name, or the data has the wrong shape (the job
             fails at once with a readable ``failedReason``). Whatever the task raises.
     """
     task_ = registry.get(job.name)
     if task_ is None:
-        raise UnrecoverableError(f"no task registered for job name {job.name!r}")
+        if DJANGO_TASK_OPTION not in job.opts:
+            raise UnrecoverableError(f"no task registered for job name {job.name!r}")
+        return _process_django_task(job)
     args, kwargs = _call_args(task_, job)
     if task_.is_async:
-        return _run_async(task_, job, args, kwargs)
+        return run_async(job, functools.partial(task_.func, *args, **kwargs))
+    if task_.process:
+        from .process_pool import run_in_process
+
+        return run_sync(job, functools.partial(run_in_process, task_, job, args, kwargs))
+    return run_sync(job, functools.partial(task_.func, *args, **kwargs))
+
+
+def _process_django_task(job: Job) -> Any:
+    try:
+        from .taskrun import DjangoTaskRun
+    except ImportError as exc:
+        raise UnrecoverableError(f"job {job.name!r} is a django.tasks task, but neither "
+                                 f"django.tasks nor django-tasks is importable") from exc
+    run = DjangoTaskRun.of(job)
+    if run.is_async:
+        return run_async(job, run.acall)
+    return run_sync(job, run.call)
+
+
+def run_sync(job: Job, call: Callable[[], Any]) -> Any:
+    """``call()`` in this (worker) thread with :func:`current_job` set to ``job``."""
     token = _current_job.set(job)
     try:
-        if task_.process:
-            from .process_pool import run_in_process
-
-            return run_in_process(task_, job, args, kwargs)
-        return task_.func(*args, **kwargs)
+        return call()
     finally:
         _current_job.reset(token)
 
 
-async def _run_async(task_: Task, job: Job, args: list[Any], kwargs: dict[str, Any]) -> Any:
+async def run_async(job: Job, call: Callable[[], Awaitable[Any]]) -> Any:
+    """Await ``call()`` on the worker's loop with :func:`current_job` set and the database
+    hooks run for asgiref's thread (where the async ORM runs)."""
     from asgiref.sync import sync_to_async
 
     from .runner import after_job, before_job
@@ -483,7 +532,7 @@ async def _run_async(task_: Task, job: Job, args: list[Any], kwargs: dict[str, A
     await sync_to_async(before_job)(job)
     token = _current_job.set(job)
     try:
-        return await task_.func(*args, **kwargs)
+        return await call()
     finally:
         _current_job.reset(token)
         await sync_to_async(after_job)(job)

@@ -11,6 +11,7 @@ import pytest
 import redis
 
 from django_bullq import Queue
+from tests.pg_server import PostgresServer
 from tests.redis_server import RedisServer, _External, session_server
 
 
@@ -53,3 +54,13 @@ def queue(redis_url: str, queue_name: str) -> Iterator[Queue]:
     q = Queue(queue_name, redis_url)
     yield q
     q.close()
+
+
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[PostgresServer]:
+    """A private PostgreSQL cluster on a free port, one per test module that asks for it."""
+    server = PostgresServer().start()
+    try:
+        yield server
+    finally:
+        server.cleanup()

@@ -4,6 +4,8 @@ import json
 import os
 import tempfile
 
+import django
+
 from tests.redis_server import session_server
 
 REDIS_URL = session_server().url
@@ -24,13 +26,21 @@ INSTALLED_APPS = [
     "channels",
     "tests.testapp",
 ]
+if django.VERSION < (6, 0):
+    INSTALLED_APPS.append("django_tasks")  # the django.tasks backport (Django 5.2)
+# Django's tasks framework on bullq (docs/django-tasks.md); QUEUES [] allows the per-test queues.
+TASKS = {
+    "default": {"BACKEND": "django_bullq.backends.BullQBackend", "QUEUES": []},
+}
 # A file (not :memory:) test database: worker threads open their own connections, and closing
 # a connection must really close it (cases B29, B30). One file per test process.
-DATABASES = {"default": {
+# A second alias ("other") for the multi-database on-commit and outbox tests.
+DATABASES = {alias: {
     "ENGINE": "django.db.backends.sqlite3",
     "NAME": ":memory:",
-    "TEST": {"NAME": os.path.join(tempfile.gettempdir(), f"bullq-test-{os.getpid()}.sqlite3")},
-}}
+    "TEST": {"NAME": os.path.join(tempfile.gettempdir(),
+                                  f"bullq-test-{alias}-{os.getpid()}.sqlite3")},
+} for alias in ("default", "other")}
 MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",

@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -27,15 +26,6 @@ pytestmark = pytest.mark.django_layer
 
 ROOT = Path(__file__).resolve().parent.parent
 CONCURRENCY = 4
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[PostgresServer]:
-    server = PostgresServer().start()
-    try:
-        yield server
-    finally:
-        server.cleanup()
 
 
 def _env(postgres: PostgresServer, max_age: str, health_checks: bool) -> dict[str, str]:

@@ -37,7 +37,9 @@ def test_valid_settings_are_silent() -> None:
                 "DEFAULT_QUEUE": "mails", "PREFIX": "bull",
                 "QUEUES": {"mails": {"CONNECTION": "other",
                                      "DEFAULT_JOB_OPTIONS": {"attempts": 3}}},
-                "WORKER": {"CONCURRENCY": 2, "GRACE_PERIOD": 1.5}}) == []
+                "WORKER": {"CONCURRENCY": 2, "GRACE_PERIOD": 1.5},
+                "OUTBOX": {"ENABLED": True, "DATABASES": ["default", "other"],
+                           "POLL_INTERVAL": 0.5, "BATCH_SIZE": 10}}) == []
 
 
 def test_every_message_has_a_hint() -> None:
@@ -73,6 +75,12 @@ def test_every_message_has_a_hint() -> None:
     ({"QUEUES": {"q": {"DEFAULT_JOB_OPTIONS": {"delay": "soon"}}}}, "django_bullq.E008"),
     ({"QUEUES": {"q": {"DEFAULT_JOB_OPTIONS": {"backoff": {"type": "fixed"}}}}},
      "django_bullq.E008"),
+    ({"OUTBOX": {"ENABLE": True}}, "django_bullq.E002"),
+    ({"OUTBOX": True}, "django_bullq.E003"),
+    ({"OUTBOX": {"ENABLED": "yes"}}, "django_bullq.E003"),
+    ({"OUTBOX": {"DATABASES": ["nowhere"]}}, "django_bullq.E003"),
+    ({"OUTBOX": {"POLL_INTERVAL": 0}}, "django_bullq.E003"),
+    ({"OUTBOX": {"BATCH_SIZE": 0}}, "django_bullq.E003"),
 ])
 def test_each_error_id(bullq: Any, expected: str) -> None:
     assert expected in ids(bullq)
@@ -116,6 +124,6 @@ def test_every_id_is_documented() -> None:
     from pathlib import Path
 
     text = (Path(__file__).parent.parent / "docs" / "checks.md").read_text()
-    for n in range(1, 10):
+    for n in range(1, 12):
         assert f"django_bullq.E{n:03d}" in text
     assert "django_bullq.W001" in text
