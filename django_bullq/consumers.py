@@ -7,6 +7,7 @@ a snapshot of one job and then that job's events (plus ``gap`` notices). Both re
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs, unquote_to_bytes
 
@@ -48,7 +49,7 @@ def authorize(user: Any, queue_name: str, job_id: str | None) -> bool:
     return bool(check(user, queue_name, job_id))
 
 
-def _route_names(scope: dict[str, Any], marker: str, parts: int) -> list[str] | None:
+def _route_names(scope: Mapping[str, Any], marker: str, parts: int) -> list[str] | None:
     """Names from the still-encoded ``raw_path`` (so ``%2F`` in a queue name is no separator).
 
     Falls back to the router's kwargs (decoded path) when the server gives no raw_path.
@@ -67,7 +68,7 @@ def _route_names(scope: dict[str, Any], marker: str, parts: int) -> list[str] | 
     return names if all(isinstance(n, str) and n for n in names) else None
 
 
-class QueueEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
+class QueueEventsConsumer(AsyncJsonWebsocketConsumer):
     """Every event of one queue, in stream order, resumable with ``?last_id=``."""
 
     marker = "/ws/bullq/queues/"

@@ -24,7 +24,7 @@ class BullqQueue(models.Model):
     one the admin pages need) and the custom :data:`ACTION_PERMISSIONS`.
     """
 
-    name = models.CharField(max_length=255, primary_key=True)
+    name: models.CharField[str, str] = models.CharField(max_length=255, primary_key=True)
 
     class Meta:
         managed = False

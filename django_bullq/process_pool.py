@@ -82,7 +82,8 @@ def _call_in_child(module: str, qualname: str, payload: str) -> str:
     return dumps(func(*call["args"], **call["kwargs"]), f"return value of {module}.{qualname}")
 
 
-def run_in_process(task_: Task, job: Job, args: list[Any], kwargs: dict[str, Any]) -> Any:
+def run_in_process(task_: Task[..., Any], job: Job, args: list[Any],
+                   kwargs: dict[str, Any]) -> Any:
     """Run ``task_``'s function in the pool and wait for it (in the worker thread).
 
     Returns:

@@ -13,7 +13,10 @@ from django.urls import re_path
 
 from .consumers import JobEventsConsumer, QueueEventsConsumer
 
+# django-stubs types re_path's view as an HTTP view; Channels' URLRouter takes ASGI apps.
 websocket_urlpatterns = [
-    re_path(r"^ws/bullq/queues/(?P<queue>.+)/$", QueueEventsConsumer.as_asgi()),
-    re_path(r"^ws/bullq/jobs/(?P<queue>.+)/(?P<job_id>[^/]+)/$", JobEventsConsumer.as_asgi()),
+    re_path(r"^ws/bullq/queues/(?P<queue>.+)/$",
+            QueueEventsConsumer.as_asgi()),  # type: ignore[arg-type]
+    re_path(r"^ws/bullq/jobs/(?P<queue>.+)/(?P<job_id>[^/]+)/$",
+            JobEventsConsumer.as_asgi()),  # type: ignore[arg-type]
 ]

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, NoReturn, overload
+from typing import Any, Generic, NoReturn, ParamSpec, TypeVar, overload
 
 from django.db import transaction
 from django.utils import timezone
@@ -35,6 +35,11 @@ TASK_OPTIONS = ("queue", "on_commit", "database", "process")
 #: BullMQ job options a task accepts (fields of :class:`JobOptions`).
 JOB_OPTIONS = tuple(name for name in JobOptions.__dataclass_fields__)
 
+#: The decorated function's parameters (``Task[P, R]``).
+P = ParamSpec("P")
+#: The decorated function's return type (a coroutine type for ``async def`` functions).
+R = TypeVar("R")
+
 _current_job: contextvars.ContextVar[Job | None] = contextvars.ContextVar(
     "django_bullq_current_job", default=None)
 
@@ -47,10 +52,10 @@ class TaskRegistry:
     """Job name -> :class:`Task`. The worker's dispatcher looks tasks up here."""
 
     def __init__(self) -> None:
-        self._tasks: dict[str, Task] = {}
+        self._tasks: dict[str, Task[..., Any]] = {}
         self._lock = threading.Lock()
 
-    def register(self, task: Task) -> None:
+    def register(self, task: Task[..., Any]) -> None:
         """Add ``task`` under ``task.name``.
 
         Re-registering the same function (a module imported twice) replaces the entry.
@@ -71,7 +76,7 @@ class TaskRegistry:
         with self._lock:
             self._tasks.pop(name, None)
 
-    def get(self, name: str) -> Task | None:
+    def get(self, name: str) -> Task[..., Any] | None:
         """The task bound to job name ``name``, or None."""
         return self._tasks.get(name)
 
@@ -112,10 +117,13 @@ class PendingEnqueue:
         return self.job is not None
 
 
-class Task:
+class Task(Generic[P, R]):
     """A function that runs as a BullMQ job. Built by :func:`task`; do not instantiate.
 
     Calling the task runs the function synchronously in the caller (no Redis involved).
+    ``Task[P, R]`` carries the function's parameters ``P`` and return type ``R``, so type
+    checkers check calls, :meth:`enqueue`, :meth:`aenqueue` and :meth:`node` against the
+    decorated function's signature.
 
     Attributes:
         func: the wrapped function (sync or ``async def``).
@@ -128,12 +136,12 @@ class Task:
         process: run the function in a separate process (CPU-bound work; sync functions only).
     """
 
-    def __init__(self, func: Callable[..., Any], *, name: str | None = None, raw: bool = False,
+    def __init__(self, func: Callable[P, R], *, name: str | None = None, raw: bool = False,
                  queue: str | None = None, on_commit: bool = True, database: str = "default",
                  job_options: dict[str, Any] | None = None, process: bool = False) -> None:
         if not callable(func):
             raise TypeError("@task must decorate a function")
-        self.func = func
+        self.func: Callable[P, R] = func
         self.name = name or _origin(func)
         self.raw = raw
         self.queue_name = queue
@@ -151,15 +159,15 @@ class Task:
     def __repr__(self) -> str:
         return f"<Task {self.name}>"
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """Run the function here and now (like Django's ``Task.call``)."""
         return self.func(*args, **kwargs)
 
-    def call(self, *args: Any, **kwargs: Any) -> Any:
+    def call(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """Same as calling the task: run the function synchronously."""
         return self.func(*args, **kwargs)
 
-    def using(self, **options: Any) -> Task:
+    def using(self, **options: Any) -> Task[P, R]:
         """A copy with other options; the registry still maps the name to the original.
 
         Args:
@@ -189,7 +197,7 @@ class Task:
 
     # --- enqueue ---------------------------------------------------------------------------
 
-    def enqueue(self, *args: Any, **kwargs: Any) -> Job | PendingEnqueue:
+    def enqueue(self, *args: P.args, **kwargs: P.kwargs) -> Job | PendingEnqueue:
         """Add a job that will call this task with ``args`` / ``kwargs`` (raw tasks: one value).
 
         Returns:
@@ -214,7 +222,7 @@ class Task:
             return pending
         return self._queue().add(self.name, data, **_resolve(options))
 
-    async def aenqueue(self, *args: Any, **kwargs: Any) -> Job | PendingEnqueue:
+    async def aenqueue(self, *args: P.args, **kwargs: P.kwargs) -> Job | PendingEnqueue:
         """Async twin of :meth:`enqueue` (same returns and errors)."""
         data, options = self._prepare(args, kwargs)
         connection = transaction.get_connection(self.database)
@@ -285,7 +293,7 @@ class Task:
 
     # --- flows (docs/flows.md) -------------------------------------------------------------
 
-    def node(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    def node(self, *args: P.args, **kwargs: P.kwargs) -> dict[str, Any]:
         """A flow node calling this task with ``args`` / ``kwargs`` (raw tasks: one value).
 
         Returns:
@@ -334,13 +342,13 @@ def _resolve(options: dict[str, Any]) -> dict[str, Any]:
 
 
 @overload
-def task(func: Callable[..., Any], /) -> Task: ...
+def task(func: Callable[P, R], /) -> Task[P, R]: ...
 
 
 @overload
 def task(*, name: str | None = None, raw: bool = False, queue: str | None = None,
          on_commit: bool = True, database: str = "default", process: bool = False,
-         **job_options: Any) -> Callable[[Callable[..., Any]], Task]: ...
+         **job_options: Any) -> Callable[[Callable[P, R]], Task[P, R]]: ...
 
 
 def task(func: Callable[..., Any] | None = None, /, *, name: str | None = None,
@@ -374,7 +382,7 @@ def task(func: Callable[..., Any] | None = None, /, *, name: str | None = None,
         TaskRegistryError: another function already uses the name.
     """
 
-    def decorate(function: Callable[..., Any]) -> Task:
+    def decorate(function: Callable[..., Any]) -> Task[..., Any]:
         made = Task(function, name=name, raw=raw, queue=queue, on_commit=on_commit,
                     database=database, job_options=job_options, process=process)
         registry.register(made)
@@ -422,7 +430,7 @@ async def arate_limit(ms: int) -> NoReturn:
 # --- the worker side -----------------------------------------------------------------------
 
 
-def _call_args(task_: Task, job: Job) -> tuple[list[Any], dict[str, Any]]:
+def _call_args(task_: Task[..., Any], job: Job) -> tuple[list[Any], dict[str, Any]]:
     if task_.raw:
         return [job.data], {}
     data = job.data
@@ -474,7 +482,8 @@ def process_job(job: Job) -> Any:
         _current_job.reset(token)
 
 
-async def _run_async(task_: Task, job: Job, args: list[Any], kwargs: dict[str, Any]) -> Any:
+async def _run_async(task_: Task[..., Any], job: Job, args: list[Any],
+                     kwargs: dict[str, Any]) -> Any:
     from asgiref.sync import sync_to_async
 
     from .runner import after_job, before_job

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin, messages
 from django.contrib.admin.models import CHANGE, DELETION, LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, \
-    HttpResponseRedirect
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseNotAllowed,
+    HttpResponseRedirect,
+)
 from django.template.response import TemplateResponse
 from django.urls import path, register_converter, reverse
 
@@ -42,8 +47,13 @@ QUEUE_ACTIONS = {
 }
 APP = "django_bullq"
 
+if TYPE_CHECKING:  # generic in django-stubs only
+    _ModelAdmin = admin.ModelAdmin[BullqQueue]
+else:
+    _ModelAdmin = admin.ModelAdmin
 
-class QueueAdmin(admin.ModelAdmin):
+
+class QueueAdmin(_ModelAdmin):
     """Queue overview (changelist), per-queue job lists, job detail and POST-only actions.
 
     No add/change/delete of the placeholder; every page needs ``django_bullq.view_bullqqueue``,
@@ -75,7 +85,8 @@ class QueueAdmin(admin.ModelAdmin):
     # --- helpers ---------------------------------------------------------------------------
 
     def _require(self, request: HttpRequest, codename: str) -> None:
-        if not request.user.has_perm(f"{APP}.{codename}"):
+        user: Any = request.user  # admin users have has_perm; AbstractBaseUser does not declare it
+        if not user.has_perm(f"{APP}.{codename}"):
             raise PermissionDenied
 
     def _queue(self, name: str) -> Queue:
