@@ -14,14 +14,15 @@ PYTHON := $(shell for v in 3.14 3.13 3.12; do \
 	           $$(command -v python$$v 2>/dev/null); do \
 	    [ -x "$$p" ] && { echo $$p; exit 0; }; done; done)
 
-.PHONY: demo test test-core test-django52 venv venv52 redis-server node-deps clean
+.PHONY: demo test test-core test-django52 venv venv52 redis-server node-deps typecheck lint docs \
+	clean
 
 $(VENV)/.installed: pyproject.toml
 	@test -n "$(PYTHON)" || { echo "no Python >= 3.12 found (pyenv or PATH)"; exit 1; }
 	@echo "using $(PYTHON)"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[example]' --group test 'Django>=6,<7'
+	$(PY) -m pip install -q -e '.[example]' --group test --group docs 'Django>=6,<7'
 	touch $@
 
 venv: $(VENV)/.installed
@@ -57,9 +58,20 @@ redis-up: venv
 demo: redis-up
 	cd example_project && ../$(PY) manage.py migrate --noinput -v 0 && ../$(PY) manage.py weather_report
 
-test: venv venv52 redis-server node-deps
+# mypy --strict over the package and the typed usage sample tests/typecheck/ (pyproject.toml).
+typecheck: venv
+	$(PY) -m mypy
+
+lint: venv
+	$(PY) -m ruff check .
+
+# The docs site (Sphinx + MyST + autodoc) in docs/_build/html; any warning fails the build.
+docs: venv
+	$(PY) -m sphinx -E -W --keep-going -n -q -b html docs docs/_build/html
+
+test: venv venv52 redis-server node-deps lint typecheck docs
 	$(PY) -m pytest -p no:cacheprovider
 	$(VENV52)/bin/python -m pytest -p no:cacheprovider -m django_layer
 
 clean:
-	rm -rf $(VENV) $(VENV52) tests/interop/node_modules
+	rm -rf $(VENV) $(VENV52) tests/interop/node_modules docs/_build .mypy_cache .ruff_cache

@@ -19,7 +19,7 @@ from . import conf
 from .bridge import event_payload, get_hub, group_name, id_tuple, last_stream_id, valid_stream_id
 from .core.events import QueueEvents
 
-#: Close codes: not allowed, bad request (name or last_id).
+#: WebSocket close codes for not allowed and bad request (name or last_id).
 CLOSE_FORBIDDEN = 4403
 CLOSE_BAD_REQUEST = 4400
 #: No channel layer configured (``settings.CHANNEL_LAYERS``).
@@ -121,7 +121,7 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):
                 self.last_id = position
 
     async def snapshot(self) -> dict[str, Any]:
-        """``{"type": "snapshot", "id": stream id, "job": {...} | None}`` of :attr:`job_id`."""
+        """``{"type": "snapshot", "id": stream id, "job": {...} | None}`` of the followed job (``job_id``)."""
         job = await self.queue.aget_job(self.job_id)
         if job is None:
             return {"type": "snapshot", "id": self.last_id, "job": None}
@@ -133,7 +133,7 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):
             "processedOn": job.processed_on, "finishedOn": job.finished_on}}
 
     async def replay(self, until: str) -> None:
-        """Send the events after :attr:`last_id` up to ``until`` still in the stream, a ``gap``
+        """Send the events after ``last_id`` up to ``until`` still in the stream, a ``gap``
         first if some were trimmed (a resume, or messages the channel layer dropped)."""
         reader = QueueEvents(self.queue, last_id=self.last_id, block_ms=1)
         limit = id_tuple(until)

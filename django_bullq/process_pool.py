@@ -90,8 +90,9 @@ def run_in_process(task_: Task[..., Any], job: Job, args: list[Any],
         The decoded JSON result.
 
     Raises:
-        CancelledJobError / JobTimeoutExceeded: the job was cancelled while it waited.
-        Whatever the function raised in the child (as re-raised by the pool).
+        CancelledJobError: the job was cancelled while it waited.
+        JobTimeoutExceeded: the job's timeout passed while it waited.
+        Exception: whatever the function raised in the child (as re-raised by the pool).
     """
     module, qualname = task_.func.__module__, task_.func.__qualname__
     future = pool().submit(_call_in_child, module, qualname,

@@ -206,8 +206,11 @@ class Task(Generic[P, R]):
 
         Raises:
             SerializationError: an argument is not JSON (the message names the task and the
-                argument: its position or keyword). TypeError: wrong call for a raw task.
-            InvalidNameError / ValueError: bad options. redis.RedisError: Redis unreachable.
+                argument: its position or keyword).
+            TypeError: wrong call for a raw task.
+            InvalidNameError: a bad queue name or job id.
+            ValueError: bad options.
+            redis.RedisError: Redis unreachable.
         """
         data, options = self._prepare(args, kwargs)
         connection = transaction.get_connection(self.database)
@@ -267,7 +270,9 @@ class Task(Generic[P, R]):
             The pending iteration job, or None when the schedule is already over.
 
         Raises:
-            ValueError / TypeError: bad schedule. SerializationError: arguments not JSON.
+            ValueError: bad schedule values.
+            TypeError: bad schedule argument types.
+            SerializationError: arguments not JSON.
         """
         from .schedules import schedule
 

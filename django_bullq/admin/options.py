@@ -27,7 +27,7 @@ from .names import EncodedNameConverter
 
 register_converter(EncodedNameConverter, "bullqname")
 
-#: Job actions on a selection: action -> (permission codename, label).
+#: Job actions on a selection, action -> (permission codename, label).
 JOB_ACTIONS = {
     "retry": ("retry_job", "Retry"),
     "promote": ("promote_job", "Promote"),
@@ -35,7 +35,7 @@ JOB_ACTIONS = {
     "cancel": ("cancel_job", "Cancel (running)"),
     "change_priority": ("change_job", "Change priority"),
 }
-#: Queue-wide actions: action -> (permission codename, label).
+#: Queue-wide actions, action -> (permission codename, label).
 QUEUE_ACTIONS = {
     "pause": ("pause_queue", "Pause"),
     "resume": ("pause_queue", "Resume"),

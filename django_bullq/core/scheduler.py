@@ -280,9 +280,12 @@ class JobSchedulerMixin:
             scheduler exists and has already created ``limit`` iterations, none pending.
 
         Raises:
-            ValueError / TypeError: bad options. SerializationError: data not JSON.
-            SchedulerIterationExists (-10): cron, the iteration at that time has started.
-            SchedulerSlotsBusy (-11): every, 32 slots hold started iterations.
+            ValueError: bad options.
+            TypeError: a template name that is not a string.
+            SerializationError: data not JSON.
+            SchedulerIterationExists: (Lua code -10) cron, the iteration at that time has
+                started.
+            SchedulerSlotsBusy: (Lua code -11) every, 32 slots hold started iterations.
         """
         call = self._upsert_call(scheduler_id, repeat, template, {
             "limit": limit, "start_date": start_date, "end_date": end_date,
