@@ -6,6 +6,7 @@ minimum so the Django-layer modules import; nothing connects to Redis or a datab
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import django
 from django.conf import settings
@@ -60,7 +61,7 @@ html_theme = "furo"
 html_title = f"django_bullq {release}"
 
 
-def _resolve_short_name(app, env, node, contnode):  # type: ignore[no-untyped-def]
+def _resolve_short_name(app: Any, env: Any, node: Any, contnode: Any) -> Any:
     """Resolve ``Job`` / ``Task.schedule`` / ``django_bullq.FlowProducer`` to the one documented
     object whose full name ends with it (docstrings and string annotations use short names)."""
     if node.get("refdomain") != "py":
@@ -77,7 +78,8 @@ def _resolve_short_name(app, env, node, contnode):  # type: ignore[no-untyped-de
                                node, contnode)
 
 
-def _factory_defaults(app, what, name, obj, options, signature, return_annotation):  # type: ignore[no-untyped-def]
+def _factory_defaults(app: Any, what: str, name: str, obj: Any, options: Any,
+                      signature: str | None, return_annotation: str | None) -> Any:
     """Dataclass fields with a ``default_factory`` show as ``=<factory>``, which Sphinx cannot
     parse as Python (it then splits the annotations at commas): show ``=...`` instead."""
     if signature and "<factory>" in signature:
@@ -85,6 +87,6 @@ def _factory_defaults(app, what, name, obj, options, signature, return_annotatio
     return None
 
 
-def setup(app):  # type: ignore[no-untyped-def]
+def setup(app: Any) -> None:
     app.connect("missing-reference", _resolve_short_name)
     app.connect("autodoc-process-signature", _factory_defaults)
