@@ -121,7 +121,8 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):
                 self.last_id = position
 
     async def snapshot(self) -> dict[str, Any]:
-        """``{"type": "snapshot", "id": stream id, "job": {...} | None}`` of the followed job (``job_id``)."""
+        """``{"type": "snapshot", "id": stream id, "job": {...} | None}`` of the followed job
+        (``job_id``)."""
         job = await self.queue.aget_job(self.job_id)
         if job is None:
             return {"type": "snapshot", "id": self.last_id, "job": None}
