@@ -14,14 +14,15 @@ PYTHON := $(shell for v in 3.14 3.13 3.12; do \
 	           $$(command -v python$$v 2>/dev/null); do \
 	    [ -x "$$p" ] && { echo $$p; exit 0; }; done; done)
 
-.PHONY: demo test test-core test-django52 venv venv52 redis-server browser node-deps clean
+.PHONY: demo test test-core test-django52 venv venv52 redis-server browser node-deps typecheck \
+	lint docs clean
 
 $(VENV)/.installed: pyproject.toml
 	@test -n "$(PYTHON)" || { echo "no Python >= 3.12 found (pyenv or PATH)"; exit 1; }
 	@echo "using $(PYTHON)"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[example]' --group test 'Django>=6,<7'
+	$(PY) -m pip install -q -e '.[example]' --group test --group docs 'Django>=6,<7'
 	touch $@
 
 venv: $(VENV)/.installed
@@ -65,14 +66,25 @@ redis-up: venv
 demo: redis-up
 	cd example_project && ../$(PY) manage.py migrate --noinput -v 0 && ../$(PY) manage.py weather_report
 
+# mypy --strict over the package and the typed usage sample tests/typecheck/ (pyproject.toml).
+typecheck: venv
+	$(PY) -m mypy
+
+lint: venv
+	$(PY) -m ruff check .
+
+# The docs site (Sphinx + MyST + autodoc) in docs/_build/html; any warning fails the build.
+docs: venv
+	$(PY) -m sphinx -E -W --keep-going -n -q -b html docs docs/_build/html
+
 # pytest's session-finish hook writes $(DONE); a run that ends without it was cut short.
 DONE := test-artifacts/pytest-session-finished
 FINISHED := test -f $(DONE) || { echo "pytest exited before the end of its session"; exit 1; }
 
-test: venv venv52 redis-server browser node-deps
+test: venv venv52 redis-server browser node-deps lint typecheck docs
 	rm -f $(DONE) && BULLQ_PYTEST_DONE=$(DONE) $(PY) -m pytest -p no:cacheprovider && $(FINISHED)
 	rm -f $(DONE) && BULLQ_PYTEST_DONE=$(DONE) $(VENV52)/bin/python -m pytest -p no:cacheprovider \
 	  -m django_layer && $(FINISHED)
 
 clean:
-	rm -rf $(VENV) $(VENV52) tests/interop/node_modules
+	rm -rf $(VENV) $(VENV52) tests/interop/node_modules docs/_build .mypy_cache .ruff_cache

@@ -48,7 +48,7 @@ from .transactional import asubmit, submit
 OPTION_KEYS = ("ON_COMMIT", "DATABASE", "OUTBOX")
 
 
-class BullQBackend(BaseTaskBackend):  # type: ignore[misc]
+class BullQBackend(BaseTaskBackend):
     """Enqueues ``django.tasks`` tasks as BullMQ jobs; ``runworker`` runs them.
 
     ``OPTIONS``: ``ON_COMMIT`` (bool, default False, Django's own behaviour): inside
@@ -74,7 +74,7 @@ class BullQBackend(BaseTaskBackend):  # type: ignore[misc]
 
     # --- enqueue ---------------------------------------------------------------------------
 
-    def enqueue(self, task: Task, args: Any, kwargs: Any) -> Any:
+    def enqueue(self, task: Task[..., Any], args: Any, kwargs: Any) -> Any:
         """Add a job running ``task(*args, **kwargs)``; returns its READY ``TaskResult``.
 
         ``enqueued_at`` is set and ``task_enqueued`` sent once the job is in Redis (after the
@@ -91,7 +91,7 @@ class BullQBackend(BaseTaskBackend):  # type: ignore[misc]
                on_added=functools.partial(self._enqueued, result))
         return result
 
-    async def aenqueue(self, task: Task, args: Any, kwargs: Any) -> Any:
+    async def aenqueue(self, task: Task[..., Any], args: Any, kwargs: Any) -> Any:
         """Async twin of :meth:`enqueue` (a native async add)."""
         self.validate_task(task)
         result = self._new_result(task, args, kwargs)
@@ -101,13 +101,13 @@ class BullQBackend(BaseTaskBackend):  # type: ignore[misc]
                       on_added=functools.partial(self._enqueued, result))
         return result
 
-    def _new_result(self, task: Task, args: Any, kwargs: Any) -> Any:
+    def _new_result(self, task: Task[..., Any], args: Any, kwargs: Any) -> Any:
         return TaskResult(task=task, id=get_random_string(32), status=TaskResultStatus.READY,
                           enqueued_at=None, started_at=None, last_attempted_at=None,
                           finished_at=None, args=args, kwargs=kwargs, backend=self.alias,
                           errors=[], worker_ids=[])
 
-    def _job_options(self, task: Task, result: Any) -> dict[str, Any]:
+    def _job_options(self, task: Task[..., Any], result: Any) -> dict[str, Any]:
         run_after = aware(task.run_after) if task.run_after is not None else None
         options: dict[str, Any] = {
             "job_id": result.id, "priority": to_bullmq_priority(task.priority),

@@ -59,7 +59,8 @@ DEFAULTS: dict[str, Any] = {
     # upserted when `runworker` starts (docs/schedulers.md).
     "SCHEDULERS": {},
     # str | None: dotted path to f(user, queue_name, job_id | None) -> bool deciding who may
-    # open the events WebSockets; None = active staff with django_bullq.view_bullqqueue (docs/events.md).
+    # open the events WebSockets; None = active staff with django_bullq.view_bullqqueue
+    # (docs/events.md).
     "EVENTS_AUTHORIZER": None,
     # dict: the transactional outbox (docs/configuration.md#the-transactional-outbox), merged
     # key by key with the user's OUTBOX dict.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs, unquote_to_bytes
 
@@ -20,11 +21,18 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.utils.module_loading import import_string
 
 from . import conf
-from .bridge import (event_payload, fit_frame, get_hub, group_name, id_tuple, last_stream_id,
-                     valid_stream_id)
+from .bridge import (
+    event_payload,
+    fit_frame,
+    get_hub,
+    group_name,
+    id_tuple,
+    last_stream_id,
+    valid_stream_id,
+)
 from .core.events import QueueEvents
 
-#: Close codes: not allowed, bad request (name or last_id).
+#: WebSocket close codes for not allowed and bad request (name or last_id).
 CLOSE_FORBIDDEN = 4403
 CLOSE_BAD_REQUEST = 4400
 #: No channel layer configured (``settings.CHANNEL_LAYERS``).
@@ -60,7 +68,7 @@ def authorize(user: Any, queue_name: str, job_id: str | None) -> bool:
     return bool(check(user, queue_name, job_id))
 
 
-def _route_names(scope: dict[str, Any], marker: str, parts: int) -> list[str] | None:
+def _route_names(scope: Mapping[str, Any], marker: str, parts: int) -> list[str] | None:
     """Names from the still-encoded ``raw_path`` (so ``%2F`` in a queue name is no separator).
 
     Falls back to the router's kwargs (decoded path) when the server gives no raw_path.
@@ -79,7 +87,7 @@ def _route_names(scope: dict[str, Any], marker: str, parts: int) -> list[str] | 
     return names if all(isinstance(n, str) and n for n in names) else None
 
 
-class QueueEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
+class QueueEventsConsumer(AsyncJsonWebsocketConsumer):
     """Every event of one queue, in stream order, resumable with ``?last_id=``."""
 
     marker = "/ws/bullq/queues/"
@@ -187,7 +195,8 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         await self.send_json(await self.counts())
 
     async def snapshot(self) -> dict[str, Any]:
-        """``{"type": "snapshot", "id": stream id, "job": {...} | None}`` of :attr:`job_id`."""
+        """``{"type": "snapshot", "id": stream id, "job": {...} | None}`` of the followed job
+        (``job_id``)."""
         job = await self.queue.aget_job(self.job_id)
         if job is None:
             return {"type": "snapshot", "id": self.last_id, "job": None}
@@ -200,7 +209,7 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             "job", ("logs",))
 
     async def replay(self, until: str) -> None:
-        """Send the events after :attr:`last_id` up to ``until`` still in the stream, a ``gap``
+        """Send the events after ``last_id`` up to ``until`` still in the stream, a ``gap``
         first if some were trimmed (a resume, or messages the channel layer dropped)."""
         reader = QueueEvents(self.queue, last_id=self.last_id, block_ms=1)
         limit = id_tuple(until)
@@ -251,7 +260,7 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
                                                    self.channel_name)
 
 
-class UnknownRouteConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
+class UnknownRouteConsumer(AsyncJsonWebsocketConsumer):
     """Any other ``ws/bullq/...`` path (e.g. one a browser normalised): closed with 4400."""
 
     async def connect(self) -> None:

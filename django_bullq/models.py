@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.db import models
 
 #: Custom per-action permissions (codename, label); ``django_bullq.<codename>`` in has_perm().
@@ -24,7 +26,7 @@ class BullqQueue(models.Model):
     one the admin pages need) and the custom :data:`ACTION_PERMISSIONS`.
     """
 
-    name = models.CharField(max_length=255, primary_key=True)
+    name: models.CharField[str, str] = models.CharField(max_length=255, primary_key=True)
 
     class Meta:
         managed = False
@@ -50,12 +52,12 @@ class OutboxJob(models.Model):
     text (``delay`` replaced by ``due``: ms since the epoch); ``created_at``.
     """
 
-    job_id = models.CharField(max_length=255, unique=True)
-    queue = models.CharField(max_length=255)
-    name = models.TextField()
-    data = models.TextField()
-    options = models.TextField(default="{}")
-    created_at = models.DateTimeField(db_index=True)
+    job_id: models.CharField[str, str] = models.CharField(max_length=255, unique=True)
+    queue: models.CharField[str, str] = models.CharField(max_length=255)
+    name: models.TextField[str, str] = models.TextField()
+    data: models.TextField[str, str] = models.TextField()
+    options: models.TextField[str, str] = models.TextField(default="{}")
+    created_at: models.DateTimeField[datetime, datetime] = models.DateTimeField(db_index=True)
 
     class Meta:
         db_table = "django_bullq_outbox"

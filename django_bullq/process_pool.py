@@ -82,15 +82,17 @@ def _call_in_child(module: str, qualname: str, payload: str) -> str:
     return dumps(func(*call["args"], **call["kwargs"]), f"return value of {module}.{qualname}")
 
 
-def run_in_process(task_: Task, job: Job, args: list[Any], kwargs: dict[str, Any]) -> Any:
+def run_in_process(task_: Task[..., Any], job: Job, args: list[Any],
+                   kwargs: dict[str, Any]) -> Any:
     """Run ``task_``'s function in the pool and wait for it (in the worker thread).
 
     Returns:
         The decoded JSON result.
 
     Raises:
-        CancelledJobError / JobTimeoutExceeded: the job was cancelled while it waited.
-        Whatever the function raised in the child (as re-raised by the pool).
+        CancelledJobError: the job was cancelled while it waited.
+        JobTimeoutExceeded: the job's timeout passed while it waited.
+        Exception: whatever the function raised in the child (as re-raised by the pool).
     """
     module, qualname = task_.func.__module__, task_.func.__qualname__
     future = pool().submit(_call_in_child, module, qualname,

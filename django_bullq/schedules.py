@@ -27,7 +27,7 @@ ENTRY_KEYS = ("queue", "task", "name", "every", "cron", "tz", "args", "kwargs", 
               "options", "limit", "start_date", "end_date")
 
 
-def find_task(name: str) -> Task | None:
+def find_task(name: str) -> Task[..., Any] | None:
     """The registered task ``name``; imports its module (``module.qualname``) if needed."""
     from .tasks import registry
 
@@ -41,7 +41,7 @@ def find_task(name: str) -> Task | None:
     return found
 
 
-def task_template(task_: Task, args: Any = (), kwargs: Any = None,
+def task_template(task_: Task[..., Any], args: Any = (), kwargs: Any = None,
                   options: dict[str, Any] | None = None) -> dict[str, Any]:
     """The scheduler template that calls ``task_`` with ``args``/``kwargs`` (raw: ``args[0]``).
 
@@ -128,7 +128,7 @@ def upsert_declared() -> list[str]:
     return done
 
 
-def schedule_call(task_: Task, every: int | None, cron: str | None, tz: str | None,
+def schedule_call(task_: Task[..., Any], every: int | None, cron: str | None, tz: str | None,
                   args: Any, kwargs: Any, repeat: dict[str, Any]
                   ) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(repeat, template)`` for :meth:`Task.schedule`."""
@@ -141,7 +141,7 @@ def schedule_call(task_: Task, every: int | None, cron: str | None, tz: str | No
     return rep, task_template(task_, args, kwargs)
 
 
-def schedule(task_: Task, scheduler_id: str, *, every: int | None = None,
+def schedule(task_: Task[..., Any], scheduler_id: str, *, every: int | None = None,
              cron: str | None = None, tz: str | None = None, args: Any = (),
              kwargs: Any = None, **repeat: Any) -> Job | None:
     """Implementation of :meth:`Task.schedule`."""
@@ -149,7 +149,7 @@ def schedule(task_: Task, scheduler_id: str, *, every: int | None = None,
     return get_queue(task_.queue_name).upsert_job_scheduler(scheduler_id, rep, template)
 
 
-async def aschedule(task_: Task, scheduler_id: str, *, every: int | None = None,
+async def aschedule(task_: Task[..., Any], scheduler_id: str, *, every: int | None = None,
                     cron: str | None = None, tz: str | None = None, args: Any = (),
                     kwargs: Any = None, **repeat: Any) -> Job | None:
     """Implementation of :meth:`Task.aschedule`."""

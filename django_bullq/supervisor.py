@@ -37,7 +37,8 @@ class Supervisor:
         count: number of children (>= 1).
         command: argv of child i.
         env: environment of the children.
-        max_restarts / restart_window_s: crash-loop bound (deaths per window of seconds).
+        max_restarts: crash-loop bound: deaths allowed per ``restart_window_s``.
+        restart_window_s: the crash-loop window, in seconds.
         poll_s: seconds between checks of the children.
     """
 

@@ -112,13 +112,13 @@ def errors_of(job: Job, record: dict[str, Any], status: Any) -> list[Any]:
     return errors
 
 
-def build_result(task: Task, job: Job, state: str, alias: str) -> Any:
+def build_result(task: Task[..., Any], job: Job, state: str, alias: str) -> Any:
     """The ``TaskResult`` of ``job`` in BullMQ state ``state``, for ``task`` (already rebuilt
     with the job's priority, queue and run_after) on backend ``alias``."""
     record = read_record(job)
     status = status_of(state)
     data = job.data if isinstance(job.data, dict) else {}
-    result = TaskResult(
+    result: TaskResult[Any, Any] = TaskResult(
         task=task, id=job.id, status=status, enqueued_at=ms_to_datetime(job.timestamp),
         started_at=ms_to_datetime(record["started_at"]),
         finished_at=ms_to_datetime(job.finished_on) if state in ("completed", "failed") else None,

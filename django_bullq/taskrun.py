@@ -26,9 +26,6 @@ from typing import Any
 from django.utils import timezone
 
 from .core.errors import RateLimitError, UnrecoverableError, WaitingChildrenError
-
-#: Exceptions that steer the worker instead of failing the attempt: passed through unrecorded.
-CONTROL_FLOW = (RateLimitError, WaitingChildrenError)
 from .core.job import Job
 from .taskcompat import (
     TaskContext,
@@ -41,6 +38,9 @@ from .taskcompat import (
 )
 from .taskresults import MARKER, build_result, ms_to_datetime, read_record, write_record
 from .tasks import split_call
+
+#: Exceptions that steer the worker instead of failing the attempt: passed through unrecorded.
+CONTROL_FLOW = (RateLimitError, WaitingChildrenError)
 
 
 class DjangoTaskRun:
@@ -61,8 +61,12 @@ class DjangoTaskRun:
         """
         marker = job.opts.get(MARKER)
         alias = str(marker.get("backend", "default")) if isinstance(marker, dict) else "default"
+        from .backends import BullQBackend
+
         try:
             backend = task_backends[alias]
+            if not isinstance(backend, BullQBackend):
+                raise TypeError(f"{type(backend).__name__} is not django_bullq's BullQBackend")
             task = backend.task_of(job)
         except Exception as exc:  # noqa: BLE001 - InvalidTaskBackend, TaskResultDoesNotExist...
             raise UnrecoverableError(f"cannot run django.tasks job {job.name!r} (backend "

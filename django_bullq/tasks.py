@@ -18,7 +18,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, NoReturn, overload
+from typing import Any, Generic, NoReturn, ParamSpec, TypeVar, overload
 
 from django.utils import timezone
 
@@ -37,6 +37,11 @@ DJANGO_TASK_OPTION = "djangoTask"
 #: BullMQ job options a task accepts (fields of :class:`JobOptions`).
 JOB_OPTIONS = tuple(name for name in JobOptions.__dataclass_fields__)
 
+#: The decorated function's parameters (``Task[P, R]``).
+P = ParamSpec("P")
+#: The decorated function's return type (a coroutine type for ``async def`` functions).
+R = TypeVar("R")
+
 _current_job: contextvars.ContextVar[Job | None] = contextvars.ContextVar(
     "django_bullq_current_job", default=None)
 
@@ -49,10 +54,10 @@ class TaskRegistry:
     """Job name -> :class:`Task`. The worker's dispatcher looks tasks up here."""
 
     def __init__(self) -> None:
-        self._tasks: dict[str, Task] = {}
+        self._tasks: dict[str, Task[..., Any]] = {}
         self._lock = threading.Lock()
 
-    def register(self, task: Task) -> None:
+    def register(self, task: Task[..., Any]) -> None:
         """Add ``task`` under ``task.name``.
 
         Re-registering the same function (a module imported twice) replaces the entry.
@@ -73,7 +78,7 @@ class TaskRegistry:
         with self._lock:
             self._tasks.pop(name, None)
 
-    def get(self, name: str) -> Task | None:
+    def get(self, name: str) -> Task[..., Any] | None:
         """The task bound to job name ``name``, or None."""
         return self._tasks.get(name)
 
@@ -114,10 +119,13 @@ class PendingEnqueue:
         return self.job is not None
 
 
-class Task:
+class Task(Generic[P, R]):
     """A function that runs as a BullMQ job. Built by :func:`task`; do not instantiate.
 
     Calling the task runs the function synchronously in the caller (no Redis involved).
+    ``Task[P, R]`` carries the function's parameters ``P`` and return type ``R``, so type
+    checkers check calls, :meth:`enqueue`, :meth:`aenqueue` and :meth:`node` against the
+    decorated function's signature.
 
     Attributes:
         func: the wrapped function (sync or ``async def``).
@@ -133,13 +141,13 @@ class Task:
         process: run the function in a separate process (CPU-bound work; sync functions only).
     """
 
-    def __init__(self, func: Callable[..., Any], *, name: str | None = None, raw: bool = False,
+    def __init__(self, func: Callable[P, R], *, name: str | None = None, raw: bool = False,
                  queue: str | None = None, on_commit: bool = True, database: str = "default",
                  job_options: dict[str, Any] | None = None, process: bool = False,
                  outbox: bool | None = None) -> None:
         if not callable(func):
             raise TypeError("@task must decorate a function")
-        self.func = func
+        self.func: Callable[P, R] = func
         self.name = name or _origin(func)
         self.raw = raw
         self.queue_name = queue
@@ -158,15 +166,15 @@ class Task:
     def __repr__(self) -> str:
         return f"<Task {self.name}>"
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """Run the function here and now (like Django's ``Task.call``)."""
         return self.func(*args, **kwargs)
 
-    def call(self, *args: Any, **kwargs: Any) -> Any:
+    def call(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """Same as calling the task: run the function synchronously."""
         return self.func(*args, **kwargs)
 
-    def using(self, **options: Any) -> Task:
+    def using(self, **options: Any) -> Task[P, R]:
         """A copy with other options; the registry still maps the name to the original.
 
         Args:
@@ -198,7 +206,7 @@ class Task:
 
     # --- enqueue ---------------------------------------------------------------------------
 
-    def enqueue(self, *args: Any, **kwargs: Any) -> Job | PendingEnqueue:
+    def enqueue(self, *args: P.args, **kwargs: P.kwargs) -> Job | PendingEnqueue:
         """Add a job that will call this task with ``args`` / ``kwargs`` (raw tasks: one value).
 
         Returns:
@@ -208,8 +216,11 @@ class Task:
 
         Raises:
             SerializationError: an argument is not JSON (the message names the task and the
-                argument: its position or keyword). TypeError: wrong call for a raw task.
-            InvalidNameError / ValueError: bad options. redis.RedisError: Redis unreachable.
+                argument: its position or keyword).
+            TypeError: wrong call for a raw task.
+            InvalidNameError: a bad queue name or job id.
+            ValueError: bad options.
+            redis.RedisError: Redis unreachable.
             ConfigurationError: ``outbox=True`` while the outbox is disabled.
         """
         data, options = self._prepare(args, kwargs)
@@ -219,7 +230,7 @@ class Task:
                      on_added=functools.partial(setattr, pending, "job"))
         return pending if job is None else job
 
-    async def aenqueue(self, *args: Any, **kwargs: Any) -> Job | PendingEnqueue:
+    async def aenqueue(self, *args: P.args, **kwargs: P.kwargs) -> Job | PendingEnqueue:
         """Async twin of :meth:`enqueue` (same returns and errors)."""
         if waits_for_commit(self.database, self.on_commit):
             return self.enqueue(*args, **kwargs)
@@ -264,7 +275,9 @@ class Task:
             The pending iteration job, or None when the schedule is already over.
 
         Raises:
-            ValueError / TypeError: bad schedule. SerializationError: arguments not JSON.
+            ValueError: bad schedule values.
+            TypeError: bad schedule argument types.
+            SerializationError: arguments not JSON.
         """
         from .schedules import schedule
 
@@ -290,7 +303,7 @@ class Task:
 
     # --- flows (docs/flows.md) -------------------------------------------------------------
 
-    def node(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    def node(self, *args: P.args, **kwargs: P.kwargs) -> dict[str, Any]:
         """A flow node calling this task with ``args`` / ``kwargs`` (raw tasks: one value).
 
         Returns:
@@ -339,14 +352,14 @@ def _resolve(options: dict[str, Any]) -> dict[str, Any]:
 
 
 @overload
-def task(func: Callable[..., Any], /) -> Task: ...
+def task(func: Callable[P, R], /) -> Task[P, R]: ...
 
 
 @overload
 def task(*, name: str | None = None, raw: bool = False, queue: str | None = None,
          on_commit: bool = True, database: str = "default", process: bool = False,
          outbox: bool | None = None,
-         **job_options: Any) -> Callable[[Callable[..., Any]], Task]: ...
+         **job_options: Any) -> Callable[[Callable[P, R]], Task[P, R]]: ...
 
 
 def task(func: Callable[..., Any] | None = None, /, *, name: str | None = None,
@@ -384,7 +397,7 @@ def task(func: Callable[..., Any] | None = None, /, *, name: str | None = None,
         TaskRegistryError: another function already uses the name.
     """
 
-    def decorate(function: Callable[..., Any]) -> Task:
+    def decorate(function: Callable[..., Any]) -> Task[..., Any]:
         made = Task(function, name=name, raw=raw, queue=queue, on_commit=on_commit,
                     database=database, job_options=job_options, process=process,
                     outbox=outbox)
@@ -438,7 +451,9 @@ def split_call(name: str, data: Any, signature: inspect.Signature,
     """``{"args": [...], "kwargs": {...}}`` job data as a call checked against ``signature``.
 
     Args:
-        name: task name (for messages). data: the job's data. signature: the function's.
+        name: task name (for messages).
+        data: the job's data.
+        signature: the function's signature.
         leading: arguments passed before the job's ``args`` (a Django task's context).
 
     Raises:
@@ -461,7 +476,7 @@ def split_call(name: str, data: Any, signature: inspect.Signature,
     return args, kwargs
 
 
-def _call_args(task_: Task, job: Job) -> tuple[list[Any], dict[str, Any]]:
+def _call_args(task_: Task[..., Any], job: Job) -> tuple[list[Any], dict[str, Any]]:
     if task_.raw:
         return [job.data], {}
     return split_call(task_.name, job.data, task_.signature())

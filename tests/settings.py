@@ -63,6 +63,7 @@ BULLQ = {
     # runworker subprocesses started by the scheduler tests (case B16) declare schedulers
     "SCHEDULERS": json.loads(os.environ.get("BULLQ_TEST_SCHEDULERS", "{}")),
 }
-# Events over WebSockets (django_bullq.consumers): the in-memory layer; channels_redis in production.
+# Events over WebSockets (django_bullq.consumers): the in-memory layer (channels_redis in
+# production).
 CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 ASGI_APPLICATION = "tests.asgi.application"

@@ -193,8 +193,7 @@ def test_exhausted_limit_upsert_returns_none_and_datetime_dates(queue: Queue) ->
 
 @pytest.mark.parametrize("code", [-10, -11])
 def test_scheduler_codes_raise_typed_errors(queue: Queue, code: int) -> None:
-    from django_bullq.core.errors import (SchedulerIterationExists, SchedulerSlotsBusy,
-                                          script_error)
+    from django_bullq.core.errors import SchedulerIterationExists, SchedulerSlotsBusy, script_error
     err = script_error(code, "repeat:s:1", "addJobScheduler")
     assert isinstance(err, {-10: SchedulerIterationExists, -11: SchedulerSlotsBusy}[code])
     if code == -10:

@@ -17,6 +17,7 @@ from ..core.errors import InvalidNameError
 from ..core.job import STATES, Job
 from ..core.queue import Queue
 
+#: Jobs per page of a job list.
 PAGE_SIZE = 50
 #: Ids of the current state examined by a name/data search, starting at the page's offset.
 SEARCH_WINDOW = 1000

@@ -1,8 +1,9 @@
 """Queue names and job ids in admin URLs (case B25).
 
-A name is percent-encoded with no safe characters (``a#b`` -> ``a%23b``, ``test/x`` ->
-``test%2Fx``, ``.`` -> ``%2E``) and Django's reverse() escapes the ``%`` once more, so the segment never holds a
-raw ``/``, ``#``, ``?`` or space. The converter decodes strictly: a segment that is not the
+A name is percent-encoded with no safe characters (``a#b`` -> ``a%23b``,
+``test/x`` -> ``test%2Fx``, ``.`` -> ``%2E``) and Django's reverse() escapes the ``%`` once
+more, so the segment never holds a raw ``/``, ``#``, ``?`` or space. The converter decodes
+strictly: a segment that is not the
 canonical encoding of a valid UTF-8 string does not match (404).
 """
 

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin, messages
 from django.contrib.admin.models import CHANGE, DELETION, LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, \
-    HttpResponseRedirect
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseNotAllowed,
+    HttpResponseRedirect,
+)
 from django.template.response import TemplateResponse
 from django.urls import path, register_converter, reverse
 
@@ -24,7 +29,7 @@ from .names import EncodedNameConverter
 
 register_converter(EncodedNameConverter, "bullqname")
 
-#: Job actions on a selection: action -> (permission codename, label).
+#: Job actions on a selection, action -> (permission codename, label).
 JOB_ACTIONS = {
     "retry": ("retry_job", "Retry"),
     "promote": ("promote_job", "Promote"),
@@ -32,7 +37,7 @@ JOB_ACTIONS = {
     "cancel": ("cancel_job", "Cancel (running)"),
     "change_priority": ("change_job", "Change priority"),
 }
-#: Queue-wide actions: action -> (permission codename, label).
+#: Queue-wide actions, action -> (permission codename, label).
 QUEUE_ACTIONS = {
     "pause": ("pause_queue", "Pause"),
     "resume": ("pause_queue", "Resume"),
@@ -55,8 +60,13 @@ ACTION_STATES = {
 MAX_GRACE_S = 10 * 365 * 24 * 3600
 APP = "django_bullq"
 
+if TYPE_CHECKING:  # generic in django-stubs only
+    _ModelAdmin = admin.ModelAdmin[BullqQueue]
+else:
+    _ModelAdmin = admin.ModelAdmin
 
-class QueueAdmin(admin.ModelAdmin):
+
+class QueueAdmin(_ModelAdmin):
     """Queue overview (changelist), per-queue job lists, job detail and POST-only actions.
 
     No add/change/delete of the placeholder; every page needs ``django_bullq.view_bullqqueue``,
@@ -88,7 +98,8 @@ class QueueAdmin(admin.ModelAdmin):
     # --- helpers ---------------------------------------------------------------------------
 
     def _require(self, request: HttpRequest, codename: str) -> None:
-        if not request.user.has_perm(f"{APP}.{codename}"):
+        user: Any = request.user  # admin users have has_perm; AbstractBaseUser does not declare it
+        if not user.has_perm(f"{APP}.{codename}"):
             raise PermissionDenied
 
     def _queue(self, name: str) -> Queue:

@@ -21,7 +21,8 @@ from typing import Any
 
 from .errors import CancelledJobError, JobTimeoutExceeded
 
-#: Pub/Sub channel suffix: workers of ``<prefix>:<queue>`` listen on ``<prefix>:<queue>:control``.
+#: Pub/Sub channel suffix (workers of ``<prefix>:<queue>`` listen on
+#: ``<prefix>:<queue>:control``).
 CONTROL_SUFFIX = "control"
 
 _current: contextvars.ContextVar[CancelToken | None] = contextvars.ContextVar(

@@ -37,8 +37,10 @@ async def call_cancellable(worker: Worker, job: Job) -> Any:
         The processor's result.
 
     Raises:
-        CancelledJobError / JobTimeoutExceeded: the job was cancelled while it ran (also when
-            the processor ignored the cancellation and returned). Whatever the processor raises.
+        CancelledJobError: the job was cancelled while it ran (also when the processor
+            ignored the cancellation and returned).
+        JobTimeoutExceeded: the same, for the job's timeout.
+        Exception: whatever the processor raises.
     """
     token = CancelToken(job.id)
     job.cancel_token = token

@@ -52,8 +52,9 @@ class Connection:
     Args:
         url: a Redis URL (see module doc). Optional when ``client``/``async_client`` are given.
         options: extra keyword arguments for redis-py client constructors.
-        client / async_client: ready clients to use instead of building them (any
+        client: a ready sync client to use instead of building one (any
             ``decode_responses`` setting works; replies are normalised).
+        async_client: the same for asyncio.
     """
 
     url: str | None = None

@@ -92,10 +92,11 @@ class FlowProducer:
             The :class:`JobNode` tree of the added jobs.
 
         Raises:
-            ValueError / InvalidNameError: malformed node, options, queue name or id (nothing
-                is written). SerializationError: data not JSON. ParentMissing: the root's
-                ``opts.parent`` does not exist. ParentNotReplaceable: a duplicate id belongs to
-                another parent.
+            ValueError: malformed node or options (nothing is written).
+            InvalidNameError: a bad queue name or job id (nothing is written).
+            SerializationError: data not JSON.
+            ParentMissing: the root's ``opts.parent`` does not exist.
+            ParentNotReplaceable: a duplicate id belongs to another parent.
         """
         return self.add_bulk([tree])[0]
 

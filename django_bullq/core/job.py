@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from .cancel import CancelToken
     from .queue import Queue
 
+#: The job states a queue counts and lists (BullMQ's names; ``waiting`` is the wait list).
 STATES = ("completed", "failed", "delayed", "prioritized", "active", "waiting",
           "waiting-children")
 

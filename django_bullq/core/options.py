@@ -107,7 +107,8 @@ class JobOptions:
             at most one may be set.
         deduplication: ``{"id": str, "ttl": ms, "extend": bool, "replace": bool,
             "keep_last_if_active": bool, "reschedule": bool}`` (BullMQ ``deduplication``,
-            stored ``de``); see docs/deduplication.md. camelCase keys (``keepLastIfActive``) are accepted too.
+            stored ``de``); see docs/deduplication.md. camelCase keys (``keepLastIfActive``)
+            are accepted too.
         timeout: ms a run may take; past it the worker cancels the job, which fails with
             ``"timed out after <N> ms"`` (BullMQ Pro ``timeout``; docs/cancellation.md).
     """

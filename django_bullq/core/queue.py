@@ -130,7 +130,9 @@ class Queue(JobSchedulerMixin):
             The :class:`Job` (for a duplicate custom id: the existing job's id).
 
         Raises:
-            SerializationError: data not JSON. ValueError / InvalidNameError: bad options.
+            SerializationError: data not JSON.
+            ValueError: bad options.
+            InvalidNameError: a bad custom job id.
             ParentMissing: the parent job does not exist.
         """
         keys, args, opts = self._add_call(name, data, options, overrides)

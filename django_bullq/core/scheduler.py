@@ -21,7 +21,9 @@ from .serialization import dumps, loads, to_str
 
 if TYPE_CHECKING:
     from .job import Job
+    from .keys import QueueKeys
     from .queue import Queue
+    from .scripts import Scripts
 
 __all__ = ["JobScheduler", "JobSchedulerMixin", "aschedule_next", "next_cron_millis"]
 
@@ -163,7 +165,7 @@ def _repeat_args(scheduler_id: str, repeat: dict[str, Any], now: int) -> list[An
     if unknown:
         raise ValueError(f"unknown repeat option(s) {sorted(unknown)}")
     every = repeat.get("every")
-    pattern = repeat.get("pattern") or repeat.get("cron")
+    pattern: Any = repeat.get("pattern") or repeat.get("cron")  # checked by validate_cron
     if (every is None) == (pattern is None):
         raise ValueError(f"scheduler {scheduler_id!r}: give exactly one of every (ms) or pattern")
     tz = repeat.get("tz")
@@ -207,7 +209,26 @@ class JobSchedulerMixin:
     """Job scheduler methods of :class:`~django_bullq.core.queue.Queue` (BullMQ's
     ``JobScheduler``)."""
 
-    def _upsert_call(self: Queue, scheduler_id: str, repeat: dict[str, Any],
+    if TYPE_CHECKING:  # what the methods use of Queue, which defines them
+        keys: QueueKeys
+
+        @property
+        def client(self) -> Any: ...
+
+        @property
+        def aclient(self) -> Any: ...
+
+        @property
+        def scripts(self) -> Scripts: ...
+
+        @property
+        def ascripts(self) -> Scripts: ...
+
+        def get_job(self, job_id: str, required: bool = False) -> Job | None: ...
+
+        async def aget_job(self, job_id: str, required: bool = False) -> Job | None: ...
+
+    def _upsert_call(self, scheduler_id: str, repeat: dict[str, Any],
                      template: dict[str, Any] | None, extra: dict[str, Any]
                      ) -> tuple[list[str], list[Any]] | None:
         if not isinstance(scheduler_id, str) or not scheduler_id:
@@ -232,7 +253,7 @@ class JobSchedulerMixin:
                 dumps(opts) if opts else "", *rep[1:]]
         return keys, args
 
-    def upsert_job_scheduler(self: Queue, scheduler_id: str, repeat: dict[str, Any],
+    def upsert_job_scheduler(self, scheduler_id: str, repeat: dict[str, Any],
                              template: dict[str, Any] | None = None, *,
                              limit: int | None = None, start_date: Any = None,
                              end_date: Any = None, immediately: bool | None = None
@@ -259,9 +280,12 @@ class JobSchedulerMixin:
             scheduler exists and has already created ``limit`` iterations, none pending.
 
         Raises:
-            ValueError / TypeError: bad options. SerializationError: data not JSON.
-            SchedulerIterationExists (-10): cron, the iteration at that time has started.
-            SchedulerSlotsBusy (-11): every, 32 slots hold started iterations.
+            ValueError: bad options.
+            TypeError: a template name that is not a string.
+            SerializationError: data not JSON.
+            SchedulerIterationExists: (Lua code -10) cron, the iteration at that time has
+                started.
+            SchedulerSlotsBusy: (Lua code -11) every, 32 slots hold started iterations.
         """
         call = self._upsert_call(scheduler_id, repeat, template, {
             "limit": limit, "start_date": start_date, "end_date": end_date,
@@ -273,7 +297,7 @@ class JobSchedulerMixin:
             return None  # limit reached, nothing pending: the schedule stays over
         return self.get_job(str(to_str(reply[0])))
 
-    async def aupsert_job_scheduler(self: Queue, scheduler_id: str, repeat: dict[str, Any],
+    async def aupsert_job_scheduler(self, scheduler_id: str, repeat: dict[str, Any],
                                     template: dict[str, Any] | None = None, *,
                                     limit: int | None = None, start_date: Any = None,
                                     end_date: Any = None, immediately: bool | None = None
@@ -289,7 +313,7 @@ class JobSchedulerMixin:
             return None  # limit reached, nothing pending: the schedule stays over
         return await self.aget_job(str(to_str(reply[0])))
 
-    def get_job_scheduler(self: Queue, scheduler_id: str) -> JobScheduler | None:
+    def get_job_scheduler(self, scheduler_id: str) -> JobScheduler | None:
         """The scheduler ``scheduler_id``, or None (BullMQ ``getJobScheduler``)."""
         pipe = self.client.pipeline(transaction=True)
         pipe.hgetall(self.keys[f"repeat:{scheduler_id}"])
@@ -297,7 +321,7 @@ class JobSchedulerMixin:
         raw, score = pipe.execute()
         return JobScheduler.from_hash(scheduler_id, raw, score) if raw else None
 
-    async def aget_job_scheduler(self: Queue, scheduler_id: str) -> JobScheduler | None:
+    async def aget_job_scheduler(self, scheduler_id: str) -> JobScheduler | None:
         """Async twin of :meth:`get_job_scheduler`."""
         pipe = self.aclient.pipeline(transaction=True)
         pipe.hgetall(self.keys[f"repeat:{scheduler_id}"])
@@ -305,11 +329,11 @@ class JobSchedulerMixin:
         raw, score = await pipe.execute()
         return JobScheduler.from_hash(scheduler_id, raw, score) if raw else None
 
-    def _schedulers(self: Queue, entries: list[Any], raws: list[Any]) -> list[JobScheduler]:
+    def _schedulers(self, entries: list[Any], raws: list[Any]) -> list[JobScheduler]:
         return [JobScheduler.from_hash(str(to_str(member)), raw, score)
                 for (member, score), raw in zip(entries, raws, strict=True) if raw]
 
-    def get_job_schedulers(self: Queue, start: int = 0, end: int = -1,
+    def get_job_schedulers(self, start: int = 0, end: int = -1,
                            asc: bool = False) -> list[JobScheduler]:
         """Schedulers ordered by next run (latest first unless ``asc``; BullMQ
         ``getJobSchedulers``). ``start``/``end`` are inclusive ranks; entries without a hash
@@ -322,7 +346,7 @@ class JobSchedulerMixin:
             pipe.hgetall(self.keys[f"repeat:{to_str(member)}"])
         return self._schedulers(entries, pipe.execute() if entries else [])
 
-    async def aget_job_schedulers(self: Queue, start: int = 0, end: int = -1,
+    async def aget_job_schedulers(self, start: int = 0, end: int = -1,
                                   asc: bool = False) -> list[JobScheduler]:
         """Async twin of :meth:`get_job_schedulers`."""
         key = self.keys["repeat"]
@@ -334,15 +358,15 @@ class JobSchedulerMixin:
             pipe.hgetall(self.keys[f"repeat:{to_str(member)}"])
         return self._schedulers(entries, await pipe.execute() if entries else [])
 
-    def get_job_schedulers_count(self: Queue) -> int:
+    def get_job_schedulers_count(self) -> int:
         """Number of schedulers (``ZCARD repeat``; BullMQ ``getJobSchedulersCount``)."""
         return int(self.client.zcard(self.keys["repeat"]))
 
-    async def aget_job_schedulers_count(self: Queue) -> int:
+    async def aget_job_schedulers_count(self) -> int:
         """Async twin of :meth:`get_job_schedulers_count`."""
         return int(await self.aclient.zcard(self.keys["repeat"]))
 
-    def remove_job_scheduler(self: Queue, scheduler_id: str) -> bool:
+    def remove_job_scheduler(self, scheduler_id: str) -> bool:
         """Remove a scheduler and its not-yet-started iteration (BullMQ ``removeJobScheduler``).
 
         Returns:
@@ -351,14 +375,15 @@ class JobSchedulerMixin:
         return int(self.scripts.run("removeJobScheduler", [self.keys["repeat"]],
                                     [self.keys.key_prefix, scheduler_id])) == 1
 
-    async def aremove_job_scheduler(self: Queue, scheduler_id: str) -> bool:
+    async def aremove_job_scheduler(self, scheduler_id: str) -> bool:
         """Async twin of :meth:`remove_job_scheduler`."""
         return int(await self.ascripts.arun("removeJobScheduler", [self.keys["repeat"]],
                                             [self.keys.key_prefix, scheduler_id])) == 1
 
 
 def _next_args(queue: Queue, job: Job) -> list[Any]:
-    rep = job.opts.get("repeat") if isinstance(job.opts.get("repeat"), dict) else {}
+    repeat = job.opts.get("repeat")
+    rep: dict[str, Any] = repeat if isinstance(repeat, dict) else {}
     now = now_ms()
     nxt: int | None | str = ""
     pattern = rep.get("pattern")

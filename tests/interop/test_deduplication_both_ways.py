@@ -11,8 +11,14 @@ import redis
 
 from django_bullq import Job, Queue, Worker
 from django_bullq.core.worker import WorkerOptions
-from tests.interop.helpers import (Call, Node, must_get, run_our_worker_until, stream_events,
-                                   wait_for)
+from tests.interop.helpers import (
+    Call,
+    Node,
+    must_get,
+    run_our_worker_until,
+    stream_events,
+    wait_for,
+)
 
 pytestmark = pytest.mark.interop
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.lua.helpers import LuaQueue, TWO_32, prioritized_score
+from tests.lua.helpers import TWO_32, LuaQueue, prioritized_score
 
 
 def change_priority(lq: LuaQueue, job_id: str, priority: int, lifo: bool = False) -> int:
