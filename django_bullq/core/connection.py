@@ -110,6 +110,8 @@ class Connection:
             scheme = urlsplit(self.url).scheme
             if scheme not in ("redis", "rediss", "unix", "redis+sentinel", "redis+cluster"):
                 raise ConnectionConfigError(f"unsupported Redis URL scheme {scheme!r}")
+            if scheme == "redis+sentinel":
+                _sentinel_parts(self.url)  # a malformed sentinel URL fails here, not at first use
 
     @property
     def scheme(self) -> str:
