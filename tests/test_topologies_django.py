@@ -132,8 +132,8 @@ def test_cluster_prefix_without_tag_is_a_check_error_and_a_clear_exception(
 
 def test_sentinel_url_error_does_not_show_its_password() -> None:
     url = f"redis+sentinel://:{SECRET}@127.0.0.1:26379"
-    with override_settings(BULLQ={"CONNECTIONS": {"default": url}}):
-        with pytest.raises(ConfigurationError) as bad:
-            get_queue("q")
+    with override_settings(BULLQ={"CONNECTIONS": {"default": url}}), \
+            pytest.raises(ConfigurationError) as bad:
+        get_queue("q")
     assert SECRET not in str(bad.value) and PASSWORD not in str(bad.value)
     assert "***" in str(bad.value)
