@@ -21,7 +21,7 @@ from .conf import (
     user_config,
 )
 from .core.errors import BullqError, InvalidNameError
-from .core.keys import validate_queue_name
+from .core.keys import has_hash_tag, validate_queue_name
 from .core.options import JobOptions
 
 #: Tag the checks are registered under (``manage.py check --tag django_bullq``).
@@ -207,8 +207,7 @@ def _prefix_errors(prefix: Any, connection: Any, where: str) -> list[CheckMessag
         return [_error(3, f"{where}['PREFIX'] must be a non-empty string.", _DOCS)]
     url = connection.get("URL") if isinstance(connection, dict) else connection
     if isinstance(url, str) and url.startswith("redis+cluster://"):
-        tagged = "{" in prefix and "}" in prefix.split("{", 1)[1]
-        if not tagged:
+        if not has_hash_tag(prefix):
             return [_error(9, f"{where} is on Redis Cluster but its prefix {prefix!r} holds no "
                               f"hash tag.",
                            f"Use a prefix such as '{{{prefix}}}' so all keys of a queue share "

@@ -25,6 +25,8 @@ from urllib.parse import unquote, urlsplit
 
 import redis
 
+from .core.connection import redact_url
+
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 #: Where Debian puts the binary when ``/usr/sbin`` is not on PATH.
 FALLBACK_BINARIES = ("/usr/bin/redis-server", "/usr/sbin/redis-server")
@@ -66,13 +68,14 @@ def parse_url(url: str) -> RedisTarget:
         BadURLError: another scheme (``rediss://``, ``unix://``) or a malformed URL.
     """
     parts = urlsplit(url)
+    shown = redact_url(url)
     if parts.scheme != "redis":
-        raise BadURLError(f"{url!r}: only redis:// URLs can be checked or started here "
-                            f"(not {parts.scheme or 'no scheme'}://)")
+        raise BadURLError(f"{shown!r}: only redis:// URLs can be checked or started here "
+                          f"(not {parts.scheme or 'no scheme'}://)")
     try:
         port = parts.port or 6379
     except ValueError as exc:
-        raise BadURLError(f"{url!r}: bad port ({exc})") from exc
+        raise BadURLError(f"{shown!r}: bad port ({exc})") from exc
     password = unquote(parts.password) if parts.password else None
     return RedisTarget(url=url, host=parts.hostname or "127.0.0.1", port=port,
                        password=password)
@@ -86,20 +89,21 @@ def answers(url: str, timeout: float = 1.0) -> bool:
             is not a Redis.
     """
     client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
+    shown = redact_url(url)  # messages never carry the password
     try:
         return bool(client.ping())
     except (redis.AuthenticationError, redis.exceptions.NoPermissionError) as exc:
-        raise DevRedisError(f"a Redis answers at {url} but refuses the credentials: {exc}") \
+        raise DevRedisError(f"a Redis answers at {shown} but refuses the credentials: {exc}") \
             from exc
     except redis.ResponseError as exc:
         if "NOAUTH" in str(exc):
-            raise DevRedisError(f"a Redis answers at {url} but wants a password: put it in the "
+            raise DevRedisError(f"a Redis answers at {shown} but wants a password: put it in the "
                                 f"URL (redis://:password@host:port/0)") from exc
         raise
     except (redis.ConnectionError, redis.TimeoutError, OSError):
         return False
     except redis.RedisError as exc:
-        raise DevRedisError(f"something answers at {url} but it does not speak Redis: {exc}") \
+        raise DevRedisError(f"something answers at {shown} but it does not speak Redis: {exc}") \
             from exc
     finally:
         client.close()
@@ -135,8 +139,9 @@ def start_server(target: RedisTarget, timeout: float = START_TIMEOUT_S) -> Path:
         DevRedisError: remote host, binary missing, start failure or no answer in time.
     """
     if not target.is_local:
-        raise DevRedisError(f"nothing answers at {target.url}, and {target.host!r} is not this "
-                            f"machine: start that Redis yourself or point REDIS_URL elsewhere")
+        raise DevRedisError(f"nothing answers at {redact_url(target.url)}, and {target.host!r} "
+                            "is not this machine: start that Redis yourself or point REDIS_URL "
+                            "elsewhere")
     binary = find_redis_server()
     workdir = Path(tempfile.gettempdir()) / f"django_bullq-redis-{target.port}"
     workdir.mkdir(parents=True, exist_ok=True)
@@ -155,8 +160,8 @@ def start_server(target: RedisTarget, timeout: float = START_TIMEOUT_S) -> Path:
         if answers(target.url, timeout=0.5):
             return workdir
         time.sleep(0.1)
-    raise DevRedisError(f"redis-server started but {target.url} did not answer within "
-                        f"{timeout:.0f} s; see {workdir / 'redis.log'}")
+    raise DevRedisError(f"redis-server started but {redact_url(target.url)} did not answer "
+                        f"within {timeout:.0f} s; see {workdir / 'redis.log'}")
 
 
 def ensure(url: str) -> str:
@@ -167,9 +172,9 @@ def ensure(url: str) -> str:
     """
     target = parse_url(url)
     if answers(url):
-        return f"Redis answers at {url}"
+        return f"Redis answers at {redact_url(url)}"
     workdir = start_server(target)
-    return f"started redis-server at {url} (log: {workdir / 'redis.log'})"
+    return f"started redis-server at {redact_url(url)} (log: {workdir / 'redis.log'})"
 
 
 def main(argv: list[str] | None = None) -> int:

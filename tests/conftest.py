@@ -12,6 +12,7 @@ import redis
 
 from django_bullq import Queue
 from tests.pg_server import PostgresServer
+from tests.redis_cluster import RedisCluster
 from tests.redis_server import RedisServer, _External, session_server
 
 
@@ -28,6 +29,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 def redis_server() -> RedisServer | _External:
     """The session's redis-server on a free port (never 127.0.0.1:6379); see session_server()."""
     return session_server()
+
+
+@pytest.fixture(scope="session")
+def redis_cluster() -> Iterator[RedisCluster]:
+    """A 3-master Redis Cluster on loopback free ports, started on first use (case B32)."""
+    cluster = RedisCluster().start()
+    yield cluster
+    cluster.cleanup()
 
 
 @pytest.fixture

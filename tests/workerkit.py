@@ -50,3 +50,28 @@ def events(r: Any, queue: Queue, name: str | None = None) -> list[dict[str, str]
     """Entries of the queue's events stream (optionally only one event name)."""
     entries = [fields for _, fields in r.xrange(queue.keys["events"])]
     return [e for e in entries if name is None or e.get("event") == name]
+
+
+async def run_all_until(workers: list[Worker], condition: Callable[[], bool],
+                        timeout: float = 10.0) -> None:
+    """Run several workers on this loop until ``condition()`` holds, then close them all.
+
+    Raises:
+        AssertionError: the condition did not hold within ``timeout`` seconds, or a worker
+            stopped early (its own error is raised instead when it has one).
+    """
+    tasks = [asyncio.create_task(w.arun()) for w in workers]
+    start = time.monotonic()
+    try:
+        while not condition():
+            for task in tasks:
+                if task.done():
+                    task.result()
+                    raise AssertionError("worker stopped early")
+            if time.monotonic() - start > timeout:
+                raise AssertionError(f"condition not met within {timeout} s")
+            await asyncio.sleep(0.02)
+    finally:
+        for worker in workers:
+            worker.close()
+        await asyncio.gather(*(asyncio.wait_for(t, 15) for t in tasks))

@@ -118,24 +118,32 @@ def handle_control(worker: Worker, raw: Any) -> bool:
 
 
 async def listen_control(worker: Worker) -> None:
-    """Subscribe to ``<prefix>:<queue>:control`` on a dedicated connection until cancelled."""
+    """Subscribe to ``<prefix>:<queue>:control`` on a dedicated connection until cancelled.
+
+    On Redis Cluster the channel is a sharded one (``SSUBSCRIBE``; ``Queue.cancel_job`` sends
+    ``SPUBLISH``): it lives on the node that owns the queue's hash slot.
+    """
     channel = worker.queue.keys[CONTROL_SUFFIX]
     failures = 0
     while True:
         client = worker.queue.connection.new_blocking_client(POLL_S + 5.0)
-        if is_cluster(client):
-            logger.warning("worker %s: no control channel on Redis Cluster; remote cancel is "
-                           "off (Worker.cancel_job and job timeouts still work)",
-                           worker.queue.name)
-            return
         pubsub = client.pubsub()
+        sharded = is_cluster(client)
         try:
-            await pubsub.subscribe(channel)
+            if sharded:
+                await client.initialize()  # ssubscribe needs the slot map
+                await pubsub.ssubscribe(channel)
+            else:
+                await pubsub.subscribe(channel)
             failures = 0
             while True:
-                message = await pubsub.get_message(ignore_subscribe_messages=True,
-                                                   timeout=POLL_S)
-                if message is not None and message.get("type") == "message":
+                if sharded:
+                    message = await pubsub.get_sharded_message(ignore_subscribe_messages=True,
+                                                               timeout=POLL_S)
+                else:
+                    message = await pubsub.get_message(ignore_subscribe_messages=True,
+                                                       timeout=POLL_S)
+                if message is not None and message.get("type") in ("message", "smessage"):
                     handle_control(worker, message.get("data"))
         except asyncio.CancelledError:
             raise

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 import redis
 import redis.asyncio
@@ -25,6 +25,41 @@ class ConnectionConfigError(BullqError, ValueError):
     """A Redis URL or client cannot be used (unknown scheme, missing service name...)."""
 
 
+#: Shown instead of a secret.
+HIDDEN = "***"
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its password hidden, for logs, errors and reprs.
+
+    Hides the password of the user-info part (``redis://user:***@host``) and the value of any
+    query parameter whose name contains ``password`` (redis-py reads ``?password=``).
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparsable Redis URL>"
+    redacted = url
+    userinfo, at, hosts = parts.netloc.rpartition("@")
+    if at and ":" in userinfo:
+        redacted = redacted.replace(
+            parts.netloc, f"{userinfo.split(':', 1)[0]}:{HIDDEN}@{hosts}", 1)
+    if "password" in parts.query.lower():
+        query = urlencode([(k, HIDDEN if "password" in k.lower() else v)
+                           for k, v in parse_qsl(parts.query, keep_blank_values=True)],
+                          safe="*")
+        head, _, tail = redacted.partition("?")
+        fragment = tail.partition("#")[2]
+        redacted = f"{head}?{query}" + (f"#{fragment}" if fragment else "")
+    return redacted
+
+
+def redact_options(options: dict[str, Any]) -> dict[str, Any]:
+    """Client options with the values of password-like keys hidden."""
+    return {k: HIDDEN if "password" in k.lower() or k.lower() in ("credential_provider",)
+            else v for k, v in options.items()}
+
+
 def _sentinel_parts(url: str) -> tuple[list[tuple[str, int]], str, int, str | None]:
     parts = urlsplit(url)
     hosts = []
@@ -34,7 +69,8 @@ def _sentinel_parts(url: str) -> tuple[list[tuple[str, int]], str, int, str | No
         hosts.append((host or "127.0.0.1", int(port or 26379)))
     path = [p for p in parts.path.split("/") if p]
     if not path:
-        raise ConnectionConfigError(f"sentinel URL {url!r} needs /<service_name>")
+        raise ConnectionConfigError(
+            f"sentinel URL {redact_url(url)!r} needs /<service_name>")
     db = int(path[1]) if len(path) > 1 else 0
     password = unquote(parts.password) if parts.password else None
     return hosts, path[0], db, password
@@ -62,6 +98,12 @@ class Connection:
     client: Any = None
     async_client: Any = None
 
+    def __repr__(self) -> str:
+        # Never the password: reprs end up in logs, tracebacks and debug pages.
+        where = self.describe()
+        options = f" options={redact_options(self.options)!r}" if self.options else ""
+        return f"<Connection {where}{options}>"
+
     def __post_init__(self) -> None:
         if self.url is None and self.client is None and self.async_client is None:
             raise ConnectionConfigError("a Connection needs a url or a client")
@@ -69,6 +111,8 @@ class Connection:
             scheme = urlsplit(self.url).scheme
             if scheme not in ("redis", "rediss", "unix", "redis+sentinel", "redis+cluster"):
                 raise ConnectionConfigError(f"unsupported Redis URL scheme {scheme!r}")
+            if scheme == "redis+sentinel":
+                _sentinel_parts(self.url)  # a malformed sentinel URL fails here, not at first use
 
     @property
     def scheme(self) -> str:
@@ -125,10 +169,7 @@ class Connection:
         """The URL with its password hidden, for logs and the admin."""
         if not self.url:
             return repr(self.client or self.async_client)
-        parts = urlsplit(self.url)
-        if parts.password:
-            return self.url.replace(f":{parts.password}@", ":***@")
-        return self.url
+        return redact_url(self.url)
 
 
 def as_connection(value: Any) -> Connection:

@@ -11,6 +11,14 @@ class InvalidNameError(BullqError, ValueError):
     """A queue name, key prefix or custom job id breaks the key layout (see docs/interop.md)."""
 
 
+class CrossSlotError(BullqError, ValueError):
+    """On Redis Cluster, a job would link keys of two hash slots (a parent in another slot).
+
+    Lua scripts may only touch keys of one slot; the fix is one hash tag in the prefix of every
+    queue that shares flows (docs/redis-topologies.md).
+    """
+
+
 class SerializationError(BullqError, TypeError):
     """A value cannot be stored as strict JSON (job data, return value, progress)."""
 

@@ -22,7 +22,7 @@ from typing import Any
 from .connection import Connection, as_connection
 from .errors import ParentMissing, UnrecoverableError, WaitingChildrenError, script_error
 from .job import Job
-from .keys import validate_queue_name
+from .keys import check_same_slot, validate_queue_name
 from .options import JobOptions, now_ms, parent_link, to_delay_ms
 from .queue import ADD_KEYS, Queue
 from .serialization import dumps, loads, to_str
@@ -97,6 +97,8 @@ class FlowProducer:
             SerializationError: data not JSON.
             ParentMissing: the root's ``opts.parent`` does not exist.
             ParentNotReplaceable: a duplicate id belongs to another parent.
+            CrossSlotError: on Redis Cluster, the root's ``opts.parent`` is in another hash
+                slot (nothing is written).
         """
         return self.add_bulk([tree])[0]
 
@@ -164,6 +166,8 @@ class FlowProducer:
         timestamp = opts.timestamp if opts.timestamp is not None else now
         job_id = opts.job_id or str(uuid.uuid4())
         parent_key, parent_json = parent_link(stored)
+        if parent_key and queue.is_cluster:
+            check_same_slot(queue.keys.queue_key, parent_key)
         children_nodes = node.get("children") or []
         if not isinstance(children_nodes, list):
             raise ValueError(f"flow node {node['name']!r}: 'children' must be a list")

@@ -11,7 +11,7 @@ from . import limits
 from .connection import Connection, ConnectionConfigError, as_connection, is_cluster
 from .errors import JobNotFound, JobTimeoutError
 from .job import STATES, Job
-from .keys import QueueKeys
+from .keys import QueueKeys, check_same_slot, has_hash_tag
 from .options import JobOptions, now_ms, parent_link, to_delay_ms
 from .scheduler import JobSchedulerMixin
 from .scripts import Scripts
@@ -37,7 +37,8 @@ class Queue(JobSchedulerMixin):
         default_job_options: :class:`JobOptions` applied under each add's own options.
 
     Raises:
-        InvalidNameError: bad name/prefix. ConnectionConfigError: cluster without hash tag.
+        InvalidNameError: bad name or prefix.
+        ConnectionConfigError: Redis Cluster and a prefix without a hash tag.
     """
 
     def __init__(self, name: str, connection: Any = "redis://127.0.0.1:6379/0", *,
@@ -50,9 +51,13 @@ class Queue(JobSchedulerMixin):
         self._local = threading.local()
         self._sync_scripts: Scripts | None = None
         self._fetch_keys = [self.keys[s] for s in FETCH_KEYS]
-        if self.connection.scheme == "redis+cluster" or is_cluster(self.connection.client) or \
-                is_cluster(self.connection.async_client):
-            if not ("{" in prefix and "}" in prefix.split("{", 1)[1]):
+        #: Whether the queue is on Redis Cluster, where every key of the queue must hash to
+        #: one slot (case B32).
+        self.is_cluster = (self.connection.scheme == "redis+cluster"
+                           or is_cluster(self.connection.client)
+                           or is_cluster(self.connection.async_client))
+        if self.is_cluster:
+            if not has_hash_tag(prefix):
                 raise ConnectionConfigError(
                     f"queue {name!r}: on Redis Cluster the prefix must hold a hash tag, e.g. "
                     f"'{{{prefix}}}', so all keys of a queue share one slot")
@@ -112,6 +117,8 @@ class Queue(JobSchedulerMixin):
         timestamp = opts.timestamp if opts.timestamp is not None else now
         keys = [self.keys[s] for s in ADD_KEYS]
         parent_key, parent_json = parent_link(stored)
+        if parent_key and self.is_cluster:
+            check_same_slot(self.keys.queue_key, parent_key)
         args = [self.keys.key_prefix, opts.job_id or "", name, data_text, opts_text, timestamp,
                 delay, opts.priority, "1" if opts.lifo else "0", parent_key, parent_json]
         return keys, args, opts
@@ -134,6 +141,7 @@ class Queue(JobSchedulerMixin):
             ValueError: bad options.
             InvalidNameError: a bad custom job id.
             ParentMissing: the parent job does not exist.
+            CrossSlotError: on Redis Cluster, the parent is in another hash slot.
         """
         keys, args, opts = self._add_call(name, data, options, overrides)
         job_id = to_str(self.scripts.run("addJob", keys, args, job_id=opts.job_id))
@@ -732,16 +740,19 @@ class Queue(JobSchedulerMixin):
             unrecoverable: fail without retrying.
 
         Returns:
-            How many subscribed workers received the message (Redis ``PUBLISH``).
+            How many subscribed workers received the message (Redis ``PUBLISH``; on Redis
+            Cluster the sharded ``SPUBLISH`` to the node owning the queue's slot).
         """
         from .cancel import CONTROL_SUFFIX, cancel_message
 
-        return int(self.client.publish(self.keys[CONTROL_SUFFIX],
-                                       cancel_message(job_id, reason, unrecoverable)))
+        publish = self.client.spublish if self.is_cluster else self.client.publish
+        return int(publish(self.keys[CONTROL_SUFFIX],
+                           cancel_message(job_id, reason, unrecoverable)))
 
     async def acancel_job(self, job_id: str, reason: str = "", unrecoverable: bool = False) -> int:
         """Async twin of :meth:`cancel_job`."""
         from .cancel import CONTROL_SUFFIX, cancel_message
 
-        return int(await self.aclient.publish(self.keys[CONTROL_SUFFIX],
-                                              cancel_message(job_id, reason, unrecoverable)))
+        publish = self.aclient.spublish if self.is_cluster else self.aclient.publish
+        return int(await publish(self.keys[CONTROL_SUFFIX],
+                                 cancel_message(job_id, reason, unrecoverable)))

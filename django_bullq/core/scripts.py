@@ -2,7 +2,9 @@
 
 Script files are named ``verbNoun-N.lua`` where N is the number of KEYS. Redis-py's
 ``register_script`` gives EVALSHA with a re-load on NOSCRIPT, for sync, asyncio, pipeline and
-cluster clients alike.
+cluster clients alike. redis-py refuses EVALSHA inside a Redis Cluster pipeline (it could not
+load a missing script on the node mid-transaction), so there a script is sent as EVAL with its
+source: never NOSCRIPT, at the cost of the script's bytes per call.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+import redis.asyncio.cluster
+import redis.cluster
 
 from .errors import BullqError, script_error
 
@@ -109,6 +114,8 @@ class Scripts:
             job_id: str | None = None, client: Any = None, raise_codes: bool = True) -> Any:
         """Run script ``name`` (``client`` may be a pipeline); returns its raw answer."""
         self._check(name, keys)
+        if _is_cluster_pipeline(client):
+            return _eval_in_cluster_pipeline(client, name, keys, args)
         result = self._scripts[name](keys=list(keys), args=list(args), client=client)
         return _raise_on_code(result, name, job_id) if raise_codes and client is None else result
 
@@ -117,8 +124,20 @@ class Scripts:
                    raise_codes: bool = True) -> Any:
         """Asyncio twin of :meth:`run` (``client`` may be an asyncio pipeline: await queues it)."""
         self._check(name, keys)
+        if _is_cluster_pipeline(client):
+            return _eval_in_cluster_pipeline(client, name, keys, args)
         result = await self._scripts[name](keys=list(keys), args=list(args), client=client)
         return _raise_on_code(result, name, job_id) if raise_codes and client is None else result
+
+
+def _is_cluster_pipeline(client: Any) -> bool:
+    return isinstance(client, redis.cluster.ClusterPipeline | redis.asyncio.cluster.ClusterPipeline)
+
+
+def _eval_in_cluster_pipeline(pipe: Any, name: str, keys: Sequence[str],
+                              args: Sequence[Any]) -> Any:
+    """Queue script ``name`` as EVAL on a cluster pipeline (its reply comes from ``execute``)."""
+    return pipe.execute_command("EVAL", load_sources()[name].source, len(keys), *keys, *args)
 
 
 def _raise_on_code(result: Any, name: str, job_id: str | None) -> Any:
