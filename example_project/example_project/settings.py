@@ -114,6 +114,9 @@ WEATHER_REPORT_TO = env.list("WEATHER_REPORT_TO", default=["forecasters@example.
 BULLQ = {
     "CONNECTIONS": {"default": {"URL": REDIS_URL}},
     "DEFAULT_QUEUE": "default",
+    # per-minute completed/failed counts (two weeks, as BullMQ's MetricsTime.ONE_WEEK * 2):
+    # the admin's throughput chart
+    "WORKER": {"METRICS_MAX_DATA_POINTS": 20160},
     "QUEUES": {
         # Keep the newest 1000 finished jobs of each kind, so repeated demos stay small.
         "weather": {"CONNECTION": "default",
