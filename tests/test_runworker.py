@@ -6,6 +6,7 @@ import base64
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -257,8 +258,10 @@ def test_processes_share_the_queue_and_stop_together(queue_name: str) -> None:
     proc = start_worker(queue_name, "--processes", "2")
     client_name = f"bull:{base64.b64encode(queue_name.encode()).decode()}"
     redis = get_queue(queue_name).client
-    wait_for(lambda: sum(c.get("name") in (client_name, client_name.encode())
-                         for c in redis.client_list()) == 2, timeout=15)
+    # unnamed runs are named <host>-<pid> (children <host>-<pid>-<i>), as dashboards list them
+    names = lambda: [str(c.get("name")) for c in redis.client_list()]  # noqa: E731
+    wait_for(lambda: sum(n.startswith(f"{client_name}:w:{socket.gethostname()}-")
+                         for n in names()) == 2, timeout=15)
     proc.send_signal(signal.SIGTERM)
     code, out = finish(proc, timeout=15)
     assert code == 0, out

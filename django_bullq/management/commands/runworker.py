@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import sys
 from typing import Any
 
@@ -37,7 +38,8 @@ class Command(BaseCommand):
         parser.add_argument("--burst", action="store_true",
                             help="exit 0 once the queues hold no runnable job")
         parser.add_argument("--name", default=None,
-                            help="worker name, shown by BullMQ dashboards (BullMQ `name`)")
+                            help="worker name, shown by BullMQ dashboards and the admin "
+                                 "(BullMQ `name`; default <host>-<pid>)")
         parser.add_argument("--grace-period", type=float, default=None, dest="grace_period",
                             help="seconds active jobs get after the first stop signal")
         parser.add_argument("--processes", type=int, default=1,
@@ -54,6 +56,8 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         self._configure_logging(int(options["verbosity"]))
         names = list(options["queues"]) or [bullq_settings.DEFAULT_QUEUE]
+        if not options["name"]:  # dashboards (and the admin's Workers table) tell them apart
+            options["name"] = f"{socket.gethostname()}-{os.getpid()}"
         if options["concurrency"] is not None and options["concurrency"] < 1:
             raise CommandError("--concurrency must be >= 1")
         if options["grace_period"] is not None and options["grace_period"] < 0:
