@@ -37,6 +37,8 @@ from typing import Any
 import redis
 
 from django_bullq import Queue
+from django_bullq.core import heartbeat
+from django_bullq.core.keys import QueueKeys
 from tests.redis_server import RedisServer
 
 from .report import write_docs
@@ -116,6 +118,16 @@ class WorkerPool:
             if proc.poll() is not None:
                 counters.unexpected_exits.append(f"{name} exit {proc.returncode}")
                 self.start(slot)
+
+    def wait_ready(self, slot: int, client: redis.Redis, timeout: float = 30.0) -> None:
+        """Wait until the worker in ``slot`` is fetching (its heartbeat key exists)."""
+        name, proc = self.procs[slot]
+        key = heartbeat.beat_key(QueueKeys(QUEUE), name)
+        deadline = time.monotonic() + timeout
+        while proc.poll() is None and time.monotonic() < deadline:
+            if _retrying(lambda: client.exists(key)):
+                return
+            time.sleep(0.05)
 
     def signal(self, slot: int, sig: signal.Signals) -> tuple[str, int]:
         """Send ``sig`` to the worker in ``slot`` and wait for it to exit; returns (name, code)."""
@@ -226,7 +238,10 @@ def _chaos(config: RunConfig, pool: WorkerPool, server: RedisServer, client: red
                 i.decode() for i in client.lrange(f"bull:{QUEUE}:active", 0, -1)})
             continue
         if now >= next_kill and done < config.jobs * 0.9:
-            next_kill = now + config.kill_every
+            # Signal a worker that is up and fetching (SIGTERM while Django still imports
+            # would just end the process: no handler yet, no jobs either).
+            pool.wait_ready(slot, client)
+            next_kill = time.monotonic() + config.kill_every
             name, code = pool.signal(slot, sig)
             counters.signals += 1
             if sig == signal.SIGKILL:
