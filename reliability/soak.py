@@ -353,6 +353,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(ROOT / "reliability" / "soak-report.json"))
     parser.add_argument("--docs", default=str(ROOT / "docs" / "reliability.md"))
     args = parser.parse_args(argv)
+    # SIGTERM ends the soak like Ctrl-C: run's cleanup stops its Redis servers and workers.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     report = {"generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "machine": machine(), "runs": []}
     for config in full_set(args.jobs, args.workers):

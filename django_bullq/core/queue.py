@@ -21,7 +21,7 @@ from .keys import QueueKeys
 from .options import JobOptions, now_ms, parent_link, to_delay_ms
 from .scheduler import JobSchedulerMixin
 from .scripts import Scripts
-from .serialization import dumps, loads, to_str
+from .serialization import DEFAULT_MAX_PAYLOAD_BYTES, check_size, dumps, loads, to_str
 
 #: KEYS order shared by every script that can fetch a job (lua/includes/fetchKeys.lua).
 FETCH_KEYS = ("wait", "active", "prioritized", "events", "stalled", "limiter", "delayed",
@@ -41,18 +41,21 @@ class Queue(JobSchedulerMixin):
         prefix: key prefix, BullMQ's ``bull`` by default. On Redis Cluster it must hold a hash
             tag such as ``{bull}``.
         default_job_options: :class:`JobOptions` applied under each add's own options.
+        max_payload_bytes: largest ``data`` (bytes of JSON) :meth:`add` accepts; 0 = no limit.
 
     Raises:
         InvalidNameError: bad name/prefix. ConnectionConfigError: cluster without hash tag.
     """
 
     def __init__(self, name: str, connection: Any = "redis://127.0.0.1:6379/0", *,
-                 prefix: str = "bull", default_job_options: JobOptions | None = None) -> None:
+                 prefix: str = "bull", default_job_options: JobOptions | None = None,
+                 max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES) -> None:
         self.keys = QueueKeys(name, prefix)
         self.name = name
         self.prefix = prefix
         self.connection: Connection = as_connection(connection)
         self.default_job_options = default_job_options or JobOptions()
+        self.max_payload_bytes = max_payload_bytes
         self._local = threading.local()
         self._sync_scripts: Scripts | None = None
         self._fetch_keys = [self.keys[s] for s in FETCH_KEYS]
@@ -113,6 +116,7 @@ class Queue(JobSchedulerMixin):
         now = now_ms()
         delay = to_delay_ms(opts.delay, now)
         data_text = dumps(data, f"data of job {name!r}")
+        check_size(data_text, self.max_payload_bytes, f"data of job {name!r}")
         stored = opts.to_stored(delay)
         opts_text = dumps(stored, f"options of job {name!r}")
         timestamp = opts.timestamp if opts.timestamp is not None else now
@@ -136,7 +140,8 @@ class Queue(JobSchedulerMixin):
             The :class:`Job` (for a duplicate custom id: the existing job's id).
 
         Raises:
-            SerializationError: data not JSON. ValueError / InvalidNameError: bad options.
+            SerializationError: data not JSON. PayloadTooLargeError (a SerializationError):
+                data over ``max_payload_bytes``. ValueError / InvalidNameError: bad options.
             ParentMissing: the parent job does not exist. RedisUnavailableError: Redis
             refused or did not answer (connect timeout 5 s, read 30 s by default); the
             message names host:port, never the password.

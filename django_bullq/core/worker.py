@@ -41,7 +41,7 @@ from .job import Job
 from .options import normalize_keep, now_ms
 from .queue import Queue
 from .scheduler import aschedule_next
-from .serialization import dumps, to_str
+from .serialization import DEFAULT_MAX_PAYLOAD_BYTES, dumps, to_str
 
 logger = logging.getLogger("django_bullq.worker")
 
@@ -72,7 +72,8 @@ class WorkerOptions:
         limiter_max / limiter_duration: rate limit, jobs per window of ms [limiter.max/duration].
         name: worker name, written as ``pb`` and in the client name [name].
         remove_on_complete / remove_on_fail: defaults when a job's opts have none.
-        max_data_bytes: jobs whose ``data`` is larger fail with a readable reason.
+        max_data_bytes: jobs whose ``data`` is larger (bytes of JSON) fail without running,
+            with a readable reason (jobs added by other producers); 0 = no limit.
         grace_period: s that active jobs get to finish after a stop signal.
         maintenance_interval: ms between retention sweeps of completed/failed (0 = off).
         metrics_max_data_points: per-minute completed/failed counts kept in BullMQ's metrics
@@ -93,7 +94,7 @@ class WorkerOptions:
     name: str = ""
     remove_on_complete: Any = None
     remove_on_fail: Any = None
-    max_data_bytes: int = 64 * 1024 * 1024
+    max_data_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES
     grace_period: float = 30.0
     maintenance_interval: int = 30_000
     metrics_max_data_points: int = 0
@@ -461,9 +462,9 @@ class Worker:
         if job.corrupt:
             return f"corrupt job hash: {job.corrupt}"
         size = len(job.raw.get("data", "").encode("utf-8"))
-        if size > self.opts.max_data_bytes:
-            return (f"job data is {size} bytes, over this worker's limit of "
-                    f"{self.opts.max_data_bytes} bytes")
+        if self.opts.max_data_bytes and size > self.opts.max_data_bytes:
+            return (f"job data is {size} bytes, over this worker's payload limit of "
+                    f"{self.opts.max_data_bytes} bytes (BULLQ['MAX_PAYLOAD_BYTES'])")
         return None
 
     async def _call_processor(self, job: Job) -> Any:
