@@ -13,6 +13,8 @@ COLUMNS = (
     ("ran_twice_outside_kills", "ran twice, not active at a kill/restart"),
     ("signals_sent", "signals"), ("unexpected_worker_exits", "worker crashes"),
     ("first_completion_after_redis_restart_s", "first completion after restart (s)"),
+    ("delayed_due_after_redis_restart", "delayed jobs due after restart"),
+    ("their_max_ms_late", "their max lateness (ms)"),
     ("seconds", "seconds"), ("jobs_per_second", "jobs/s"),
 )
 
@@ -33,7 +35,7 @@ default; `make test` runs a short one, `tests/test_soak.py`). Each run has:
 * `--workers` real `manage.py runworker` processes of the soak project
   (`reliability/soakapp`: lock 4 s, stalled check every 2 s, 4 slots each);
 * a producer thread adding jobs in batches of 500 with custom ids `s<n>`; 2 % get a random
-  delay of up to 3 s. A batch cut by the Redis restart is sent again: a known id is not added
+  delay of up to N × 0.8 ms (80 s for 100,000 jobs), so some come due after the restart. A batch cut by the Redis restart is sent again: a known id is not added
   twice (BullMQ's custom-id rule), so "enqueued" counts acknowledged jobs exactly;
 * the task `soak.record(n)` sleeps 0–4 ms, then records its effect idempotently
   (`SADD soak:done n`, `HINCRBY soak:runs n 1` in one MULTI);
@@ -76,11 +78,11 @@ def _cell(value: Any) -> str:
 def write_docs(report: dict[str, Any], path: Path) -> None:
     """Write the page: method, a table of every run's figures, the case verdicts, semantics."""
     machine = report["machine"]
-    lines = [INTRO, "## Committed figures", "",
-             f"Generated {report['generated']} on {machine['cpus']} CPU(s), Python "
-             f"{machine['python']}, {machine['redis']} (load average at start "
-             f"{', '.join(f'{x:.1f}' for x in machine['load_average_at_start'])}; the "
-             "machine was shared, so throughput is indicative only).", ""]
+    load = ", ".join(f"{x:.1f}" for x in machine["load_average_at_start"])
+    context = (f"Generated {report['generated']} on {machine['cpus']} CPU(s), Python "
+               f"{machine['python']}, {machine['redis']} (load average at start {load}; the "
+               "machine was shared, so throughput is indicative only).")
+    lines = [INTRO, "## Committed figures", "", context, ""]
     header = ["run"] + [label for _, label in COLUMNS]
     lines += ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     for run in report["runs"]:
@@ -91,4 +93,60 @@ def write_docs(report: dict[str, Any], path: Path) -> None:
     lines += ["", "Cases:", ""]
     lines += [f"* **{case}**: {verdict}" for case, verdict in report["cases"].items()]
     lines.append(SEMANTICS)
+    lines.append(GUIDE)
     path.write_text("\n".join(lines))
+
+
+GUIDE = """
+## Connection faults
+
+* **Producers fail fast.** Clients get `socket_connect_timeout=5` and `socket_timeout=30` (s)
+  unless `OPTIONS` set them. `enqueue` / `Queue.add` / `add_bulk` on a Redis that refuses or
+  does not answer raise `RedisUnavailableError` (a `BullqError` and a redis-py
+  `ConnectionError`) whose message names `host:port` with the password hidden and the job
+  being added (`tests/test_connection_faults.py`).
+* **Workers wait.** A worker started while Redis is down retries its fetch with a back-off
+  (0.2 s doubling to 5 s) and starts working when Redis comes up. A cut network or a restarted
+  Redis ends its blocking wait with an error; it reconnects and resumes (tested with a TCP proxy
+  the test cuts and restores). A fetch that gets no answer is abandoned after 20 s.
+* **Finishing through an outage.** If Redis is down when a job finishes, the worker retries the
+  finish call while the job's lock can still be valid (`LOCK_DURATION`); a restarted Redis with
+  AOF still holds the lock, so the job is finished once instead of re-run (case B27).
+* **Liveness.** Each worker writes a heartbeat key, `<prefix>:<queue>:bullq:workers:<name>`,
+  every 5 s with a 15 s TTL, and only while its fetch loop passes its checkpoints in time and
+  Redis answers; a sorted set `<prefix>:<queue>:bullq:workers` keeps the last beat per name so
+  that expired workers show as stale. A clean stop removes both. `manage.py bullq health`
+  prints live and stale workers and exits 0/1 (see [workers.md](workers.md)).
+
+## Bad input
+
+`tests/test_fuzz.py` (hypothesis) writes job hashes by hand with every field kept, dropped or
+replaced by junk (invalid JSON, NaN, wrong types, non-integer counters, huge numbers), under ids
+with colons, braces, spaces and unicode, next to a good job: no worker crash, every failed job
+has a readable `failedReason`, the good job completes. It found two bugs, now fixed: a
+non-integer `ats` / `atm` / `stc` made every fetch of the queue fail inside Lua (the whole queue
+jammed), and `attemptsMade: "Infinity"` crashed the finish of that job. Task arguments
+round-trip through Redis or are refused at enqueue with an error naming the task and the
+argument. Job data is limited by `BULLQ["MAX_PAYLOAD_BYTES"]` (16 MiB by default, see
+[configuration.md](configuration.md)): over it, enqueue raises `PayloadTooLargeError` naming
+the task, and a worker fails a bigger job added by another producer without running it.
+`tests/test_security_scan.py` fails if the package imports pickle, marshal or shelve, calls
+`yaml.load`, `eval`, `exec` or `compile`, or if a Lua script loads code from text.
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m reliability.report [REPORT.json] [PAGE.md]``: re-render the page."""
+    import json
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    root = Path(__file__).resolve().parent.parent
+    report = Path(args[0]) if args else root / "reliability" / "soak-report.json"
+    page = Path(args[1]) if len(args) > 1 else root / "docs" / "reliability.md"
+    write_docs(json.loads(report.read_text()), page)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

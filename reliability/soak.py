@@ -58,7 +58,8 @@ class RunConfig:
         redis_restart: "none", "graceful" (SIGTERM: Redis fsyncs and exits) or "hard" (SIGKILL).
         appendfsync: AOF policy of the queue Redis ("everysec" or "always").
         job_ms: each job sleeps a random 0..job_ms ms. delayed_share: share of jobs added with a
-            random delay of up to 3000 ms (case B27: delayed work must not be stranded).
+            random delay of up to ``jobs`` x 0.8 ms (at least 3 s), so that some come due after
+            the Redis restart (case B27: delayed work must not be stranded).
         settle: give up when no job finishes for this long.
     """
 
@@ -86,6 +87,8 @@ class Counters:
     unexpected_exits: list[str] = field(default_factory=list)
     bad_term_exits: list[str] = field(default_factory=list)
     redis_restarted_at: float | None = None
+    #: wall-clock ms when Redis answered again after the restart
+    redis_back_ms: int | None = None
     first_done_after_restart_s: float | None = None
     enqueued: int = 0
     producer_retries: int = 0
@@ -119,7 +122,7 @@ class WorkerPool:
                 counters.unexpected_exits.append(f"{name} exit {proc.returncode}")
                 self.start(slot)
 
-    def wait_ready(self, slot: int, client: redis.Redis, timeout: float = 30.0) -> None:
+    def wait_ready(self, slot: int, client: Any, timeout: float = 30.0) -> None:
         """Wait until the worker in ``slot`` is fetching (its heartbeat key exists)."""
         name, proc = self.procs[slot]
         key = heartbeat.beat_key(QueueKeys(QUEUE), name)
@@ -163,7 +166,7 @@ def _produce(queue: Queue, config: RunConfig, counters: Counters, stop: threadin
         for n in range(start, min(start + config.batch, config.jobs)):
             opts: dict[str, Any] = {"job_id": f"s{n}"}
             if rng.random() < config.delayed_share:
-                opts["delay"] = rng.randint(1, 3000)
+                opts["delay"] = rng.randint(1, max(3000, int(config.jobs * 0.8)))
             batch.append((TASK, {"args": [n, round(rng.random() * config.job_ms, 2)],
                                  "kwargs": {}}, opts))
         while not stop.is_set():
@@ -176,17 +179,16 @@ def _produce(queue: Queue, config: RunConfig, counters: Counters, stop: threadin
         counters.enqueued += len(batch)
 
 
-def _snapshot_active(client: redis.Redis, worker_name: str) -> set[str]:
+def _snapshot_active(client: Any, worker_name: str) -> set[str]:
     """Active jobs held by ``worker_name`` (its ``pb``), read right after it was killed."""
-    ids = [i.decode() for i in client.lrange(f"bull:{QUEUE}:active", 0, -1)]
+    ids = list(client.lrange(f"bull:{QUEUE}:active", 0, -1))
     if not ids:
         return set()
     pipe = client.pipeline(transaction=False)
     for job_id in ids:
         pipe.hget(f"bull:{QUEUE}:{job_id}", "pb")
     owners = pipe.execute()
-    return {job_id for job_id, pb in zip(ids, owners, strict=True)
-            if pb is not None and pb.decode() == worker_name}
+    return {job_id for job_id, pb in zip(ids, owners, strict=True) if pb == worker_name}
 
 
 def _retrying(call: Any, attempts: int = 100) -> Any:
@@ -199,8 +201,8 @@ def _retrying(call: Any, attempts: int = 100) -> Any:
     return call()
 
 
-def _chaos(config: RunConfig, pool: WorkerPool, server: RedisServer, client: redis.Redis,
-           effects: redis.Redis, counters: Counters, producer: threading.Thread) -> float:
+def _chaos(config: RunConfig, pool: WorkerPool, server: RedisServer, client: Any,
+           effects: Any, counters: Counters, producer: threading.Thread) -> float:
     """Signal workers and restart Redis until 90 % is done; then wait for the rest.
 
     Returns:
@@ -229,13 +231,14 @@ def _chaos(config: RunConfig, pool: WorkerPool, server: RedisServer, client: red
         pool.check_alive(counters)
         if restart_due and done >= config.jobs * 0.4:
             restart_due = False
-            counters.active_at_restart = {
-                i.decode() for i in client.lrange(f"bull:{QUEUE}:active", 0, -1)}
+            counters.active_at_restart = set(
+                client.lrange(f"bull:{QUEUE}:active", 0, -1))
             server.restart(hard=config.redis_restart == "hard")
             counters.redis_restarted_at = time.monotonic()
+            counters.redis_back_ms = int(time.time() * 1000)
             # Jobs fetched between the snapshot and the shutdown are in the restored list.
-            counters.active_at_restart |= _retrying(lambda: {
-                i.decode() for i in client.lrange(f"bull:{QUEUE}:active", 0, -1)})
+            counters.active_at_restart |= _retrying(lambda: set(
+                client.lrange(f"bull:{QUEUE}:active", 0, -1)))
             continue
         if now >= next_kill and done < config.jobs * 0.9:
             # Signal a worker that is up and fetching (SIGTERM while Django still imports
@@ -245,18 +248,37 @@ def _chaos(config: RunConfig, pool: WorkerPool, server: RedisServer, client: red
             name, code = pool.signal(slot, sig)
             counters.signals += 1
             if sig == signal.SIGKILL:
-                counters.active_at_kill |= _retrying(lambda: _snapshot_active(client, name))
+                counters.active_at_kill |= _retrying(
+                    lambda name=name: _snapshot_active(client, name))
             elif code != 0:
                 counters.bad_term_exits.append(f"{name} exit {code}")
             pool.start(slot)
             slot = (slot + 1) % config.workers
 
 
-def _count(config: RunConfig, client: redis.Redis, effects: redis.Redis,
+def _delayed_after_restart(client: Any, counters: Counters) -> dict[str, Any]:
+    """B27: delayed jobs that came due after the Redis restart, and how late they finished."""
+    if counters.redis_back_ms is None:
+        return {}
+    ids = [f"s{n}" for n in range(counters.enqueued)]
+    pipe = client.pipeline(transaction=False)
+    for job_id in ids:
+        pipe.hmget(f"bull:{QUEUE}:{job_id}", "timestamp", "opts", "finishedOn")
+    late = []
+    for timestamp, opts, finished in pipe.execute():
+        delay = int(json.loads(opts or "{}").get("delay", 0))  # the hash's delay is reset
+        due = int(timestamp or 0) + delay
+        if delay > 0 and due > counters.redis_back_ms and finished:
+            late.append(int(finished) - due)
+    return {"delayed_due_after_redis_restart": len(late),
+            "their_max_ms_late": max(late) if late else None}
+
+
+def _count(config: RunConfig, client: Any, effects: Any,
            counters: Counters, seconds: float) -> dict[str, Any]:
-    done = {m.decode() for m in effects.smembers("soak:done")}
-    runs = {k.decode(): int(v) for k, v in effects.hgetall("soak:runs").items()}
-    failed_ids = {m.decode() for m in client.zrange(f"bull:{QUEUE}:failed", 0, -1)}
+    done = set(effects.smembers("soak:done"))
+    runs = {k: int(v) for k, v in effects.hgetall("soak:runs").items()}
+    failed_ids = set(client.zrange(f"bull:{QUEUE}:failed", 0, -1))
     enqueued = {f"s{n}" for n in range(counters.enqueued)}
     twice = {f"s{n}" for n, count in runs.items() if count > 1}
     lost = enqueued - {f"s{n}" for n in done} - failed_ids
@@ -280,6 +302,7 @@ def _count(config: RunConfig, client: redis.Redis, effects: redis.Redis,
         "first_completion_after_redis_restart_s": (
             round(counters.first_done_after_restart_s, 2)
             if counters.first_done_after_restart_s is not None else None),
+        **_delayed_after_restart(client, counters),
         "seconds": round(seconds, 1),
         "jobs_per_second": round(counters.enqueued / seconds, 1) if seconds else None,
     }
@@ -295,8 +318,8 @@ def run(config: RunConfig, logdir: Path | None = None) -> dict[str, Any]:
            "BULLQ_SOAK_REDIS_URL": server.url, "BULLQ_SOAK_EFFECTS_URL": side.url,
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     pool = WorkerPool(config, env, logdir)
-    client = redis.Redis.from_url(server.url)
-    effects = redis.Redis.from_url(side.url)
+    client: Any = redis.Redis.from_url(server.url, decode_responses=True)
+    effects: Any = redis.Redis.from_url(side.url, decode_responses=True)
     queue = Queue(QUEUE, server.url)
     counters = Counters()
     stop = threading.Event()
@@ -355,7 +378,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # SIGTERM ends the soak like Ctrl-C: run's cleanup stops its Redis servers and workers.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    report = {"generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    report: dict[str, Any] = {"generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "machine": machine(), "runs": []}
     for config in full_set(args.jobs, args.workers):
         result = run(config)

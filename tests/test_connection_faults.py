@@ -17,7 +17,6 @@ from django_bullq.core.connection import CLIENT_DEFAULTS, Connection, RedisUnava
 from tests.redis_server import RedisServer, free_port
 from tests.workerkit import make_worker
 
-
 # --- producers fail fast ---------------------------------------------------------------------
 
 def test_producer_on_dead_redis_raises_clear_error_without_password() -> None:

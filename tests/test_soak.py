@@ -40,4 +40,5 @@ def test_soak_loses_nothing(label: str, tmp_path: Any) -> None:
         assert fig["ran_more_than_once"] <= fig["active_at_kill"] + fig[
             "active_at_redis_restart"], summary
         assert fig["first_completion_after_redis_restart_s"] is not None, summary
+        assert fig["delayed_due_after_redis_restart"] > 0, summary  # B27's job A
     assert cases([result])["B10"].startswith("pass"), summary
