@@ -89,6 +89,8 @@ class Counters:
     redis_restarted_at: float | None = None
     #: wall-clock ms when Redis answered again after the restart
     redis_back_ms: int | None = None
+    #: jobs in wait right after the restart: the backlog a job due then queues behind
+    waiting_at_restart: int | None = None
     first_done_after_restart_s: float | None = None
     enqueued: int = 0
     producer_retries: int = 0
@@ -236,6 +238,7 @@ def _chaos(config: RunConfig, pool: WorkerPool, server: RedisServer, client: Any
             server.restart(hard=config.redis_restart == "hard")
             counters.redis_restarted_at = time.monotonic()
             counters.redis_back_ms = int(time.time() * 1000)
+            counters.waiting_at_restart = _retrying(lambda: client.llen(f"bull:{QUEUE}:wait"))
             # Jobs fetched between the snapshot and the shutdown are in the restored list.
             counters.active_at_restart |= _retrying(lambda: set(
                 client.lrange(f"bull:{QUEUE}:active", 0, -1)))
@@ -270,7 +273,8 @@ def _delayed_after_restart(client: Any, counters: Counters) -> dict[str, Any]:
         due = int(timestamp or 0) + delay
         if delay > 0 and due > counters.redis_back_ms and finished:
             late.append(int(finished) - due)
-    return {"delayed_due_after_redis_restart": len(late),
+    return {"waiting_at_redis_restart": counters.waiting_at_restart,
+            "delayed_due_after_redis_restart": len(late),
             "their_max_ms_late": max(late) if late else None}
 
 

@@ -7,7 +7,8 @@ Keys (django_bullq's own, not BullMQ's; job ids cannot hold ``:`` so they never 
   loop passed a checkpoint within the time that loop's current wait may take, so a worker whose
   loop is stuck (or that cannot reach Redis) lets the key expire.
 * ``<prefix>:<queue>:bullq:workers``: a sorted set name -> last beat (ms), so that a worker
-  whose key expired can still be reported as stale. Entries older than a day are pruned.
+  whose key expired can still be reported as stale. Entries older than a day are pruned, and
+  the set itself expires a day after the last beat (obliterate leaves no key behind for long).
 
 ``manage.py bullq health`` reads them (:func:`read_workers`).
 """
@@ -55,6 +56,7 @@ async def abeat(client: Any, keys: QueueKeys, name: str, info: dict[str, Any]) -
     pipe.set(beat_key(keys, name), json.dumps(value), ex=TTL_S)
     pipe.zadd(registry_key(keys), {name: now})
     pipe.zremrangebyscore(registry_key(keys), "-inf", now - PRUNE_AFTER_MS)
+    pipe.expire(registry_key(keys), PRUNE_AFTER_MS // 1000)  # gone a day after the last worker
     await pipe.execute()
 
 
