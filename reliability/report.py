@@ -41,7 +41,8 @@ default; `make test` runs a short one, `tests/test_soak.py`). Each run has:
 * the task `soak.record(n)` sleeps 0–4 ms, then records its effect idempotently
   (`SADD soak:done n`, `HINCRBY soak:runs n 1` in one MULTI);
 * a chaos loop: every 3 s one worker gets the run's signal and a fresh one replaces it;
-  once 40 % of the jobs are done, the queue Redis is restarted (graceful SIGTERM with
+  once 40 % of the jobs are done, 20 more jobs are added with a delay of 3–6 s (B27's job A)
+  and the queue Redis is restarted (graceful SIGTERM with
   `everysec`, SIGKILL — a crash — with `always`). Kills stop at 90 % done so the tail
   recovers; then the run waits until every enqueued job is completed or failed.
 

@@ -46,6 +46,8 @@ from .report import write_docs
 ROOT = Path(__file__).resolve().parent.parent
 QUEUE = "soak"
 TASK = "soak.record"
+#: Delayed jobs added just before the Redis restart, due 3-6 s later (case B27's job A).
+B27_DELAYED = 20
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,6 +95,8 @@ class Counters:
     waiting_at_restart: int | None = None
     first_done_after_restart_s: float | None = None
     enqueued: int = 0
+    #: ids of the B27 delayed jobs added before the restart (``s<jobs + i>``)
+    b27_ids: list[str] = field(default_factory=list)
     producer_retries: int = 0
 
 
@@ -181,6 +185,15 @@ def _produce(queue: Queue, config: RunConfig, counters: Counters, stop: threadin
         counters.enqueued += len(batch)
 
 
+def _add_b27_jobs(queue: Queue, config: RunConfig, counters: Counters) -> None:
+    """B27's job A: delayed jobs that are not due yet when Redis goes down."""
+    numbers = range(config.jobs, config.jobs + B27_DELAYED)
+    queue.add_bulk([(TASK, {"args": [n, 0], "kwargs": {}},
+                     {"job_id": f"s{n}", "delay": 3000 + 150 * (n - config.jobs)})
+                    for n in numbers])
+    counters.b27_ids = [f"s{n}" for n in numbers]
+
+
 def _snapshot_active(client: Any, worker_name: str) -> set[str]:
     """Active jobs held by ``worker_name`` (its ``pb``), read right after it was killed."""
     ids = list(client.lrange(f"bull:{QUEUE}:active", 0, -1))
@@ -204,7 +217,8 @@ def _retrying(call: Any, attempts: int = 100) -> Any:
 
 
 def _chaos(config: RunConfig, pool: WorkerPool, server: RedisServer, client: Any,
-           effects: Any, counters: Counters, producer: threading.Thread) -> float:
+           effects: Any, counters: Counters, producer: threading.Thread,
+           queue: Queue) -> float:
     """Signal workers and restart Redis until 90 % is done; then wait for the rest.
 
     Returns:
@@ -226,13 +240,14 @@ def _chaos(config: RunConfig, pool: WorkerPool, server: RedisServer, client: Any
             if counters.redis_restarted_at is not None and \
                     counters.first_done_after_restart_s is None:
                 counters.first_done_after_restart_s = now - counters.redis_restarted_at
-        if not producer.is_alive() and finished >= counters.enqueued:
+        if not producer.is_alive() and finished >= counters.enqueued + len(counters.b27_ids):
             return now - start
         if now - last_move > config.settle:
             return now - start
         pool.check_alive(counters)
         if restart_due and done >= config.jobs * 0.4:
             restart_due = False
+            _add_b27_jobs(queue, config, counters)
             counters.active_at_restart = set(
                 client.lrange(f"bull:{QUEUE}:active", 0, -1))
             server.restart(hard=config.redis_restart == "hard")
@@ -263,7 +278,7 @@ def _delayed_after_restart(client: Any, counters: Counters) -> dict[str, Any]:
     """B27: delayed jobs that came due after the Redis restart, and how late they finished."""
     if counters.redis_back_ms is None:
         return {}
-    ids = [f"s{n}" for n in range(counters.enqueued)]
+    ids = [f"s{n}" for n in range(counters.enqueued)] + counters.b27_ids
     pipe = client.pipeline(transaction=False)
     for job_id in ids:
         pipe.hmget(f"bull:{QUEUE}:{job_id}", "timestamp", "opts", "finishedOn")
@@ -283,11 +298,11 @@ def _count(config: RunConfig, client: Any, effects: Any,
     done = set(effects.smembers("soak:done"))
     runs = {k: int(v) for k, v in effects.hgetall("soak:runs").items()}
     failed_ids = set(client.zrange(f"bull:{QUEUE}:failed", 0, -1))
-    enqueued = {f"s{n}" for n in range(counters.enqueued)}
+    enqueued = {f"s{n}" for n in range(counters.enqueued)} | set(counters.b27_ids)
     twice = {f"s{n}" for n, count in runs.items() if count > 1}
     lost = enqueued - {f"s{n}" for n in done} - failed_ids
     return {
-        "enqueued": counters.enqueued,
+        "enqueued": len(enqueued),
         "completed": client.zcard(f"bull:{QUEUE}:completed"),
         "effects_recorded": len(done),
         "failed": len(failed_ids),
@@ -308,7 +323,7 @@ def _count(config: RunConfig, client: Any, effects: Any,
             if counters.first_done_after_restart_s is not None else None),
         **_delayed_after_restart(client, counters),
         "seconds": round(seconds, 1),
-        "jobs_per_second": round(counters.enqueued / seconds, 1) if seconds else None,
+        "jobs_per_second": round(len(enqueued) / seconds, 1) if seconds else None,
     }
 
 
@@ -333,7 +348,7 @@ def run(config: RunConfig, logdir: Path | None = None) -> dict[str, Any]:
         producer = threading.Thread(target=_produce, args=(queue, config, counters, stop),
                                     daemon=True)
         producer.start()
-        seconds = _chaos(config, pool, server, client, effects, counters, producer)
+        seconds = _chaos(config, pool, server, client, effects, counters, producer, queue)
         stop.set()
         producer.join(30)
         counters.bad_term_exits += pool.stop_all()
