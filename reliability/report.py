@@ -39,7 +39,9 @@ default; `make test` runs a short one, `tests/test_soak.py`). Each run has:
   delay of up to N × 0.8 ms (80 s for 100,000 jobs), so some come due after the restart. A batch cut by the Redis restart is sent again: a known id is not added
   twice (BullMQ's custom-id rule), so "enqueued" counts acknowledged jobs exactly;
 * the task `soak.record(n)` sleeps 0–4 ms, then records its effect idempotently
-  (`SADD soak:done n`, `HINCRBY soak:runs n 1` in one MULTI);
+  (`SADD soak:done n`, `HINCRBY soak:runs n 1` in one MULTI) in the effects Redis; jobs have
+  `attempts: 3` (backoff 100 ms), as a production task would, so that a hiccup of the effects
+  store on a loaded machine is retried (failures are counted, with their reasons, in the JSON);
 * a chaos loop: every 3 s one worker gets the run's signal and a fresh one replaces it;
   once 40 % of the jobs are done, 20 more jobs are added with a delay of 3–6 s (B27's job A)
   and the queue Redis is restarted (graceful SIGTERM with

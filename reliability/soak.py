@@ -46,6 +46,9 @@ from .report import write_docs
 ROOT = Path(__file__).resolve().parent.parent
 QUEUE = "soak"
 TASK = "soak.record"
+#: Job options of every soak job: a task whose effect store hiccups (a socket timeout on a
+#: loaded machine) is retried, as a production task would be; failures stay counted.
+RETRY = {"attempts": 3, "backoff": 100}
 #: Delayed jobs added just before the Redis restart, due 3-6 s later (case B27's job A).
 B27_DELAYED = 20
 
@@ -170,7 +173,7 @@ def _produce(queue: Queue, config: RunConfig, counters: Counters, stop: threadin
     for start in range(0, config.jobs, config.batch):
         batch = []
         for n in range(start, min(start + config.batch, config.jobs)):
-            opts: dict[str, Any] = {"job_id": f"s{n}"}
+            opts: dict[str, Any] = {"job_id": f"s{n}", **RETRY}
             if rng.random() < config.delayed_share:
                 opts["delay"] = rng.randint(1, max(3000, int(config.jobs * 0.8)))
             batch.append((TASK, {"args": [n, round(rng.random() * config.job_ms, 2)],
@@ -189,7 +192,7 @@ def _add_b27_jobs(queue: Queue, config: RunConfig, counters: Counters) -> None:
     """B27's job A: delayed jobs that are not due yet when Redis goes down."""
     numbers = range(config.jobs, config.jobs + B27_DELAYED)
     queue.add_bulk([(TASK, {"args": [n, 0], "kwargs": {}},
-                     {"job_id": f"s{n}", "delay": 3000 + 150 * (n - config.jobs)})
+                     {"job_id": f"s{n}", "delay": 3000 + 150 * (n - config.jobs), **RETRY})
                     for n in numbers])
     counters.b27_ids = [f"s{n}" for n in numbers]
 
@@ -298,6 +301,10 @@ def _count(config: RunConfig, client: Any, effects: Any,
     done = set(effects.smembers("soak:done"))
     runs = {k: int(v) for k, v in effects.hgetall("soak:runs").items()}
     failed_ids = set(client.zrange(f"bull:{QUEUE}:failed", 0, -1))
+    pipe = client.pipeline(transaction=False)
+    for job_id in sorted(failed_ids)[:20]:
+        pipe.hget(f"bull:{QUEUE}:{job_id}", "failedReason")
+    reasons = sorted({str(r) for r in pipe.execute()})
     enqueued = {f"s{n}" for n in range(counters.enqueued)} | set(counters.b27_ids)
     twice = {f"s{n}" for n, count in runs.items() if count > 1}
     lost = enqueued - {f"s{n}" for n in done} - failed_ids
@@ -306,6 +313,7 @@ def _count(config: RunConfig, client: Any, effects: Any,
         "completed": client.zcard(f"bull:{QUEUE}:completed"),
         "effects_recorded": len(done),
         "failed": len(failed_ids),
+        "failed_reasons_sample": reasons,
         "lost": len(lost),
         "lost_ids_sample": sorted(lost)[:20],
         "ran_more_than_once": len(twice),
