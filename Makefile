@@ -14,8 +14,10 @@ PYTHON := $(shell for v in 3.14 3.13 3.12; do \
 	           $$(command -v python$$v 2>/dev/null); do \
 	    [ -x "$$p" ] && { echo $$p; exit 0; }; done; done)
 
-.PHONY: demo test test-core test-django52 venv venv52 redis-server browser node-deps typecheck \
-	lint docs clean
+SOAK_JOBS ?= 100000
+
+.PHONY: demo soak test test-core test-django52 venv venv52 redis-server browser node-deps \
+	typecheck lint docs clean
 
 $(VENV)/.installed: pyproject.toml
 	@test -n "$(PYTHON)" || { echo "no Python >= 3.12 found (pyenv or PATH)"; exit 1; }
@@ -85,6 +87,10 @@ test: venv venv52 redis-server browser node-deps lint typecheck docs
 	rm -f $(DONE) && BULLQ_PYTEST_DONE=$(DONE) $(PY) -m pytest -p no:cacheprovider && $(FINISHED)
 	rm -f $(DONE) && BULLQ_PYTEST_DONE=$(DONE) $(VENV52)/bin/python -m pytest -p no:cacheprovider \
 	  -m django_layer && $(FINISHED)
+
+# The full chaos soak (docs/reliability.md): writes reliability/soak-report.json and the page.
+soak: venv redis-server
+	$(PY) -m reliability.soak --jobs $(SOAK_JOBS)
 
 clean:
 	rm -rf $(VENV) $(VENV52) tests/interop/node_modules docs/_build .mypy_cache .ruff_cache

@@ -81,6 +81,10 @@ def check_settings_shape(app_configs: Any = None, **kwargs: Any) -> list[CheckMe
     for key in ("PREFIX", "DEFAULT_QUEUE"):
         if key in raw and (not isinstance(raw[key], str) or not raw[key]):
             errors.append(_error(3, f"BULLQ[{key!r}] must be a non-empty string.", _DOCS))
+    limit = raw.get("MAX_PAYLOAD_BYTES", 0)
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
+        errors.append(_error(3, "BULLQ['MAX_PAYLOAD_BYTES'] must be an int >= 0 (bytes; 0 = no "
+                                f"limit), got {limit!r}.", _DOCS))
     authorizer = raw.get("EVENTS_AUTHORIZER")
     if authorizer is not None and (not isinstance(authorizer, str) or "." not in authorizer):
         errors.append(_error(3, "BULLQ['EVENTS_AUTHORIZER'] must be a dotted path or None.",

@@ -21,6 +21,7 @@ from .core.connection import Connection
 from .core.errors import BullqError
 from .core.options import JobOptions
 from .core.queue import Queue
+from .core.serialization import DEFAULT_MAX_PAYLOAD_BYTES
 from .core.worker import WorkerOptions
 
 #: Every ``BULLQ`` key with its default. Units: ms for durations stored in Redis (BullMQ's
@@ -34,6 +35,8 @@ DEFAULTS: dict[str, Any] = {
     "DEFAULT_QUEUE": "default",
     # str: Redis key prefix (BullMQ's `prefix`); keys are <PREFIX>:<queue>:<suffix>.
     "PREFIX": "bull",
+    # int bytes: largest job data (its JSON) that enqueue accepts and a worker runs; 0 = none.
+    "MAX_PAYLOAD_BYTES": DEFAULT_MAX_PAYLOAD_BYTES,
     # dict: queue name -> {"CONNECTION": alias (default "default"), "DEFAULT_JOB_OPTIONS":
     # {JobOptions field: value} (e.g. {"attempts": 3, "backoff": 1000}), "PREFIX": str}.
     # Queues not listed use the "default" connection, PREFIX and no default job options.
@@ -237,7 +240,8 @@ def get_queue(name: str | None = None) -> Queue:
                 raise ConfigurationError(
                     f"BULLQ['QUEUES'][{name!r}]['DEFAULT_JOB_OPTIONS']: {exc}") from exc
             queue = Queue(name, get_connection(entry["CONNECTION"]), prefix=entry["PREFIX"],
-                          default_job_options=defaults)
+                          default_job_options=defaults,
+                          max_payload_bytes=get_config()["MAX_PAYLOAD_BYTES"])
             _queues[name] = queue
         return queue
 
@@ -258,6 +262,7 @@ def worker_options(**overrides: Any) -> WorkerOptions:
         if key not in WORKER_FIELDS:
             raise ConfigurationError(f"BULLQ['WORKER'] has an unknown key {key!r}")
         values[WORKER_FIELDS[key]] = value
+    values["max_data_bytes"] = get_config()["MAX_PAYLOAD_BYTES"]
     values.update({k: v for k, v in overrides.items() if v is not None})
     return WorkerOptions(**values)
 

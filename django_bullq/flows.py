@@ -18,7 +18,8 @@ def flow_producer(queue: str | None = None) -> FlowProducer:
         ConfigurationError: unknown connection alias. InvalidNameError: bad queue name.
     """
     base = get_queue(queue)
-    return FlowProducer(base.connection, prefix=base.prefix)
+    return FlowProducer(base.connection, prefix=base.prefix,
+                        max_payload_bytes=base.max_payload_bytes)
 
 
 def check_one_home(tree: dict[str, Any]) -> None:

@@ -19,6 +19,7 @@
   (prev active) written by the worker that fetches it is its one event (case B23 contract).
 ]]
 -- @include getMaxEvents
+-- @include incrJobCounter
 -- @include isQueuePausedOrMaxed
 -- @include addBaseMarkerIfNeeded
 if redis.call("EXISTS", KEYS[4]) == 1 then
@@ -41,7 +42,7 @@ if #candidates > 0 then
       local jobKey = keyPrefix .. jobId
       if redis.call("EXISTS", jobKey .. ":lock") == 0
           and redis.call("LREM", KEYS[3], 1, jobId) > 0 then
-        local stalledCount = redis.call("HINCRBY", jobKey, "stc", 1)
+        local stalledCount = incrJobCounter(jobKey, "stc")
         local failing = false
         if stalledCount > maxStalledCount then
           local rjk = redis.call("HGET", jobKey, "rjk")

@@ -17,6 +17,7 @@
   Events: delayed (jobId, delay = due time ms).
 ]]
 -- @include fetchKeys
+-- @include incrJobCounter
 -- @include getMaxEvents
 -- @include getDelayedScore
 -- @include addDelayMarker
@@ -41,7 +42,7 @@ local maxEvents = getMaxEvents(k.meta)
 local due = now + delay
 redis.call("ZADD", k.delayed, getDelayedScore(k.delayed, due), jobId)
 if ARGV[6] ~= "1" then
-  redis.call("HINCRBY", jobKey, "atm", 1)
+  incrJobCounter(jobKey, "atm")
 end
 redis.call("HSET", jobKey, "delay", delay)
 redis.call("XADD", k.events, "MAXLEN", "~", maxEvents, "*", "event", "delayed", "jobId", jobId,

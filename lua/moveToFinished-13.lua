@@ -42,6 +42,7 @@
           waiting (jobId, prev waiting-children) or delayed (jobId, delay = due ms).
 ]]
 -- @include fetchKeys
+-- @include incrJobCounter
 -- @include fetchNextJob
 -- @include isQueuePausedOrMaxed
 -- @include getMaxEvents
@@ -89,7 +90,7 @@ if target == "failed" then
 end
 local keepCount = tonumber(ARGV[7])
 updateParentOnFinish(jobKey, target, ARGV[5], now, keepCount == 0)
-local attemptsMade = redis.call("HINCRBY", jobKey, "atm", 1)
+local attemptsMade = incrJobCounter(jobKey, "atm")
 if keepCount == 0 then
   removeJob(keyPrefix, jobId)
 else

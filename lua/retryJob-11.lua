@@ -15,6 +15,7 @@
   Events: waiting (prev delayed) for promoted jobs; waiting (jobId, prev active).
 ]]
 -- @include fetchKeys
+-- @include incrJobCounter
 -- @include getMaxEvents
 -- @include promoteDelayedJobs
 -- @include isQueuePausedOrMaxed
@@ -51,7 +52,7 @@ else
   end
 end
 addBaseMarkerIfNeeded(k.marker, pausedOrMaxed)
-redis.call("HINCRBY", jobKey, "atm", 1)
+incrJobCounter(jobKey, "atm")
 redis.call("XADD", k.events, "MAXLEN", "~", maxEvents, "*", "event", "waiting", "jobId", jobId,
   "prev", "active")
 return 0

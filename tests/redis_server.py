@@ -23,9 +23,11 @@ class RedisServer:
 
     Args:
         persistent: keep an append-only file so a restart keeps the data (case B27).
+        appendfsync: the AOF fsync policy when ``persistent``: ``always`` (every write is on
+            disk before Redis answers) or ``everysec`` (Redis' default: up to 1 s lost on a crash).
     """
 
-    def __init__(self, persistent: bool = False) -> None:
+    def __init__(self, persistent: bool = False, appendfsync: str = "always") -> None:
         binary = shutil.which("redis-server") or "/usr/bin/redis-server"
         if not Path(binary).exists():
             raise RuntimeError("redis-server is not installed: run `make test`, which installs it")
@@ -33,6 +35,7 @@ class RedisServer:
         self.port = free_port()
         self.dir = tempfile.mkdtemp(prefix="bullq-redis-")
         self.persistent = persistent
+        self.appendfsync = appendfsync
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -42,7 +45,7 @@ class RedisServer:
     def start(self) -> "RedisServer":
         args = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
                 "--save", "", "--daemonize", "no", "--loglevel", "warning"]
-        args += ["--appendonly", "yes", "--appendfsync", "always"] if self.persistent else [
+        args += ["--appendonly", "yes", "--appendfsync", self.appendfsync] if self.persistent else [
             "--appendonly", "no"]
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         client = redis.Redis(port=self.port)
@@ -64,8 +67,19 @@ class RedisServer:
             self.proc.wait(10)
             self.proc = None
 
-    def restart(self) -> None:
-        self.stop()
+    def kill(self) -> None:
+        """SIGKILL the server: a crash, no final fsync (what ``appendfsync`` protects against)."""
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait(10)
+            self.proc = None
+
+    def restart(self, hard: bool = False) -> None:
+        """Stop (SIGTERM: Redis fsyncs and exits; ``hard``: SIGKILL) and start on the same port."""
+        if hard:
+            self.kill()
+        else:
+            self.stop()
         self.start()
 
     def cleanup(self) -> None:

@@ -58,6 +58,8 @@ def test_every_message_has_a_hint() -> None:
     ({"CONNECTIONS": {"default": {"URL": URL, "OPTS": {}}}}, "django_bullq.E002"),
     ({"QUEUES": []}, "django_bullq.E003"),
     ({"PREFIX": ""}, "django_bullq.E003"),
+    ({"MAX_PAYLOAD_BYTES": -1}, "django_bullq.E003"),
+    ({"MAX_PAYLOAD_BYTES": "16MB"}, "django_bullq.E003"),
     ({"WORKER": {"CONCURRENCY": 0}}, "django_bullq.E003"),
     ({"WORKER": {"GRACE_PERIOD": "30"}}, "django_bullq.E003"),
     ({"CONNECTIONS": {"default": {"OPTIONS": {}}}}, "django_bullq.E003"),

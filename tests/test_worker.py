@@ -285,7 +285,7 @@ async def test_bad_input_fails_the_job_not_the_worker(queue: Queue, r: redis.Red
                (bad_json.id, no_name.id, huge.id, unser.id, unprint.id)}
     assert "field 'data' is not valid JSON" in reasons[bad_json.id]
     assert "no 'name' field" in reasons[no_name.id]
-    assert "over this worker's limit of 1000 bytes" in reasons[huge.id]
+    assert "over this worker's payload limit of 1000 bytes" in reasons[huge.id]
     assert "not JSON-serialisable" in reasons[unser.id]
     assert reasons[unprint.id] == "Unprintable"
     assert queue.get_job_counts("failed")["failed"] == 5

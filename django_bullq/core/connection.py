@@ -7,6 +7,8 @@ URL forms (all read by redis-py): ``redis://``, ``rediss://``, ``unix://``; plus
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
@@ -19,6 +21,11 @@ import redis.cluster
 import redis.sentinel
 
 from .errors import BullqError
+
+#: redis-py keyword arguments applied unless ``OPTIONS`` set them (s): a dead or silent Redis
+#: makes a call fail instead of hanging (a producer fails fast, a worker's loop moves on).
+#: Blocking reads (worker marker wait, events) use their own, longer socket timeout.
+CLIENT_DEFAULTS: dict[str, Any] = {"socket_connect_timeout": 5.0, "socket_timeout": 30.0}
 
 
 class ConnectionConfigError(BullqError, ValueError):
@@ -58,6 +65,32 @@ def redact_options(options: dict[str, Any]) -> dict[str, Any]:
     """Client options with the values of password-like keys hidden."""
     return {k: HIDDEN if "password" in k.lower() or k.lower() in ("credential_provider",)
             else v for k, v in options.items()}
+
+
+class RedisUnavailableError(BullqError, redis.ConnectionError):
+    """Redis could not be reached (refused, timed out, reset) for a call that must not wait.
+
+    A subclass of redis-py's ``ConnectionError``, so existing handlers still catch it. The
+    message names the server (password hidden) and what was being done.
+    """
+
+
+@contextmanager
+def reaching(connection: Connection, what: str) -> Iterator[None]:
+    """Turn redis-py connection errors inside the block into :class:`RedisUnavailableError`.
+
+    Args:
+        connection: the :class:`Connection` used (for its password-free description).
+        what: what the block does, e.g. ``"add job 'email'"``.
+    """
+    try:
+        yield
+    except RedisUnavailableError:
+        raise
+    except (redis.ConnectionError, redis.TimeoutError) as exc:
+        raise RedisUnavailableError(
+            f"cannot reach Redis at {connection.describe()} to {what}: "
+            f"{type(exc).__name__}: {exc}") from exc
 
 
 def _sentinel_parts(url: str) -> tuple[list[tuple[str, int]], str, int, str | None]:
@@ -151,7 +184,7 @@ class Connection:
         if self.url is None:
             raise ConnectionConfigError(
                 "this Connection has no URL to build an asyncio client from")
-        opts = {**self.options, **overrides}
+        opts = {**CLIENT_DEFAULTS, **self.options, **overrides}
         if self.scheme == "redis+sentinel":
             hosts, service, db, password = _sentinel_parts(self.url)
             module = redis.asyncio.sentinel if asyncio_ else redis.sentinel

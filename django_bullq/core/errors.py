@@ -23,6 +23,10 @@ class SerializationError(BullqError, TypeError):
     """A value cannot be stored as strict JSON (job data, return value, progress)."""
 
 
+class PayloadTooLargeError(SerializationError):
+    """Job data whose JSON is larger than the payload limit (``BULLQ["MAX_PAYLOAD_BYTES"]``)."""
+
+
 class ScriptError(BullqError):
     """A Lua script answered with a negative code.
 

@@ -25,7 +25,7 @@ from .job import Job
 from .keys import check_same_slot, validate_queue_name
 from .options import JobOptions, now_ms, parent_link, to_delay_ms
 from .queue import ADD_KEYS, Queue
-from .serialization import dumps, loads, to_str
+from .serialization import DEFAULT_MAX_PAYLOAD_BYTES, check_size, dumps, loads, to_str
 
 #: A flow node: ``{"name", "queue_name", "data", "opts", "children"}`` (see the module doc).
 FlowTree = dict[str, Any]
@@ -59,19 +59,23 @@ class FlowProducer:
             :class:`~django_bullq.core.connection.Connection` (default local Redis).
         prefix: key prefix of every queue in the flows, BullMQ's ``bull`` by default; on
             Redis Cluster it must hold a hash tag such as ``{bull}``.
+        max_payload_bytes: largest node ``data`` (bytes of JSON); 0 = no limit.
     """
 
     def __init__(self, connection: Any = "redis://127.0.0.1:6379/0", *,
-                 prefix: str = "bull") -> None:
+                 prefix: str = "bull",
+                 max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES) -> None:
         self.connection: Connection = as_connection(connection)
         self.prefix = prefix
+        self.max_payload_bytes = max_payload_bytes
         self._queues: dict[str, Queue] = {}
 
     def queue(self, name: str) -> Queue:
         """The :class:`Queue` named ``name`` under this producer's prefix (cached)."""
         queue = self._queues.get(name)
         if queue is None:
-            queue = self._queues[name] = Queue(name, self.connection, prefix=self.prefix)
+            queue = self._queues[name] = Queue(name, self.connection, prefix=self.prefix,
+                                                      max_payload_bytes=self.max_payload_bytes)
         return queue
 
     # --- add -------------------------------------------------------------------------------
@@ -161,6 +165,7 @@ class FlowProducer:
         delay = to_delay_ms(opts.delay, now)
         data = node.get("data")
         data_text = dumps(data, f"data of flow node {node['name']!r}")
+        check_size(data_text, queue.max_payload_bytes, f"data of flow node {node['name']!r}")
         stored = opts.to_stored(delay)
         opts_text = dumps(stored, f"options of flow node {node['name']!r}")
         timestamp = opts.timestamp if opts.timestamp is not None else now

@@ -20,9 +20,10 @@ STATES = ("completed", "failed", "delayed", "prioritized", "active", "waiting",
 
 
 def _int(value: str | None, default: int = 0) -> int:
+    """An integer hash field; ``default`` for anything else (junk, NaN, Infinity, absent)."""
     try:
         return int(float(value)) if value is not None else default
-    except ValueError:
+    except (ValueError, OverflowError):
         return default
 
 

@@ -8,14 +8,20 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from . import limits
-from .connection import Connection, ConnectionConfigError, as_connection, is_cluster
+from .connection import (
+    Connection,
+    ConnectionConfigError,
+    as_connection,
+    is_cluster,
+    reaching,
+)
 from .errors import JobNotFound, JobTimeoutError
 from .job import STATES, Job
 from .keys import QueueKeys, check_same_slot, has_hash_tag
 from .options import JobOptions, now_ms, parent_link, to_delay_ms
 from .scheduler import JobSchedulerMixin
 from .scripts import Scripts
-from .serialization import dumps, loads, to_str
+from .serialization import DEFAULT_MAX_PAYLOAD_BYTES, check_size, dumps, loads, to_str
 
 #: KEYS order shared by every script that can fetch a job (lua/includes/fetchKeys.lua).
 FETCH_KEYS = ("wait", "active", "prioritized", "events", "stalled", "limiter", "delayed",
@@ -35,6 +41,7 @@ class Queue(JobSchedulerMixin):
         prefix: key prefix, BullMQ's ``bull`` by default. On Redis Cluster it must hold a hash
             tag such as ``{bull}``.
         default_job_options: :class:`JobOptions` applied under each add's own options.
+        max_payload_bytes: largest ``data`` (bytes of JSON) :meth:`add` accepts; 0 = no limit.
 
     Raises:
         InvalidNameError: bad name or prefix.
@@ -42,12 +49,14 @@ class Queue(JobSchedulerMixin):
     """
 
     def __init__(self, name: str, connection: Any = "redis://127.0.0.1:6379/0", *,
-                 prefix: str = "bull", default_job_options: JobOptions | None = None) -> None:
+                 prefix: str = "bull", default_job_options: JobOptions | None = None,
+                 max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES) -> None:
         self.keys = QueueKeys(name, prefix)
         self.name = name
         self.prefix = prefix
         self.connection: Connection = as_connection(connection)
         self.default_job_options = default_job_options or JobOptions()
+        self.max_payload_bytes = max_payload_bytes
         self._local = threading.local()
         self._sync_scripts: Scripts | None = None
         self._fetch_keys = [self.keys[s] for s in FETCH_KEYS]
@@ -112,6 +121,7 @@ class Queue(JobSchedulerMixin):
         now = now_ms()
         delay = to_delay_ms(opts.delay, now)
         data_text = dumps(data, f"data of job {name!r}")
+        check_size(data_text, self.max_payload_bytes, f"data of job {name!r}")
         stored = opts.to_stored(delay)
         opts_text = dumps(stored, f"options of job {name!r}")
         timestamp = opts.timestamp if opts.timestamp is not None else now
@@ -138,20 +148,25 @@ class Queue(JobSchedulerMixin):
 
         Raises:
             SerializationError: data not JSON.
+            PayloadTooLargeError: data over ``max_payload_bytes`` (a SerializationError).
             ValueError: bad options.
             InvalidNameError: a bad custom job id.
             ParentMissing: the parent job does not exist.
             CrossSlotError: on Redis Cluster, the parent is in another hash slot.
+            RedisUnavailableError: Redis refused or did not answer (connect timeout 5 s, read
+                30 s by default); the message names host:port, never the password.
         """
         keys, args, opts = self._add_call(name, data, options, overrides)
-        job_id = to_str(self.scripts.run("addJob", keys, args, job_id=opts.job_id))
+        with reaching(self.connection, f"add job {name!r} to queue {self.name!r}"):
+            job_id = to_str(self.scripts.run("addJob", keys, args, job_id=opts.job_id))
         return self._new_job(str(job_id), name, data, args)
 
     async def aadd(self, name: str, data: Any = None, options: JobOptions | None = None,
                    **overrides: Any) -> Job:
         """Async twin of :meth:`add`."""
         keys, args, opts = self._add_call(name, data, options, overrides)
-        job_id = to_str(await self.ascripts.arun("addJob", keys, args, job_id=opts.job_id))
+        with reaching(self.connection, f"add job {name!r} to queue {self.name!r}"):
+            job_id = to_str(await self.ascripts.arun("addJob", keys, args, job_id=opts.job_id))
         return self._new_job(str(job_id), name, data, args)
 
     def _new_job(self, job_id: str, name: str, data: Any, args: list[Any]) -> Job:
@@ -170,10 +185,11 @@ class Queue(JobSchedulerMixin):
         """
         calls = [self._add_call(j[0], j[1], None, dict(j[2]) if len(j) > 2 else {})
                  for j in jobs]
-        pipe = self.client.pipeline(transaction=False)
-        for keys, args, _ in calls:
-            self.scripts.run("addJob", keys, args, client=pipe)
-        ids = pipe.execute()
+        with reaching(self.connection, f"add {len(calls)} jobs to queue {self.name!r}"):
+            pipe = self.client.pipeline(transaction=False)
+            for keys, args, _ in calls:
+                self.scripts.run("addJob", keys, args, client=pipe)
+            ids = pipe.execute()
         return [self._new_job(str(to_str(i)), c[1][2], loads(c[1][3]), c[1])
                 for i, c in zip(ids, calls, strict=True)]
 
@@ -182,10 +198,11 @@ class Queue(JobSchedulerMixin):
         """Async twin of :meth:`add_bulk`."""
         calls = [self._add_call(j[0], j[1], None, dict(j[2]) if len(j) > 2 else {})
                  for j in jobs]
-        pipe = self.aclient.pipeline(transaction=False)
-        for keys, args, _ in calls:
-            await self.ascripts.arun("addJob", keys, args, client=pipe)
-        ids = await pipe.execute()
+        with reaching(self.connection, f"add {len(calls)} jobs to queue {self.name!r}"):
+            pipe = self.aclient.pipeline(transaction=False)
+            for keys, args, _ in calls:
+                await self.ascripts.arun("addJob", keys, args, client=pipe)
+            ids = await pipe.execute()
         return [self._new_job(str(to_str(i)), c[1][2], loads(c[1][3]), c[1])
                 for i, c in zip(ids, calls, strict=True)]
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .errors import SerializationError
+from .errors import PayloadTooLargeError, SerializationError
+
+#: Largest job ``data`` (bytes of its UTF-8 JSON) a producer may add and a worker will run, by
+#: default (``BULLQ["MAX_PAYLOAD_BYTES"]``). Big enough for BullMQ-style payloads of a few MB;
+#: Redis itself allows 512 MB, which a queue should never approach.
+DEFAULT_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
 
 
 def dumps(value: Any, what: str = "value") -> str:
@@ -31,6 +36,20 @@ def dumps(value: Any, what: str = "value") -> str:
     except UnicodeEncodeError as exc:
         raise SerializationError(f"{what} holds a string that is not valid Unicode: {exc}") from exc
     return text
+
+
+def check_size(text: str, limit: int, what: str) -> int:
+    """Refuse JSON ``text`` larger than ``limit`` bytes (``0`` = no limit); returns its size.
+
+    Raises:
+        PayloadTooLargeError: the message names ``what`` (e.g. the task), the size and the limit.
+    """
+    size = len(text.encode("utf-8"))
+    if limit and size > limit:
+        raise PayloadTooLargeError(
+            f"{what} is {size} bytes of JSON, over the payload limit of {limit} bytes "
+            "(BULLQ['MAX_PAYLOAD_BYTES']); store large data elsewhere and pass a reference")
+    return size
 
 
 def loads(text: str | bytes | None, default: Any = None) -> Any:

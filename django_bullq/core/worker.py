@@ -13,6 +13,7 @@ import base64
 import contextlib
 import inspect
 import logging
+import math
 import signal
 import traceback
 import uuid
@@ -21,7 +22,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from . import backoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from . import backoff, heartbeat
 from .cancel import CancelToken
 from .cancel_runner import call_cancellable, listen_control
 from .errors import (
@@ -37,7 +41,7 @@ from .job import Job
 from .options import normalize_keep, now_ms
 from .queue import Queue
 from .scheduler import aschedule_next
-from .serialization import dumps, to_str
+from .serialization import DEFAULT_MAX_PAYLOAD_BYTES, dumps, to_str
 
 logger = logging.getLogger("django_bullq.worker")
 
@@ -49,6 +53,10 @@ MAX_BLOCK_S = 10.0
 MAX_RATE_LIMIT_WAIT_S = 30.0
 #: Consecutive fetch errors after which a burst run gives up (~3 s of backoff).
 BURST_MAX_FAILURES = 5
+#: s a fetch call may take before it is abandoned (a cut network that never answers).
+FETCH_TIMEOUT_S = 20.0
+#: s of slack over a loop step's own wait before the fetch loop counts as stuck (no heartbeat).
+LOOP_SLACK_S = 10.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,7 +72,8 @@ class WorkerOptions:
         limiter_max / limiter_duration: rate limit, jobs per window of ms [limiter.max/duration].
         name: worker name, written as ``pb`` and in the client name [name].
         remove_on_complete / remove_on_fail: defaults when a job's opts have none.
-        max_data_bytes: jobs whose ``data`` is larger fail with a readable reason.
+        max_data_bytes: jobs whose ``data`` is larger (bytes of JSON) fail without running,
+            with a readable reason (jobs added by other producers); 0 = no limit.
         grace_period: s that active jobs get to finish after a stop signal.
         maintenance_interval: ms between retention sweeps of completed/failed (0 = off).
         metrics_max_data_points: per-minute completed/failed counts kept in BullMQ's metrics
@@ -85,7 +94,7 @@ class WorkerOptions:
     name: str = ""
     remove_on_complete: Any = None
     remove_on_fail: Any = None
-    max_data_bytes: int = 64 * 1024 * 1024
+    max_data_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES
     grace_period: float = 30.0
     maintenance_interval: int = 30_000
     metrics_max_data_points: int = 0
@@ -135,6 +144,11 @@ class Worker:
         #: monotonic time (s) before which this worker does not fetch (manual rate limit)
         self._limit_until = 0.0
         self._cancel_tokens: dict[str, CancelToken] = {}
+        #: name under which the heartbeat is written (``<prefix>:<queue>:bullq:workers:<name>``)
+        self.heartbeat_name = self.opts.name or heartbeat.default_name(self.id)
+        #: loop time (s) by which the fetch loop must pass its next checkpoint to count as alive
+        self._loop_deadline = 0.0
+        self._started_ms = 0
 
     # --- public control --------------------------------------------------------------------
 
@@ -155,7 +169,11 @@ class Worker:
                                             thread_name_prefix=f"bullq-{self.queue.name}")
         if handle_signals:
             self._install_signal_handlers()
-        self._timers = [asyncio.create_task(self._every(self.opts.stalled_interval / 1000,
+        self._checkpoint(0)
+        self._started_ms = now_ms()
+        self._timers = [asyncio.create_task(self._every(heartbeat.INTERVAL_S, self._heartbeat,
+                                                        at_start=True)),
+                        asyncio.create_task(self._every(self.opts.stalled_interval / 1000,
                                                         self._check_stalled, at_start=True))]
         if not self.opts.skip_lock_renewal:
             self._timers.append(asyncio.create_task(self._every(self.opts.lock_duration / 2000,
@@ -175,6 +193,8 @@ class Worker:
             for timer in self._timers:
                 timer.cancel()
             await asyncio.gather(*self._timers, return_exceptions=True)
+            with contextlib.suppress(Exception):
+                await heartbeat.aforget(self.queue.aclient, self.queue.keys, self.heartbeat_name)
             await self._close_blocking()
             self._executor.shutdown(wait=not self._force, cancel_futures=True)
 
@@ -244,7 +264,9 @@ class Worker:
         block_until = 0.0
         failures = 0
         while not self._closing:
+            self._checkpoint(0)
             if self._paused_locally:
+                self._loop_deadline = math.inf  # paused on purpose: alive, not stuck
                 self._wake.clear()
                 await self._wake.wait()
                 continue
@@ -297,6 +319,7 @@ class Worker:
 
     async def _sleep_unless_woken(self, seconds: float) -> None:
         assert self._wake is not None
+        self._checkpoint(seconds)
         self._wake.clear()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._wake.wait(), seconds)
@@ -318,8 +341,9 @@ class Worker:
 
     async def _fetch(self) -> tuple[Job | None, int, float]:
         token = self._next_token()
-        reply = await self.queue.ascripts.arun("moveToActive", self.queue.fetch_keys(),
-                                               self._fetch_args(token))
+        reply = await asyncio.wait_for(
+            self.queue.ascripts.arun("moveToActive", self.queue.fetch_keys(),
+                                     self._fetch_args(token)), FETCH_TIMEOUT_S)
         return self._parse_fetch(reply, token)
 
     def _parse_fetch(self, reply: Any, token: str) -> tuple[Job | None, int, float]:
@@ -344,6 +368,7 @@ class Worker:
                 timeout = min((block_until - now) / 1000, MAX_BLOCK_S)
             timeout = max(timeout, 0.001)
             client = await self._blocking_client()
+            self._checkpoint(timeout + 5.0)  # the blocking client's socket timeout is longer
             self._block_task = asyncio.create_task(
                 client.bzpopmin(self.queue.keys["marker"], timeout=timeout))
             try:
@@ -437,9 +462,9 @@ class Worker:
         if job.corrupt:
             return f"corrupt job hash: {job.corrupt}"
         size = len(job.raw.get("data", "").encode("utf-8"))
-        if size > self.opts.max_data_bytes:
-            return (f"job data is {size} bytes, over this worker's limit of "
-                    f"{self.opts.max_data_bytes} bytes")
+        if self.opts.max_data_bytes and size > self.opts.max_data_bytes:
+            return (f"job data is {size} bytes, over this worker's payload limit of "
+                    f"{self.opts.max_data_bytes} bytes (BULLQ['MAX_PAYLOAD_BYTES'])")
         return None
 
     async def _call_processor(self, job: Job) -> Any:
@@ -501,13 +526,35 @@ class Worker:
         q = self.queue
         trace_text = dumps(trace)
         if delay > 0:
-            await q.ascripts.arun("moveToDelayed", q.fetch_keys(),
-                                  [q.keys.key_prefix, job.id, now_ms(), delay, job.token or "0",
-                                   "0", reason, trace_text], job_id=job.id)
+            await self._settle("moveToDelayed", q.fetch_keys(),
+                               [q.keys.key_prefix, job.id, now_ms(), delay, job.token or "0",
+                                "0", reason, trace_text], job.id)
         else:
-            await q.ascripts.arun("retryJob", q.fetch_keys(),
-                                  [q.keys.key_prefix, job.id, now_ms(), job.token or "0",
-                                   reason, trace_text], job_id=job.id)
+            await self._settle("retryJob", q.fetch_keys(),
+                               [q.keys.key_prefix, job.id, now_ms(), job.token or "0",
+                                reason, trace_text], job.id)
+
+    async def _settle(self, script: str, keys: list[str], args: list[Any], job_id: str) -> Any:
+        """Run a script that ends an attempt, retrying through a Redis outage while the lock lives.
+
+        A restarted Redis (AOF) still holds the job's lock, so finishing later is valid and
+        spares a re-run by the stalled check (case B27). Retries stop once ``lock_duration``
+        has passed: the job is then recovered as stalled.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.opts.lock_duration / 1000
+        failures = 0
+        while True:
+            try:
+                return await self.queue.ascripts.arun(script, keys, args, job_id=job_id)
+            except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+                failures += 1
+                delay = min(0.05 * 2 ** failures, 1.0)
+                if loop.time() + delay >= deadline:
+                    raise
+                logger.warning("worker %s: %s of job %s failed (%s); retrying in %.2f s",
+                               self.queue.name, script, job_id, exc, delay)
+                await asyncio.sleep(delay)
 
     def _keep(self, job: Job, target: str) -> tuple[int, int, int]:
         key = "removeOnComplete" if target == "completed" else "removeOnFail"
@@ -531,8 +578,8 @@ class Worker:
                 "1" if fetch_next else "0", self.opts.lock_duration, self.opts.limiter_max,
                 self.opts.limiter_duration, self.opts.name, job.attempts, stacktrace,
                 self.opts.metrics_max_data_points]
-        reply = await q.ascripts.arun("moveToFinished", [*q.fetch_keys(), q.keys[target],
-                                                         q.keys.job(job.id)], args, job_id=job.id)
+        reply = await self._settle("moveToFinished", [*q.fetch_keys(), q.keys[target],
+                                                      q.keys.job(job.id)], args, job.id)
         if target == "completed":
             self.processed += 1
         if isinstance(reply, list):
@@ -568,6 +615,28 @@ class Worker:
             self._limit_until = asyncio.get_running_loop().time() + ttl / 1000
         logger.info("worker %s: job %s (%s) rate limited; back to wait, fetching again in %d ms",
                     q.name, job.id, job.name, ttl if isinstance(ttl, int) else 0)
+
+    # --- liveness ---------------------------------------------------------------------------
+
+    def _checkpoint(self, wait_s: float) -> None:
+        """The fetch loop is here and will pass again within ``wait_s`` s plus slack."""
+        with contextlib.suppress(RuntimeError):
+            self._loop_deadline = asyncio.get_running_loop().time() + wait_s + LOOP_SLACK_S
+
+    def is_fetch_loop_alive(self) -> bool:
+        """True while the fetch loop keeps passing its checkpoints (it is not stuck)."""
+        return not self._closing and asyncio.get_running_loop().time() <= self._loop_deadline
+
+    async def _heartbeat(self) -> None:
+        """Write the heartbeat key, only while the fetch loop is alive (docs/reliability.md)."""
+        if not self.is_fetch_loop_alive():
+            if not self._closing:
+                logger.warning("worker %s: fetch loop stuck; heartbeat withheld", self.queue.name)
+            return
+        info = {"queue": self.queue.name, "started": self._started_ms,
+                "processed": self.processed, "failed": self.failed,
+                "active": len(self._running), "concurrency": self.opts.concurrency}
+        await heartbeat.abeat(self.queue.aclient, self.queue.keys, self.heartbeat_name, info)
 
     # --- periodic duties -------------------------------------------------------------------
 

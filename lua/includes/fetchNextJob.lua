@@ -10,6 +10,7 @@
 --   {0, 0, 0, 0}           nothing ready, or paused / maxed
 -- Events: `waiting prev delayed` per promoted job, `active prev waiting` for the taken job.
 -- @include promoteDelayedJobs
+-- @include incrJobCounter
 -- @include isQueuePausedOrMaxed
 -- @include addBaseMarkerIfNeeded
 local function fetchNextJob(k, keyPrefix, token, lockDuration, now, limiterMax, limiterDuration, workerName)
@@ -83,7 +84,7 @@ local function fetchNextJob(k, keyPrefix, token, lockDuration, now, limiterMax, 
   else
     redis.call("HSET", jobKey, "processedOn", now)
   end
-  redis.call("HINCRBY", jobKey, "ats", 1)
+  incrJobCounter(jobKey, "ats")
   redis.call("ZADD", k.marker, 0, "0")
   return {redis.call("HGETALL", jobKey), jobId, 0, 0}
 end

@@ -1,0 +1,1 @@
+"""Reliability tooling: the chaos soak (``make soak``, ``python -m reliability.soak``)."""
