@@ -85,8 +85,8 @@ def reaching(connection: Connection, what: str) -> Iterator[None]:
     """
     try:
         yield
-    except RedisUnavailableError:
-        raise
+    except (RedisUnavailableError, redis.AuthenticationError):
+        raise  # a wrong password or ACL user is no outage: redis-py's error says what is wrong
     except (redis.ConnectionError, redis.TimeoutError) as exc:
         raise RedisUnavailableError(
             f"cannot reach Redis at {connection.describe()} to {what}: "
