@@ -90,7 +90,8 @@ def cost_table(data: dict[str, Any], scenario_key: str,
 def targets(data: dict[str, Any], io_ms: int) -> list[str]:
     """Issue 5's targets, each with the measured figure and whether it is met."""
     def ratio(scenario: str, peer: str) -> float | None:
-        ours, theirs = data[scenario].get(OURS), data[scenario].get(peer)
+        row = data.get(scenario, {})
+        ours, theirs = row.get(OURS), row.get(peer)
         return ours / theirs if ours and theirs else None
 
     def line(text: str, value: float | None, goal: float, unit: str = "×",
