@@ -58,16 +58,20 @@ def median_rate(runs: list[Measurement]) -> float | None:
     return statistics.median(rates) if rates else None
 
 
-def median_cost(runs: list[Measurement]) -> dict[str, float] | None:
+def median_cost(runs: list[Measurement]) -> dict[str, Any] | None:
     """Medians of the per-job Redis figures of the successful runs (round trips included)."""
     good = [m for m in runs if m.ok and m.cost]
     if not good:
         return None
     fields = ("commands_per_job", "scripts_per_job", "cpu_us_per_job", "main_thread_cpu_pct")
-    out = {f: round(statistics.median(m.cost[f] for m in good), 2) for f in fields}
+    out: dict[str, Any] = {f: round(statistics.median(m.cost[f] for m in good), 2)
+                           for f in fields}
     out["round_trips_per_job"] = round(statistics.median(m.round_trips_per_job for m in good), 2)
     out["ceiling_jobs_per_s"] = round(1e6 / out["cpu_us_per_job"]) if out["cpu_us_per_job"] \
         else 0
+    # The command mix of the median-rate run (it hardly varies between runs).
+    middle = sorted(good, key=lambda m: m.jobs_per_second)[len(good) // 2]
+    out["by_command"] = middle.cost["by_command"]
     return out
 
 

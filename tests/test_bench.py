@@ -16,7 +16,7 @@ SCENARIOS = ["bulk_insert", "single_insert_p10", "noop_c10", "io10ms_c50"]
 LIBS = ["django_bullq", "bullmq"]
 JOBS = 40
 COST_FIELDS = {"commands_per_job", "scripts_per_job", "cpu_us_per_job", "main_thread_cpu_pct",
-               "round_trips_per_job", "ceiling_jobs_per_s"}
+               "round_trips_per_job", "ceiling_jobs_per_s", "by_command"}
 
 
 def test_bench_harness_smoke(tmp_path: Path) -> None:
