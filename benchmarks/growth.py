@@ -38,7 +38,7 @@ def seed_completed(client: Any, queue_name: str, size: int, prefix: str = "bull"
         for i in range(start, min(start + SEED_CHUNK, size)):
             stamp = now - size + i
             pipe.hset(f"{base}:seed-{i}", mapping={
-                "name": "bench", "data": '{"i":%d}' % i, "opts": '{"attempts":0}',
+                "name": "bench", "data": f'{{"i":{i}}}', "opts": '{"attempts":0}',
                 "timestamp": stamp, "delay": 0, "priority": 0, "processedOn": stamp,
                 "ats": 1, "atm": 1, "returnvalue": "null", "finishedOn": stamp})
             members[f"seed-{i}"] = stamp

@@ -24,7 +24,7 @@ def cpu_model() -> str:
 
 
 def python_versions(python: str) -> dict[str, str]:
-    """Python's version and each Python library's version, as the adapters' interpreter sees them."""
+    """Python and Python library versions, as the adapters' interpreter sees them."""
     names = [lib.distribution for lib in LIBRARIES if lib.distribution]
     code = ("import importlib.metadata as m, json, platform\n"
             "out = {'python': platform.python_version()}\n"

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .harness import Measurement, Settings, measure, spec_for
-from .scenarios import LIBRARIES, Library, Scenario
+from .scenarios import Library, Scenario
 
 #: scenario key -> library key -> the runs of that pair
 Runs = dict[str, dict[str, list[Measurement]]]
@@ -73,12 +73,3 @@ def median_cost(runs: list[Measurement]) -> dict[str, Any] | None:
     middle = sorted(good, key=lambda m: m.jobs_per_second)[len(good) // 2]
     out["by_command"] = middle.cost["by_command"]
     return out
-
-
-def library_by_key(key: str) -> Library:
-    """The :class:`Library` named ``key``.
-
-    Raises:
-        KeyError: no such library.
-    """
-    return {lib.key: lib for lib in LIBRARIES}[key]

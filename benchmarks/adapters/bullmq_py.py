@@ -37,15 +37,8 @@ async def work(queue: Queue, spec: dict[str, Any]) -> None:
 
 async def main(spec: dict[str, Any]) -> None:
     queue = Queue(spec["queue"], {"connection": spec["url"]})
-    kind = spec["kind"]
-    if kind == "bulk_insert":
-        common.ready_and_wait()
-        common.finish(int(spec["jobs"]), await bulk(queue, spec))
-    elif kind == "single_insert":
-        await common.timed_coroutines(int(spec["producers"]), int(spec["jobs"]),
-                                      lambda i: queue.add("bench", {"i": i}))
-    else:
-        await work(queue, spec)
+    await common.dispatch_async(spec, lambda: bulk(queue, spec),
+                                lambda i: queue.add("bench", {"i": i}), lambda: work(queue, spec))
 
 
 if __name__ == "__main__":

@@ -18,15 +18,7 @@ def make_app(spec: dict[str, Any]) -> Any:
     return app
 
 
-def main(spec: dict[str, Any]) -> None:
-    app = make_app(spec)
-    task = app.task(name="bench")(jobs.run_job)
-    kind = spec["kind"]
-    if kind == "bulk_insert":
-        common.not_applicable("no bulk publish: group() and chunks() send one message per task")
-    if kind == "single_insert":
-        common.timed_threads(int(spec["producers"]), int(spec["jobs"]), task.delay)
-        return
+def work(app: Any, task: Any, spec: dict[str, Any]) -> None:
     jobs.TALLY = common.Tally(spec)
     jobs.BODY = common.sync_work(spec)
     for i in range(int(spec["jobs"])):
@@ -37,6 +29,14 @@ def main(spec: dict[str, Any]) -> None:
     common.ready_and_wait()
     jobs.TALLY.arm()
     worker.start()
+
+
+def main(spec: dict[str, Any]) -> None:
+    app = make_app(spec)
+    task = app.task(name="bench")(jobs.run_job)
+    common.dispatch_threads(
+        spec, "no bulk publish: group() and chunks() send one message per task", task.delay,
+        lambda: work(app, task, spec))
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ def count_round_trips() -> None:
 
     def send(self: Any, command: Any, check_health: bool = True) -> Any:
         next(_sends)
-        return sync_send(self, command, check_health)
+        return sync_send(self, command, check_health)  # type: ignore[no-untyped-call]
 
     async def asend(self: Any, command: Any, check_health: bool = True) -> Any:
         next(_sends)
@@ -214,3 +214,37 @@ async def timed_coroutines(producers: int, total: int,
     start = time.perf_counter()
     await asyncio.gather(*(produce(range(p, total, producers)) for p in range(producers)))
     finish(total, time.perf_counter() - start)
+
+
+async def dispatch_async(spec: dict[str, Any], bulk: Callable[[], Any],
+                         add_one: Callable[[int], Any], work: Callable[[], Any]) -> None:
+    """Run the spec's kind with an asyncio library's three coroutine functions.
+
+    Args:
+        bulk: ``() -> seconds`` inserting ``jobs`` jobs in chunks. add_one: ``(i) -> awaitable``
+            adding job ``i``. work: fills the queue (if needed), then processes it.
+    """
+    kind = spec["kind"]
+    if kind == "bulk_insert":
+        ready_and_wait()
+        finish(int(spec["jobs"]), await bulk())
+    elif kind == "single_insert":
+        await timed_coroutines(int(spec["producers"]), int(spec["jobs"]), add_one)
+    else:
+        await work()
+
+
+def dispatch_threads(spec: dict[str, Any], bulk: Callable[[], float] | str,
+                     add_one: Callable[[int], Any], work: Callable[[], Any]) -> None:
+    """The same for a thread-based library; ``bulk`` may be the reason it has no bulk insert."""
+    kind = spec["kind"]
+    if kind == "bulk_insert":
+        if isinstance(bulk, str):
+            not_applicable(bulk)
+            return
+        ready_and_wait()
+        finish(int(spec["jobs"]), bulk())
+    elif kind == "single_insert":
+        timed_threads(int(spec["producers"]), int(spec["jobs"]), add_one)
+    else:
+        work()

@@ -12,17 +12,7 @@ from dramatiq.brokers.redis import RedisBroker
 from benchmarks.adapters import common, jobs
 
 
-def main(spec: dict[str, Any]) -> None:
-    broker = RedisBroker(url=spec["url"])
-    dramatiq.set_broker(broker)
-    actor = dramatiq.actor(jobs.run_job, actor_name="bench", queue_name=spec["queue"],
-                           max_retries=0)
-    kind = spec["kind"]
-    if kind == "bulk_insert":
-        common.not_applicable("no bulk enqueue: group() sends one message per actor call")
-    if kind == "single_insert":
-        common.timed_threads(int(spec["producers"]), int(spec["jobs"]), actor.send)
-        return
+def work(broker: RedisBroker, actor: Any, spec: dict[str, Any]) -> None:
     jobs.TALLY = common.Tally(spec)
     jobs.BODY = common.sync_work(spec)
     for i in range(int(spec["jobs"])):
@@ -32,6 +22,15 @@ def main(spec: dict[str, Any]) -> None:
     jobs.TALLY.arm()
     worker.start()
     threading.Event().wait()
+
+
+def main(spec: dict[str, Any]) -> None:
+    broker = RedisBroker(url=spec["url"])  # type: ignore[no-untyped-call]
+    dramatiq.set_broker(broker)
+    actor = dramatiq.actor(actor_name="bench", queue_name=spec["queue"],
+                           max_retries=0)(jobs.run_job)
+    common.dispatch_threads(spec, "no bulk enqueue: group() sends one message per actor call",
+                            actor.send, lambda: work(broker, actor, spec))
 
 
 if __name__ == "__main__":

@@ -19,27 +19,25 @@ def bulk(queue: Queue, spec: dict[str, Any]) -> float:
     return time.perf_counter() - start
 
 
+def work(connection: Redis, queue: Queue, spec: dict[str, Any]) -> None:
+    if int(spec["concurrency"]) > 1:
+        common.not_applicable("RQ runs one job at a time per worker process "
+                              "(concurrency means that many processes)")
+    jobs.TALLY = common.Tally(spec)
+    jobs.BODY = common.sync_work(spec)
+    bulk(queue, spec)
+    worker = SimpleWorker([queue], connection=connection)
+    common.ready_and_wait()
+    jobs.TALLY.arm()
+    worker.work(burst=False, logging_level="WARNING")
+
+
 def main(spec: dict[str, Any]) -> None:
     connection = Redis.from_url(spec["url"])
     queue = Queue(spec["queue"], connection=connection)
-    kind = spec["kind"]
-    if kind == "bulk_insert":
-        common.ready_and_wait()
-        common.finish(int(spec["jobs"]), bulk(queue, spec))
-    elif kind == "single_insert":
-        common.timed_threads(int(spec["producers"]), int(spec["jobs"]),
-                             lambda i: queue.enqueue(jobs.run_job, i))
-    elif int(spec["concurrency"]) > 1:
-        common.not_applicable("RQ runs one job at a time per worker process "
-                              "(concurrency means that many processes)")
-    else:
-        jobs.TALLY = common.Tally(spec)
-        jobs.BODY = common.sync_work(spec)
-        bulk(queue, spec)
-        worker = SimpleWorker([queue], connection=connection)
-        common.ready_and_wait()
-        jobs.TALLY.arm()
-        worker.work(burst=False, logging_level="WARNING")
+    common.dispatch_threads(spec, lambda: bulk(queue, spec),
+                            lambda i: queue.enqueue(jobs.run_job, i),
+                            lambda: work(connection, queue, spec))
 
 
 if __name__ == "__main__":

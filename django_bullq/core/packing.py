@@ -26,7 +26,8 @@ def _hiredis_class(base: type) -> type:
         serializer = HiredisRespSerializer()
 
         def pack_command(self: Any, *args: Any) -> list[bytes]:
-            return serializer.pack(*args)
+            packed: list[bytes] = serializer.pack(*args)
+            return packed
 
         cls = type(f"Hiredis{base.__name__}", (base,), {"pack_command": pack_command})
         _classes[base] = cls

@@ -14,8 +14,13 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from redis.exceptions import RedisError
 
-from django_bullq.conf import ConfigurationError, bullq_settings, get_connection, queue_config
-from django_bullq.conf import worker_options
+from django_bullq.conf import (
+    ConfigurationError,
+    bullq_settings,
+    get_connection,
+    queue_config,
+    worker_options,
+)
 from django_bullq.core.capacity import CapacityError, CapacityReport, probe
 from django_bullq.core.options import JobOptions
 from django_bullq.core.queue import Queue
