@@ -74,7 +74,8 @@ test: venv venv52 redis-server node-deps
 
 # Side by side with the peers on a private redis-server; writes benchmarks/results.json and
 # docs/benchmarks.md. Sizes: BENCH_SCALE, BENCH_ROUNDS, BENCH_GROWTH_SIZE, BENCH_MEMORY_JOBS,
-# or any flag of `python -m benchmarks --help` in BENCH_ARGS.
+# or any flag of `python -m benchmarks --help` in BENCH_ARGS (the shell reads it: no backquotes;
+# put free text for the top of the doc in the environment variable BENCH_NOTE instead).
 bench: venv-bench redis-server node-deps
 	$(VENVB)/bin/python -m benchmarks $(BENCH_ARGS)
 

@@ -1,7 +1,7 @@
 """``python -m benchmarks``: run the comparison and the growth runs, write JSON and Markdown.
 
 Sizes come from flags or the environment (``BENCH_SCALE``, ``BENCH_ROUNDS``,
-``BENCH_GROWTH_SIZE``, ``BENCH_MEMORY_JOBS``, ``BENCH_MAX_SECONDS``), so ``make bench`` can be
+``BENCH_GROWTH_SIZE``, ``BENCH_MEMORY_JOBS``, ``BENCH_MAX_SECONDS``, ``BENCH_NOTE``), so ``make bench`` can be
 shrunk (``BENCH_SCALE=0.1``) or grown (``BENCH_GROWTH_SIZE=1000000``).
 """
 
@@ -61,7 +61,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--node", default=shutil.which("node") or "node")
     p.add_argument("--out-json", default=str(ROOT / "benchmarks" / "results.json"))
     p.add_argument("--out-md", default=str(ROOT / "docs" / "benchmarks.md"))
-    p.add_argument("--note", default="", help="a sentence for the top of the Markdown")
+    p.add_argument("--note", default=os.environ.get("BENCH_NOTE", ""),
+                   help="a sentence for the top of the Markdown (default $BENCH_NOTE)")
     return p.parse_args(argv)
 
 
