@@ -1,8 +1,9 @@
 """``python -m benchmarks``: run the comparison and the growth runs, write JSON and Markdown.
 
 Sizes come from flags or the environment (``BENCH_SCALE``, ``BENCH_ROUNDS``,
-``BENCH_GROWTH_SIZE``, ``BENCH_MEMORY_JOBS``, ``BENCH_MAX_SECONDS``, ``BENCH_NOTE``), so ``make bench`` can be
-shrunk (``BENCH_SCALE=0.1``) or grown (``BENCH_GROWTH_SIZE=1000000``).
+``BENCH_GROWTH_SIZE``, ``BENCH_MEMORY_JOBS``, ``BENCH_MAX_SECONDS``; ``BENCH_NOTE`` is the doc's
+note), so ``make bench`` can be shrunk (``BENCH_SCALE=0.1``) or grown
+(``BENCH_GROWTH_SIZE=1000000``).
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="completed / delayed set size of the growth runs (0 = skip them)")
     p.add_argument("--growth-jobs", type=int, default=20_000,
                    help="no-op jobs timed beside the grown sets")
+    p.add_argument("--growth-rounds", type=int, default=5,
+                   help="interleaved rounds of each growth comparison (default 5)")
     p.add_argument("--memory-jobs", type=int, default=int(_env("BENCH_MEMORY_JOBS", 200_000)),
                    help="jobs of the worker-memory run (0 = skip it)")
     p.add_argument("--python", default=str(BENCH_PYTHON if BENCH_PYTHON.exists()
@@ -92,9 +95,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         grown: dict[str, Any] = {}
         if args.growth_size > 0:
             grown["completed"] = growth.completed_growth(settings, client, args.growth_size,
-                                                         args.growth_jobs, args.rounds)
+                                                         args.growth_jobs, args.growth_rounds)
             grown["delayed"] = growth.delayed_growth(settings, client, args.growth_size,
-                                                     args.growth_jobs, args.rounds)
+                                                     args.growth_jobs, args.growth_rounds)
         if args.memory_jobs > 0:
             grown["memory"] = growth.worker_memory(settings, client, args.memory_jobs)
     finally:
@@ -103,6 +106,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     config = {"rounds": args.rounds, "sizes": sizes, "max_seconds": args.max_seconds,
               "chunk": args.chunk, "cpu_iterations": args.cpu_iterations, "io_ms": args.io_ms,
               "growth_size": args.growth_size, "growth_jobs": args.growth_jobs,
+              "growth_rounds": args.growth_rounds,
               "memory_jobs": args.memory_jobs}
     data = report.results(runs, scenarios, grown, described, config)
     Path(args.out_json).write_text(json.dumps(data, indent=1) + "\n")

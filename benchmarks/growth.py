@@ -2,8 +2,10 @@
 
 * completed: no-op jobs (concurrency 10) on a queue whose completed set already holds ``size``
   jobs, with retention bounded at ``size`` (``removeOnComplete`` count), so every completion
-  also trims the oldest one; against the same run on a queue with an empty completed set.
-* delayed: the same beside ``size`` jobs delayed by an hour.
+  also trims the oldest one; against the same on a queue whose set is bounded at 1,000.
+* delayed: the same beside ``size`` jobs delayed by an hour, against a queue with none.
+
+Both report jobs/s and Redis CPU µs per job; on a busy machine the second is the steadier.
 * memory: one worker process runs ``size`` no-op jobs; its RSS is read at every 5%.
 """
 
@@ -22,6 +24,8 @@ from .scenarios import LIBRARIES
 OURS = LIBRARIES[0]
 SEED_CHUNK = 5_000
 DELAY_MS = 3_600_000
+#: Size of the completed set the grown one is compared with.
+SMALL = 1_000
 
 
 def seed_completed(client: Any, queue_name: str, size: int, prefix: str = "bull") -> None:
@@ -68,52 +72,65 @@ def fill_waiting(url: str, queue_name: str, size: int) -> None:
         queue.close()
 
 
-def _compare(settings: Settings, client: Any, grown: str, jobs: int, rounds: int,
-             keep: int | None) -> dict[str, Any]:
-    """Median jobs/s on a fresh queue and on the grown one, ``rounds`` times interleaved."""
-    base_rates: list[float] = []
-    grown_rates: list[float] = []
-    for index in range(rounds):
-        fresh = f"bench-fresh-{index}"
-        for name, rates in ((fresh, base_rates), (grown, grown_rates)):
-            spec = spec_for(settings, name, "process", jobs, 10, keep_completed=keep)
+def _compare(settings: Settings, client: Any, small: str, grown: str, jobs: int, rounds: int,
+             keep: tuple[int | None, int | None]) -> dict[str, Any]:
+    """Medians of jobs/s and Redis CPU µs per job on ``small`` and ``grown``, interleaved.
+
+    Args:
+        keep: ``removeOnComplete`` count of the small and of the grown queue (None = keep all).
+    """
+    rates: dict[str, list[float]] = {small: [], grown: []}
+    cpu: dict[str, list[float]] = {small: [], grown: []}
+    for _ in range(rounds):
+        for name, kept in ((small, keep[0]), (grown, keep[1])):
+            spec = spec_for(settings, name, "process", jobs, 10, keep_completed=kept)
             m = measure(OURS, spec, settings, client)
             _note(name, m)
             if m.ok:
-                rates.append(m.jobs_per_second)
-        cleanup = Queue(fresh, settings.url)
-        cleanup.obliterate(force=True)
-        cleanup.close()
-    if not (base_rates and grown_rates):
+                rates[name].append(m.jobs_per_second)
+                cpu[name].append(m.cost["cpu_us_per_job"])
+    if not (rates[small] and rates[grown]):
         return {"error": "a run failed (see the log)"}
-    base, big = statistics.median(base_rates), statistics.median(grown_rates)
-    return {"empty_jobs_per_s": round(base), "grown_jobs_per_s": round(big),
-            "change_pct": round((big - base) * 100 / base, 1)}
+    base, big = statistics.median(rates[small]), statistics.median(rates[grown])
+    base_cpu, big_cpu = statistics.median(cpu[small]), statistics.median(cpu[grown])
+    return {"small_jobs_per_s": round(base), "grown_jobs_per_s": round(big),
+            "change_pct": round((big - base) * 100 / base, 1),
+            "small_redis_us_per_job": round(base_cpu, 1),
+            "grown_redis_us_per_job": round(big_cpu, 1),
+            "redis_us_change_pct": round((big_cpu - base_cpu) * 100 / base_cpu, 1)}
 
 
 def _note(name: str, m: Measurement) -> None:
-    text = m.error or f"{m.jobs_per_second:,.0f} jobs/s"
+    text = m.error or (f"{m.jobs_per_second:,.0f} jobs/s, "
+                       f"{m.cost.get('cpu_us_per_job', 0):.0f} µs Redis CPU/job")
     print(f"[growth] {name:24} {text}", file=sys.stderr, flush=True)
 
 
 def completed_growth(settings: Settings, client: Any, size: int, jobs: int,
                      rounds: int) -> dict[str, Any]:
-    """Throughput with ``size`` completed jobs kept (retention bounded at ``size``)."""
+    """A completed set of ``size`` jobs against one of :data:`SMALL`, each kept at its size.
+
+    Both queues trim one old job per completion, so the comparison isolates the set's size.
+    """
     client.flushall()
+    small = min(SMALL, size)
+    seed_completed(client, "bench-small", small)
     seed_completed(client, "bench-grown", size)
-    out = _compare(settings, client, "bench-grown", jobs, rounds, keep=size)
+    out = _compare(settings, client, "bench-small", "bench-grown", jobs, rounds,
+                   keep=(small, size))
     out["completed_set"] = int(client.zcard("bull:bench-grown:completed"))
-    return {"size": size, **out}
+    return {"size": size, "small_size": small, **out}
 
 
 def delayed_growth(settings: Settings, client: Any, size: int, jobs: int,
                    rounds: int) -> dict[str, Any]:
-    """Throughput beside ``size`` delayed jobs."""
+    """Throughput beside ``size`` delayed jobs against a queue with none."""
     client.flushall()
     seed_delayed(settings.url, "bench-grown", size)
-    out = _compare(settings, client, "bench-grown", jobs, rounds, keep=None)
+    out = _compare(settings, client, "bench-small", "bench-grown", jobs, rounds,
+                   keep=(None, None))
     out["delayed_set"] = int(client.zcard("bull:bench-grown:delayed"))
-    return {"size": size, **out}
+    return {"size": size, "small_size": 0, **out}
 
 
 def worker_memory(settings: Settings, client: Any, size: int) -> dict[str, Any]:

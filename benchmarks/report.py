@@ -126,18 +126,22 @@ def targets(data: dict[str, Any], io_ms: int) -> list[str]:
 def growth_lines(growth: dict[str, Any]) -> list[str]:
     """Markdown for the completed / delayed growth runs and the worker's RSS."""
     lines = []
-    for key, what in (("completed", "completed set (retention bounded at its size)"),
-                      ("delayed", "delayed set")):
+    for key, what, small in (("completed", "completed set (retention bounded at its size)",
+                              "a set bounded at {:,}"), ("delayed", "delayed set", "none")):
         g = growth.get(key)
         if not g:
             continue
         if "error" in g:
             lines.append(f"- {what}, {g['size']:,} jobs: {g['error']}")
             continue
-        verdict = "within 10%" if abs(g["change_pct"]) <= 10 else "NOT within 10%"
-        lines.append(f"- {what} of {g['size']:,} jobs: {g['grown_jobs_per_s']:,} jobs/s against "
-                     f"{g['empty_jobs_per_s']:,} with it empty ({g['change_pct']:+.1f}%, "
-                     f"{verdict}).")
+        # The target is "no slower than 10%"; a faster grown run is noise, not a failure.
+        verdict = "within 10%" if g["change_pct"] >= -10 else "more than 10% slower"
+        lines.append(
+            f"- {what} of {g['size']:,} jobs: {g['grown_jobs_per_s']:,} jobs/s against "
+            f"{g['small_jobs_per_s']:,} with {small.format(g['small_size'])} "
+            f"({g['change_pct']:+.1f}%, {verdict}); Redis CPU {g['grown_redis_us_per_job']:.0f} "
+            f"against {g['small_redis_us_per_job']:.0f} µs per job "
+            f"({g['redis_us_change_pct']:+.1f}%).")
     sizes = [g["size"] for g in growth.values() if isinstance(g, dict) and "size" in g]
     if sizes and min(sizes) < 1_000_000:
         lines.append(f"- Sizes: issue 5 asks for 1,000,000; this run used "
@@ -149,7 +153,9 @@ def growth_lines(growth: dict[str, Any]) -> list[str]:
         lines.append(f"- worker RSS over {mem['jobs']:,} no-op jobs (concurrency 10): "
                      f"{mem['rss_mb_at_10pct']:.1f} MB at 10% of them, "
                      f"{mem['rss_mb_at_end']:.1f} MB at the end "
-                     f"({mem['growth_from_10pct_pct']:+.1f}%), peak {mem['rss_mb_max']:.1f} MB.")
+                     f"({mem['growth_from_10pct_pct']:+.1f}%: "
+                     f"{'flat' if abs(mem['growth_from_10pct_pct']) <= 5 else 'NOT flat'}), "
+                     f"peak {mem['rss_mb_max']:.1f} MB.")
     elif mem:
         lines.append(f"- worker memory: {mem['error']}")
     return lines

@@ -24,7 +24,7 @@ def test_bench_harness_smoke(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "benchmarks", "--libs", ",".join(LIBS),
          "--scenarios", ",".join(SCENARIOS), "--rounds", "1", "--jobs", str(JOBS),
-         "--max-seconds", "0", "--growth-size", "50", "--growth-jobs", "30",
+         "--max-seconds", "0", "--growth-size", "50", "--growth-jobs", "30", "--growth-rounds", "1",
          "--memory-jobs", "60", "--python", sys.executable,
          "--out-json", str(out_json), "--out-md", str(out_md)],
         cwd=ROOT, capture_output=True, text=True, timeout=100)
@@ -44,7 +44,8 @@ def test_bench_harness_smoke(tmp_path: Path) -> None:
     assert growth["completed"]["completed_set"] == 50  # retention kept it at its size
     assert growth["delayed"]["delayed_set"] == 50
     for key in ("completed", "delayed"):
-        assert {"empty_jobs_per_s", "grown_jobs_per_s", "change_pct"} <= set(growth[key])
+        assert {"small_jobs_per_s", "grown_jobs_per_s", "change_pct", "small_redis_us_per_job",
+                "grown_redis_us_per_job", "redis_us_change_pct"} <= set(growth[key])
     assert growth["memory"]["jobs"] == 60
     assert len(growth["memory"]["rss_mb_samples"]) == 20
     assert {"cpu", "cores", "python", "redis"} <= set(data["machine"])
