@@ -97,8 +97,8 @@ class CapacityReport:
     commands_per_job: float
     scripts_per_job: float
     redis_us_per_job: float
-    ceiling_jobs_per_s: float
-    plateau_jobs_per_s: float
+    ceiling_jobs_per_s: int
+    plateau_jobs_per_s: int
     redis_cpu_pct: float
     worker_cpu_pct: float
     rtt_ms: float
@@ -106,7 +106,7 @@ class CapacityReport:
     bound: str
     agree: bool
     explanation: str
-    plan_jobs_per_s: tuple[float, float]
+    plan_jobs_per_s: tuple[int, int]
     workers_for_plan: int
     by_command: dict[str, float] = field(default_factory=dict)
 
@@ -254,7 +254,7 @@ def _report(name: str, jobs: int, concurrency: int, cost: redis_cost.Cost, plate
             worker_cpu: float, rtt: float, persist: Persistence) -> CapacityReport:
     if cost.cpu_us_per_job <= 0:
         raise CapacityError("Redis's CPU counters did not move: run more jobs")
-    ceiling = cost.ceiling_jobs_per_s
+    ceiling = round(cost.ceiling_jobs_per_s)  # the plan is computed from the figure shown
     redis_cpu = cost.main_thread_cpu_pct or (cost.cpu_us_per_job * cost.jobs / 1e4
                                              / cost.seconds)
     bound, agree, why = verdict(plateau, ceiling, redis_cpu, worker_cpu, persist)
@@ -263,7 +263,7 @@ def _report(name: str, jobs: int, concurrency: int, cost: redis_cost.Cost, plate
         queue=name, jobs=jobs, concurrency=concurrency,
         commands_per_job=round(cost.commands_per_job, 2),
         scripts_per_job=round(cost.scripts_per_job, 2),
-        redis_us_per_job=round(cost.cpu_us_per_job, 1), ceiling_jobs_per_s=round(ceiling),
+        redis_us_per_job=round(cost.cpu_us_per_job, 1), ceiling_jobs_per_s=ceiling,
         plateau_jobs_per_s=round(plateau), redis_cpu_pct=round(redis_cpu, 1),
         worker_cpu_pct=round(worker_cpu, 1), rtt_ms=round(rtt, 3), persistence=persist,
         bound=bound, agree=agree, explanation=why, plan_jobs_per_s=plan,
