@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--node", default=shutil.which("node") or "node")
     p.add_argument("--out-json", default=str(ROOT / "benchmarks" / "results.json"))
     p.add_argument("--out-md", default=str(ROOT / "docs" / "benchmarks.md"))
+    p.add_argument("--only-growth", action="store_true",
+                   help="run only the growth runs; they replace the growth part of the "
+                        "existing --out-json, and --out-md is written again")
     p.add_argument("--note", default=os.environ.get("BENCH_NOTE", ""),
                    help="a sentence for the top of the Markdown (default $BENCH_NOTE)")
     return p.parse_args(argv)
@@ -77,10 +81,41 @@ def _pick(text: str, known: tuple[str, ...], what: str) -> list[str]:
     return chosen
 
 
+def run_growth(args: argparse.Namespace, settings: Settings, client: Any) -> dict[str, Any]:
+    """The growth runs asked for (an empty dict when their sizes are 0)."""
+    grown: dict[str, Any] = {}
+    if args.growth_size > 0:
+        grown["completed"] = growth.completed_growth(settings, client, args.growth_size,
+                                                     args.growth_jobs, args.growth_rounds)
+        grown["delayed"] = growth.delayed_growth(settings, client, args.growth_size,
+                                                 args.growth_jobs, args.growth_rounds)
+    if args.memory_jobs > 0:
+        grown["memory"] = growth.worker_memory(settings, client, args.memory_jobs)
+    return grown
+
+
+def growth_config(args: argparse.Namespace) -> dict[str, Any]:
+    return {"growth_size": args.growth_size, "growth_jobs": args.growth_jobs,
+            "growth_rounds": args.growth_rounds, "memory_jobs": args.memory_jobs}
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    """Start a private redis-server, run everything asked, write both files; returns the JSON."""
+    """Start a private redis-server, run everything asked, write both files; returns the JSON.
+
+    With ``--only-growth`` only the growth runs are done; they replace the ``growth`` key of
+    the existing ``--out-json`` and the Markdown is written again from it.
+    """
     lib_keys = _pick(args.libs, LIBRARY_KEYS, "libraries")
     scenario_keys = _pick(args.scenarios, SCENARIO_KEYS, "scenarios")
+    previous: dict[str, Any] = {}
+    if args.only_growth:
+        try:
+            previous = json.loads(Path(args.out_json).read_text())
+        except OSError as exc:
+            raise SystemExit(f"--only-growth needs an earlier {args.out_json}: {exc}") from exc
+        scenario_keys = [key for key in SCENARIO_KEYS if key in previous]
+        lib_keys = [lib.key for lib in LIBRARIES
+                    if any(lib.key in previous[key] for key in scenario_keys)]
     libraries = [lib for lib in LIBRARIES if lib.key in lib_keys]
     scenarios = [s for s in SCENARIOS if s.key in scenario_keys]
     sizes = {s.key: args.jobs or max(int(s.jobs * args.scale), 10) for s in scenarios}
@@ -91,27 +126,28 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                             max_seconds=args.max_seconds, cpu_iterations=args.cpu_iterations,
                             io_ms=args.io_ms, chunk=args.chunk)
         described = machine.describe(args.python, args.node, client)
-        runs = run_matrix(scenarios, libraries, sizes, args.rounds, settings, client)
-        grown: dict[str, Any] = {}
-        if args.growth_size > 0:
-            grown["completed"] = growth.completed_growth(settings, client, args.growth_size,
-                                                         args.growth_jobs, args.growth_rounds)
-            grown["delayed"] = growth.delayed_growth(settings, client, args.growth_size,
-                                                     args.growth_jobs, args.growth_rounds)
-        if args.memory_jobs > 0:
-            grown["memory"] = growth.worker_memory(settings, client, args.memory_jobs)
+        runs = {} if args.only_growth else run_matrix(scenarios, libraries, sizes, args.rounds,
+                                                      settings, client)
+        grown = run_growth(args, settings, client)
     finally:
         client.close()
         server.cleanup()
-    config = {"rounds": args.rounds, "sizes": sizes, "max_seconds": args.max_seconds,
-              "chunk": args.chunk, "cpu_iterations": args.cpu_iterations, "io_ms": args.io_ms,
-              "growth_size": args.growth_size, "growth_jobs": args.growth_jobs,
-              "growth_rounds": args.growth_rounds,
-              "memory_jobs": args.memory_jobs}
-    data = report.results(runs, scenarios, grown, described, config)
-    Path(args.out_json).write_text(json.dumps(data, indent=1) + "\n")
+    if args.only_growth:
+        stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+        grown["separate_run"] = (f"from a separate growth-only run ({stamp}, load average at "
+                                 f"start {described['load_average_at_start']})")
+        data = {**previous, "growth": grown,
+                "config": {**previous["config"], **growth_config(args)}}
+    else:
+        config = {"rounds": args.rounds, "sizes": sizes, "max_seconds": args.max_seconds,
+                  "chunk": args.chunk, "cpu_iterations": args.cpu_iterations,
+                  "io_ms": args.io_ms, **growth_config(args)}
+        data = report.results(runs, scenarios, grown, described, config)
     method = (ROOT / "benchmarks" / "method.md").read_text()
-    Path(args.out_md).write_text(report.markdown(data, scenarios, libraries, method, args.note))
+    note = args.note or str(previous.get("config", {}).get("note", ""))
+    data["config"]["note"] = note
+    Path(args.out_json).write_text(json.dumps(data, indent=1) + "\n")
+    Path(args.out_md).write_text(report.markdown(data, scenarios, libraries, method, note))
     return data
 
 

@@ -126,6 +126,9 @@ def targets(data: dict[str, Any], io_ms: int) -> list[str]:
 def growth_lines(growth: dict[str, Any]) -> list[str]:
     """Markdown for the completed / delayed growth runs and the worker's RSS."""
     lines = []
+    if growth.get("separate_run"):
+        lines.append(f"These figures are {growth['separate_run']}.")
+        lines.append("")
     for key, what, small in (("completed", "completed set (retention bounded at its size)",
                               "a set bounded at {:,}"), ("delayed", "delayed set", "none")):
         g = growth.get(key)

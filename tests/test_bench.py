@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ["bulk_insert", "single_insert_p10", "noop_c10", "io10ms_c50"]
@@ -19,17 +20,22 @@ COST_FIELDS = {"commands_per_job", "scripts_per_job", "cpu_us_per_job", "main_th
                "round_trips_per_job", "ceiling_jobs_per_s", "by_command"}
 
 
-def test_bench_harness_smoke(tmp_path: Path) -> None:
-    out_json, out_md = tmp_path / "results.json", tmp_path / "benchmarks.md"
+def bench(out_json: Path, out_md: Path, *args: str) -> dict[str, Any]:
     done = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "--libs", ",".join(LIBS),
-         "--scenarios", ",".join(SCENARIOS), "--rounds", "1", "--jobs", str(JOBS),
-         "--max-seconds", "0", "--growth-size", "50", "--growth-jobs", "30", "--growth-rounds", "1",
-         "--memory-jobs", "60", "--python", sys.executable,
-         "--out-json", str(out_json), "--out-md", str(out_md)],
+        [sys.executable, "-m", "benchmarks", "--python", sys.executable, "--rounds", "1",
+         "--growth-jobs", "30", "--growth-rounds", "1", "--out-json", str(out_json),
+         "--out-md", str(out_md), *args],
         cwd=ROOT, capture_output=True, text=True, timeout=100)
     assert done.returncode == 0, done.stderr[-3000:]
-    data = json.loads(out_json.read_text())
+    data: dict[str, Any] = json.loads(out_json.read_text())
+    return data
+
+
+def test_bench_harness_smoke(tmp_path: Path) -> None:
+    out_json, out_md = tmp_path / "results.json", tmp_path / "benchmarks.md"
+    data = bench(out_json, out_md, "--libs", ",".join(LIBS), "--scenarios", ",".join(SCENARIOS),
+                 "--jobs", str(JOBS), "--max-seconds", "0", "--growth-size", "50",
+                 "--memory-jobs", "60", "--note", "Smoke run.")
 
     for scenario in SCENARIOS:
         assert set(data[scenario]) == set(LIBS)
@@ -53,3 +59,12 @@ def test_bench_harness_smoke(tmp_path: Path) -> None:
     doc = out_md.read_text()
     assert "| Scenario | django_bullq | bullmq (PyPI) |" in doc
     assert "## Redis cost per job" in doc and "## Growth (django_bullq)" in doc
+    assert "Smoke run." in doc
+
+    # --only-growth replaces the growth part and keeps the comparison.
+    again = bench(out_json, out_md, "--only-growth", "--growth-size", "40", "--memory-jobs", "0")
+    assert again["growth"]["completed"]["completed_set"] == 40
+    assert "memory" not in again["growth"] and "separate growth-only run" in again["growth"][
+        "separate_run"]
+    assert {s: again[s] for s in SCENARIOS} == {s: data[s] for s in SCENARIOS}
+    assert "separate growth-only run" in out_md.read_text() and "Smoke run." in out_md.read_text()
