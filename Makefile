@@ -4,6 +4,7 @@
 SHELL := /bin/bash
 VENV := .venv
 VENV52 := .venv-django52
+VENVB := .venv-bench
 PY := $(VENV)/bin/python
 REDIS_URL ?= redis://127.0.0.1:6379/0
 export REDIS_URL
@@ -16,8 +17,8 @@ PYTHON := $(shell for v in 3.14 3.13 3.12; do \
 
 SOAK_JOBS ?= 100000
 
-.PHONY: demo soak test test-core test-django52 venv venv52 redis-server browser node-deps \
-	typecheck lint docs clean
+.PHONY: demo soak bench test test-core test-django52 venv venv52 venv-bench redis-server browser \
+	node-deps typecheck lint docs clean
 
 $(VENV)/.installed: pyproject.toml
 	@test -n "$(PYTHON)" || { echo "no Python >= 3.12 found (pyenv or PATH)"; exit 1; }
@@ -36,6 +37,16 @@ $(VENV52)/.installed: pyproject.toml
 	touch $@
 
 venv52: $(VENV52)/.installed
+
+# The peers of `make bench` (PyPI bullmq, RQ, Celery, Dramatiq) live in their own venv.
+$(VENVB)/.installed: pyproject.toml
+	@test -n "$(PYTHON)" || { echo "no Python >= 3.12 found (pyenv or PATH)"; exit 1; }
+	$(PYTHON) -m venv $(VENVB)
+	$(VENVB)/bin/python -m pip install -q --upgrade pip
+	$(VENVB)/bin/python -m pip install -q -e . --group bench
+	touch $@
+
+venv-bench: $(VENVB)/.installed
 
 # Debian's redis-server binary: tests start their own on a free port; the demo needs one at REDIS_URL.
 redis-server:
@@ -92,5 +103,12 @@ test: venv venv52 redis-server browser node-deps lint typecheck docs
 soak: venv redis-server
 	$(PY) -m reliability.soak --jobs $(SOAK_JOBS)
 
+# Side by side with the peers on a private redis-server; writes benchmarks/results.json and
+# docs/benchmarks.md. Sizes: BENCH_SCALE, BENCH_ROUNDS, BENCH_GROWTH_SIZE, BENCH_MEMORY_JOBS,
+# or any flag of `python -m benchmarks --help` in BENCH_ARGS (the shell reads it: no backquotes;
+# put free text for the top of the doc in the environment variable BENCH_NOTE instead).
+bench: venv-bench redis-server node-deps
+	$(VENVB)/bin/python -m benchmarks $(BENCH_ARGS)
+
 clean:
-	rm -rf $(VENV) $(VENV52) tests/interop/node_modules docs/_build .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(VENV52) $(VENVB) tests/interop/node_modules docs/_build .mypy_cache .ruff_cache

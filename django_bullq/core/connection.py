@@ -21,6 +21,7 @@ import redis.cluster
 import redis.sentinel
 
 from .errors import BullqError
+from .packing import use_hiredis_packing
 
 #: redis-py keyword arguments applied unless ``OPTIONS`` set them (s): a dead or silent Redis
 #: makes a call fail instead of hanging (a producer fails fast, a worker's loop moves on).
@@ -190,13 +191,15 @@ class Connection:
             module = redis.asyncio.sentinel if asyncio_ else redis.sentinel
             sentinel = module.Sentinel(hosts, sentinel_kwargs=opts.pop("sentinel_kwargs", None),
                                        password=password, db=db, **opts)
-            return sentinel.master_for(service)
+            master = sentinel.master_for(service)
+            return use_hiredis_packing(master) if asyncio_ else master
         if self.scheme == "redis+cluster":
             url = "redis" + self.url[len("redis+cluster"):]
             cls = redis.asyncio.cluster.RedisCluster if asyncio_ else redis.cluster.RedisCluster
             return cls.from_url(url, **opts)
-        cls2 = redis.asyncio.Redis if asyncio_ else redis.Redis
-        return cls2.from_url(self.url, **opts)
+        if asyncio_:
+            return use_hiredis_packing(redis.asyncio.Redis.from_url(self.url, **opts))
+        return redis.Redis.from_url(self.url, **opts)
 
     def describe(self) -> str:
         """The URL with its password hidden, for logs and the admin."""

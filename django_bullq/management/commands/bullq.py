@@ -14,6 +14,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 SUBCOMMANDS = {
+    "capacity": "django_bullq.management.bullq_capacity",
     "health": "django_bullq.management.bullq_health",
 }
 

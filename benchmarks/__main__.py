@@ -1,0 +1,155 @@
+"""``python -m benchmarks``: run the comparison and the growth runs, write JSON and Markdown.
+
+Sizes come from flags or the environment (``BENCH_SCALE``, ``BENCH_ROUNDS``,
+``BENCH_GROWTH_SIZE``, ``BENCH_MEMORY_JOBS``, ``BENCH_MAX_SECONDS``; ``BENCH_NOTE`` is the doc's
+note), so ``make bench`` can be shrunk (``BENCH_SCALE=0.1``) or grown
+(``BENCH_GROWTH_SIZE=1000000``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from tests.redis_server import RedisServer
+
+from . import growth, machine, report
+from .harness import Settings
+from .matrix import run_matrix
+from .scenarios import LIBRARIES, LIBRARY_KEYS, ROOT, SCENARIO_KEYS, SCENARIOS
+
+BENCH_PYTHON = ROOT / ".venv-bench" / "bin" / "python"
+
+
+def _env(name: str, default: float) -> float:
+    return float(os.environ.get(name, default))
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--libs", default=",".join(LIBRARY_KEYS),
+                   help=f"comma-separated, from {', '.join(LIBRARY_KEYS)}")
+    p.add_argument("--scenarios", default=",".join(SCENARIO_KEYS),
+                   help=f"comma-separated, from {', '.join(SCENARIO_KEYS)}")
+    p.add_argument("--rounds", type=int, default=int(_env("BENCH_ROUNDS", 3)),
+                   help="interleaved rounds; medians are reported (default 3)")
+    p.add_argument("--scale", type=float, default=_env("BENCH_SCALE", 1.0),
+                   help="multiplies every scenario's job count (default 1.0)")
+    p.add_argument("--jobs", type=int, default=0, help="job count of every scenario (overrides "
+                                                       "--scale)")
+    p.add_argument("--max-seconds", type=float, default=_env("BENCH_MAX_SECONDS", 10.0),
+                   help="a processing run stops after this many seconds (0 = never)")
+    p.add_argument("--chunk", type=int, default=1000, help="jobs per bulk-insert call")
+    p.add_argument("--cpu-iterations", type=int, default=1000)
+    p.add_argument("--io-ms", type=int, default=10)
+    p.add_argument("--growth-size", type=int, default=int(_env("BENCH_GROWTH_SIZE", 200_000)),
+                   help="completed / delayed set size of the growth runs (0 = skip them)")
+    p.add_argument("--growth-jobs", type=int, default=20_000,
+                   help="no-op jobs timed beside the grown sets")
+    p.add_argument("--growth-rounds", type=int, default=5,
+                   help="interleaved rounds of each growth comparison (default 5)")
+    p.add_argument("--memory-jobs", type=int, default=int(_env("BENCH_MEMORY_JOBS", 200_000)),
+                   help="jobs of the worker-memory run (0 = skip it)")
+    p.add_argument("--python", default=str(BENCH_PYTHON if BENCH_PYTHON.exists()
+                                           else sys.executable),
+                   help="interpreter of the Python adapters (default .venv-bench's)")
+    p.add_argument("--node", default=shutil.which("node") or "node")
+    p.add_argument("--out-json", default=str(ROOT / "benchmarks" / "results.json"))
+    p.add_argument("--out-md", default=str(ROOT / "docs" / "benchmarks.md"))
+    p.add_argument("--only-growth", action="store_true",
+                   help="run only the growth runs; they replace the growth part of the "
+                        "existing --out-json, and --out-md is written again")
+    p.add_argument("--note", default=os.environ.get("BENCH_NOTE", ""),
+                   help="a sentence for the top of the Markdown (default $BENCH_NOTE)")
+    return p.parse_args(argv)
+
+
+def _pick(text: str, known: tuple[str, ...], what: str) -> list[str]:
+    chosen = [x.strip() for x in text.split(",") if x.strip()]
+    unknown = [x for x in chosen if x not in known]
+    if unknown:
+        raise SystemExit(f"unknown {what}: {', '.join(unknown)} (known: {', '.join(known)})")
+    return chosen
+
+
+def run_growth(args: argparse.Namespace, settings: Settings, client: Any) -> dict[str, Any]:
+    """The growth runs asked for (an empty dict when their sizes are 0)."""
+    grown: dict[str, Any] = {}
+    if args.growth_size > 0:
+        grown["completed"] = growth.completed_growth(settings, client, args.growth_size,
+                                                     args.growth_jobs, args.growth_rounds)
+        grown["delayed"] = growth.delayed_growth(settings, client, args.growth_size,
+                                                 args.growth_jobs, args.growth_rounds)
+    if args.memory_jobs > 0:
+        grown["memory"] = growth.worker_memory(settings, client, args.memory_jobs)
+    return grown
+
+
+def growth_config(args: argparse.Namespace) -> dict[str, Any]:
+    return {"growth_size": args.growth_size, "growth_jobs": args.growth_jobs,
+            "growth_rounds": args.growth_rounds, "memory_jobs": args.memory_jobs}
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Start a private redis-server, run everything asked, write both files; returns the JSON.
+
+    With ``--only-growth`` only the growth runs are done; they replace the ``growth`` key of
+    the existing ``--out-json`` and the Markdown is written again from it.
+    """
+    lib_keys = _pick(args.libs, LIBRARY_KEYS, "libraries")
+    scenario_keys = _pick(args.scenarios, SCENARIO_KEYS, "scenarios")
+    previous: dict[str, Any] = {}
+    if args.only_growth:
+        try:
+            previous = json.loads(Path(args.out_json).read_text())
+        except OSError as exc:
+            raise SystemExit(f"--only-growth needs an earlier {args.out_json}: {exc}") from exc
+        scenario_keys = [key for key in SCENARIO_KEYS if key in previous]
+        lib_keys = [lib.key for lib in LIBRARIES
+                    if any(lib.key in previous[key] for key in scenario_keys)]
+    libraries = [lib for lib in LIBRARIES if lib.key in lib_keys]
+    scenarios = [s for s in SCENARIOS if s.key in scenario_keys]
+    sizes = {s.key: args.jobs or max(int(s.jobs * args.scale), 10) for s in scenarios}
+    server = RedisServer().start()
+    client = redis.Redis.from_url(server.url)
+    try:
+        settings = Settings(url=server.url, python=args.python, node=args.node,
+                            max_seconds=args.max_seconds, cpu_iterations=args.cpu_iterations,
+                            io_ms=args.io_ms, chunk=args.chunk)
+        described = machine.describe(args.python, args.node, client)
+        runs = {} if args.only_growth else run_matrix(scenarios, libraries, sizes, args.rounds,
+                                                      settings, client)
+        grown = run_growth(args, settings, client)
+    finally:
+        client.close()
+        server.cleanup()
+    if args.only_growth:
+        stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+        grown["separate_run"] = (f"from a separate growth-only run ({stamp}, load average at "
+                                 f"start {described['load_average_at_start']})")
+        data = {**previous, "growth": grown,
+                "config": {**previous["config"], **growth_config(args)}}
+    else:
+        config = {"rounds": args.rounds, "sizes": sizes, "max_seconds": args.max_seconds,
+                  "chunk": args.chunk, "cpu_iterations": args.cpu_iterations,
+                  "io_ms": args.io_ms, **growth_config(args)}
+        data = report.results(runs, scenarios, grown, described, config)
+    method = (ROOT / "benchmarks" / "method.md").read_text()
+    note = args.note or str(previous.get("config", {}).get("note", ""))
+    data["config"]["note"] = note
+    Path(args.out_json).write_text(json.dumps(data, indent=1) + "\n")
+    Path(args.out_md).write_text(report.markdown(data, scenarios, libraries, method, note))
+    return data
+
+
+if __name__ == "__main__":
+    run(parse_args())

@@ -1,0 +1,49 @@
+"""django_bullq: the core Queue and Worker (asyncio; async processors run on the loop)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from benchmarks.adapters import common
+from django_bullq import Queue, Worker
+from django_bullq.core.job import Job
+from django_bullq.core.worker import WorkerOptions
+
+
+async def bulk(queue: Queue, spec: dict[str, Any]) -> float:
+    start = time.perf_counter()
+    for part in common.chunks(int(spec["jobs"]), int(spec["chunk"])):
+        await queue.aadd_bulk([("bench", {"i": i}) for i in part])
+    return time.perf_counter() - start
+
+
+async def work(queue: Queue, spec: dict[str, Any]) -> None:
+    tally = common.Tally(spec, sample_rss=spec["kind"] == "memory")
+    body = common.async_work(spec)
+
+    async def processor(job: Job) -> None:
+        tally.started()
+        await body()
+        tally.done()
+
+    options = WorkerOptions(concurrency=int(spec["concurrency"]),
+                            remove_on_complete=spec.get("keep_completed"))
+    worker = Worker(queue, processor, options)
+    if spec["kind"] == "process":
+        await bulk(queue, spec)
+    common.ready_and_wait()
+    tally.arm()
+    await worker.arun()
+
+
+async def main(spec: dict[str, Any]) -> None:
+    queue = Queue(spec["queue"], spec["url"])
+    await common.dispatch_async(spec, lambda: bulk(queue, spec),
+                                lambda i: queue.aadd("bench", {"i": i}), lambda: work(queue, spec))
+
+
+if __name__ == "__main__":
+    common.count_round_trips()
+    asyncio.run(main(common.spec_from_argv()))
