@@ -21,6 +21,7 @@ from .conf import (
     user_config,
 )
 from .core.errors import BullqError, InvalidNameError
+from .core.eventloop import loop_factory
 from .core.keys import has_hash_tag, validate_queue_name
 from .core.options import JobOptions
 
@@ -45,6 +46,7 @@ _WORKER_TYPES: dict[str, tuple[tuple[type, ...], float | None]] = {
     "LIMITER_MAX": ((int,), 0),
     "LIMITER_DURATION": ((int,), 0),
     "METRICS_MAX_DATA_POINTS": ((int,), 0),
+    "EVENT_LOOP": ((str,), None),
 }
 
 
@@ -139,6 +141,11 @@ def _worker_values(worker: dict[str, Any]) -> Iterator[CheckMessage]:
             floor = f" >= {minimum}" if minimum is not None else ""
             yield _error(3, f"BULLQ['WORKER'][{key!r}] must be {allowed}{floor}, got {value!r}.",
                          _DOCS)
+        elif key == "EVENT_LOOP":
+            try:
+                loop_factory(value)
+            except (ValueError, ImportError) as exc:
+                yield _error(3, f"BULLQ['WORKER']['EVENT_LOOP']: {exc}.", _DOCS)
 
 
 def check_connections(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:

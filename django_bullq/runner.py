@@ -25,6 +25,7 @@ from typing import Any
 from django.db import close_old_connections, connections, reset_queries
 
 from .conf import bullq_settings, get_queue, worker_options
+from .core import eventloop
 from .core.job import Job
 from .core.worker import Worker
 from .recycle import Recycler
@@ -199,7 +200,8 @@ def run_workers(queue_names: Sequence[str], *, burst: bool = False,
         The finished :class:`WorkerGroup` (``forced`` tells whether a second signal came).
     """
     group = WorkerGroup([build_worker(name, **overrides) for name in queue_names])
-    asyncio.run(arun_group(group, burst=burst, handle_signals=handle_signals, recycler=recycler))
+    eventloop.run(arun_group(group, burst=burst, handle_signals=handle_signals,
+                             recycler=recycler), group.workers[0].opts.event_loop)
     return group
 
 

@@ -62,6 +62,8 @@ def test_every_message_has_a_hint() -> None:
     ({"MAX_PAYLOAD_BYTES": "16MB"}, "django_bullq.E003"),
     ({"WORKER": {"CONCURRENCY": 0}}, "django_bullq.E003"),
     ({"WORKER": {"GRACE_PERIOD": "30"}}, "django_bullq.E003"),
+    ({"WORKER": {"EVENT_LOOP": "trio"}}, "django_bullq.E003"),
+    ({"WORKER": {"EVENT_LOOP": 1}}, "django_bullq.E003"),
     ({"CONNECTIONS": {"default": {"OPTIONS": {}}}}, "django_bullq.E003"),
     ({"QUEUES": {"q": "default"}}, "django_bullq.E003"),
     ({"CONNECTIONS": {"default": "http://localhost:6379"}}, "django_bullq.E004"),

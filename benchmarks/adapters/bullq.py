@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
+import os
 import time
 from typing import Any
 
 from benchmarks.adapters import common
 from django_bullq import Queue, Worker
+from django_bullq.core import eventloop
 from django_bullq.core.job import Job
 from django_bullq.core.worker import WorkerOptions
 
@@ -46,4 +47,5 @@ async def main(spec: dict[str, Any]) -> None:
 
 if __name__ == "__main__":
     common.count_round_trips()
-    asyncio.run(main(common.spec_from_argv()))
+    # the loop `runworker` uses by default: uvloop when installed (BENCH_EVENT_LOOP to compare)
+    eventloop.run(main(common.spec_from_argv()), os.environ.get("BENCH_EVENT_LOOP", "auto"))

@@ -25,7 +25,7 @@ from typing import Any
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from . import backoff, heartbeat
+from . import backoff, eventloop, heartbeat
 from .cancel import CancelToken
 from .cancel_runner import call_cancellable, listen_control
 from .errors import (
@@ -82,6 +82,8 @@ class WorkerOptions:
             lock_duration is then recovered by the stalled check (case B23).
         listen_control: subscribe to ``<prefix>:<queue>:control`` so that
             ``Queue.cancel_job`` from any process cancels jobs running here.
+        event_loop: the loop :meth:`Worker.run` creates: ``"auto"`` (uvloop when installed),
+            ``"uvloop"`` or ``"asyncio"`` (see :mod:`django_bullq.core.eventloop`).
     """
 
     concurrency: int = 1
@@ -98,6 +100,7 @@ class WorkerOptions:
     grace_period: float = 30.0
     maintenance_interval: int = 30_000
     metrics_max_data_points: int = 0
+    event_loop: str = "auto"
     skip_lock_renewal: bool = False
     listen_control: bool = True
 
@@ -154,7 +157,8 @@ class Worker:
 
     def run(self, burst: bool = False, handle_signals: bool = True) -> None:
         """Run the worker on a new event loop until closed (or, with ``burst``, until idle)."""
-        asyncio.run(self.arun(burst=burst, handle_signals=handle_signals))
+        eventloop.run(self.arun(burst=burst, handle_signals=handle_signals),
+                      self.opts.event_loop)
 
     async def arun(self, burst: bool = False, handle_signals: bool = False) -> None:
         """Run the worker on the current loop.
