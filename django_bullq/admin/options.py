@@ -51,8 +51,7 @@ QUEUE_ACTIONS = {
 ACTION_STATES = {
     "retry": ("failed", "completed"),
     "promote": ("delayed",),
-    "remove": ("completed", "failed", "delayed", "prioritized", "active", "waiting",
-               "waiting-children"),
+    "remove": data.ALL_STATES,
     "cancel": ("active",),
     "change_priority": ("waiting", "prioritized", "delayed", "waiting-children"),
 }
