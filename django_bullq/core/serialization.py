@@ -28,7 +28,7 @@ def dumps(value: Any, what: str = "value") -> str:
             string that is not valid Unicode (lone surrogates).
     """
     try:
-        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        text = _ENCODER.encode(value)
     except (TypeError, ValueError, RecursionError) as exc:
         raise SerializationError(f"{what} is not JSON-serialisable: {exc}") from exc
     try:
@@ -36,6 +36,10 @@ def dumps(value: Any, what: str = "value") -> str:
     except UnicodeEncodeError as exc:
         raise SerializationError(f"{what} holds a string that is not valid Unicode: {exc}") from exc
     return text
+
+
+# Built once, as _DECODER below (json.dumps with keywords builds an encoder per call).
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def check_size(text: str, limit: int, what: str) -> int:
@@ -63,11 +67,16 @@ def loads(text: str | bytes | None, default: Any = None) -> Any:
         return default
     if isinstance(text, bytes):
         text = text.decode("utf-8")
-    return json.loads(text, parse_constant=_refuse_constant)
+    return _DECODER.decode(text)
 
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
+
+
+# One decoder for every call: json.loads with any keyword builds a new one each time, a
+# measurable share of a worker's CPU per job (each job's data and opts are decoded).
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
 
 
 def to_str(value: str | bytes | int | float | None) -> str | None:
