@@ -41,7 +41,7 @@ def add_acknowledged(queue: Queue, name: str, data: Any) -> str | None:
         The job id once a replica holds it; None when the add went through but no replica
         confirmed it within 1 s (not acknowledged).
     """
-    keys, args, _ = queue._add_call(name, data, None, {})
+    keys, args, _, _ = queue._add_call(name, data, None, {})
     pipe = queue.client.pipeline(transaction=False)
     queue.scripts.run("addJob", keys, args, client=pipe)
     pipe.execute_command("WAIT", 1, 1000)

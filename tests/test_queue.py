@@ -126,3 +126,22 @@ async def test_async_twins(queue: Queue) -> None:
     await queue.aresume()
     assert await job.aremove()
     assert [j.id for j in await queue.aget_jobs("waiting")] == [jobs[0].id]
+
+
+def test_add_bulk_with_a_missing_parent_raises_and_adds_the_rest(queue: Queue) -> None:
+    from django_bullq.core.errors import ParentMissing
+    ghost = {"id": "no-such-parent", "queue": queue.keys.queue_key}
+    with pytest.raises(ParentMissing):
+        queue.add_bulk([("a", 1), ("b", 2, {"parent": ghost}), ("c", 3)])
+    assert queue.get_job_counts("waiting")["waiting"] == 2
+
+
+async def test_aadd_bulk_with_a_missing_parent_raises_and_adds_the_rest(queue: Queue) -> None:
+    from django_bullq.core.errors import ParentMissing
+    ghost = {"id": "no-such-parent", "queue": queue.keys.queue_key}
+    with pytest.raises(ParentMissing):
+        await queue.aadd_bulk([("a", 1), ("b", 2, {"parent": ghost}), ("c", 3)])
+    assert queue.get_job_counts("waiting")["waiting"] == 2
+    jobs = await queue.aadd_bulk([("d", (1, 2)), ("e", {"k": [3]})])
+    assert [j.data for j in jobs] == [(1, 2), {"k": [3]}]  # what was given, as add() returns
+    assert [(await queue.aget_job(j.id)).data for j in jobs] == [[1, 2], {"k": [3]}]

@@ -423,3 +423,34 @@ async def test_task_failures_are_logged(queue: Queue, caplog: pytest.LogCaptureF
     final = [r for r in caplog.records if r.levelname == "ERROR"]
     assert "failed after 2 attempt(s): kaboom" in final[0].getMessage()
     assert "ValueError: kaboom" in final[0].getMessage()  # with its traceback
+
+
+async def test_lock_renewal_warns_of_a_lost_lock_but_not_of_a_job_being_finished(
+        queue: Queue, r: redis.Redis, caplog: pytest.LogCaptureFixture) -> None:
+    """A renewal that meets a finish on its way (the lock already gone) is no lost lock."""
+    release = asyncio.Event()
+
+    async def hold(job: Job) -> None:
+        await release.wait()
+
+    worker = make_worker(queue, hold, concurrency=2)
+    a = queue.add("hold", 1)
+    b = queue.add("hold", 2)
+    task = asyncio.create_task(worker.arun())
+    try:
+        for _ in range(100):
+            if len(worker._running) == 2:
+                break
+            await asyncio.sleep(0.05)
+        assert set(worker._running) == {a.id, b.id}
+        r.delete(f"{queue.keys.key_prefix}{a.id}:lock", f"{queue.keys.key_prefix}{b.id}:lock")
+        worker._ending.add(b.id)  # as while b's finish call is in flight
+        with caplog.at_level("WARNING", logger="django_bullq.worker"):
+            await worker._extend_locks()
+        lost = [rec.getMessage() for rec in caplog.records if "lost the lock" in rec.getMessage()]
+        assert lost == [f"worker {queue.name}: lost the lock of job {a.id}"]
+        worker._ending.discard(b.id)
+    finally:
+        release.set()
+        worker.close()
+        await asyncio.wait_for(task, 15)

@@ -8,6 +8,7 @@ same ``DataError`` on a bad argument), so what reaches Redis is unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 try:
@@ -34,6 +35,18 @@ def _hiredis_class(base: type) -> type:
     return cls
 
 
+def hiredis_pack(connection: Any) -> Callable[[tuple[Any, ...]], bytes] | None:
+    """``hiredis.pack_command`` when ``connection`` packs with it (see
+    :func:`use_hiredis_packing`), so a batch of commands can skip the per-command wrapper;
+    else None (pack with ``connection.pack_command``)."""
+    if type(connection) not in _classes.values():
+        return None
+    import hiredis
+
+    pack: Callable[[tuple[Any, ...]], bytes] = hiredis.pack_command
+    return pack
+
+
 def use_hiredis_packing(client: Any) -> Any:
     """Make ``client`` (a redis-py asyncio client) pack commands with hiredis; returns it.
 
@@ -53,4 +66,4 @@ def use_hiredis_packing(client: Any) -> Any:
     return client
 
 
-__all__ = ["use_hiredis_packing"]
+__all__ = ["hiredis_pack", "use_hiredis_packing"]

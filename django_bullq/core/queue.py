@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from . import limits
+from .autopipeline import AutoPipeline
 from .connection import (
     Connection,
     ConnectionConfigError,
@@ -20,7 +21,7 @@ from .job import STATES, Job
 from .keys import QueueKeys, check_same_slot, has_hash_tag
 from .options import JobOptions, now_ms, parent_link, to_delay_ms
 from .scheduler import JobSchedulerMixin
-from .scripts import Scripts
+from .scripts import Scripts, raise_on_code
 from .serialization import DEFAULT_MAX_PAYLOAD_BYTES, check_size, dumps, loads, to_str
 
 #: KEYS order shared by every script that can fetch a job (lua/includes/fetchKeys.lua).
@@ -60,6 +61,7 @@ class Queue(JobSchedulerMixin):
         self._local = threading.local()
         self._sync_scripts: Scripts | None = None
         self._fetch_keys = [self.keys[s] for s in FETCH_KEYS]
+        self._add_keys = [self.keys[s] for s in ADD_KEYS]
         #: Whether the queue is on Redis Cluster, where every key of the queue must hash to
         #: one slot (case B32).
         self.is_cluster = (self.connection.scheme == "redis+cluster"
@@ -96,7 +98,8 @@ class Queue(JobSchedulerMixin):
         cached = getattr(self._local, "aclient", None)
         if cached is None or cached[0] is not loop:
             client = self.connection.new_async_client()
-            self._local.aclient = (loop, client, Scripts(client))
+            scripts = Scripts(client)
+            self._local.aclient = (loop, client, scripts, AutoPipeline(client, scripts))
         return self._local.aclient[1]
 
     @property
@@ -105,6 +108,13 @@ class Queue(JobSchedulerMixin):
         scripts: Scripts = self._local.aclient[2]
         return scripts
 
+    @property
+    def apipeline(self) -> AutoPipeline:
+        """The running loop's :class:`AutoPipeline`: concurrent adds share one write."""
+        self.aclient  # noqa: B018 - make sure the per-loop cache exists
+        pipe: AutoPipeline = self._local.aclient[3]
+        return pipe
+
     def fetch_keys(self) -> list[str]:
         """KEYS[1..11] of every script that can fetch a job (built once: hot path)."""
         return self._fetch_keys
@@ -112,7 +122,9 @@ class Queue(JobSchedulerMixin):
     # --- add -------------------------------------------------------------------------------
 
     def _add_call(self, name: str, data: Any, options: JobOptions | None,
-                  overrides: dict[str, Any]) -> tuple[list[str], list[Any], JobOptions]:
+                  overrides: dict[str, Any]
+                  ) -> tuple[list[str], list[Any], JobOptions, dict[str, Any]]:
+        """KEYS and ARGV of ``addJob`` for one job, its options and their stored form."""
         opts = (options or self.default_job_options).merged(**overrides) if overrides else (
             options or self.default_job_options)
         opts.validate()
@@ -125,13 +137,13 @@ class Queue(JobSchedulerMixin):
         stored = opts.to_stored(delay)
         opts_text = dumps(stored, f"options of job {name!r}")
         timestamp = opts.timestamp if opts.timestamp is not None else now
-        keys = [self.keys[s] for s in ADD_KEYS]
+        keys = self._add_keys
         parent_key, parent_json = parent_link(stored)
         if parent_key and self.is_cluster:
             check_same_slot(self.keys.queue_key, parent_key)
         args = [self.keys.key_prefix, opts.job_id or "", name, data_text, opts_text, timestamp,
                 delay, opts.priority, "1" if opts.lifo else "0", parent_key, parent_json]
-        return keys, args, opts
+        return keys, args, opts, stored
 
     def add(self, name: str, data: Any = None, options: JobOptions | None = None,
             **overrides: Any) -> Job:
@@ -156,21 +168,22 @@ class Queue(JobSchedulerMixin):
             RedisUnavailableError: Redis refused or did not answer (connect timeout 5 s, read
                 30 s by default); the message names host:port, never the password.
         """
-        keys, args, opts = self._add_call(name, data, options, overrides)
+        keys, args, opts, stored = self._add_call(name, data, options, overrides)
         with reaching(self.connection, f"add job {name!r} to queue {self.name!r}"):
             job_id = to_str(self.scripts.run("addJob", keys, args, job_id=opts.job_id))
-        return self._new_job(str(job_id), name, data, args)
+        return self._new_job(str(job_id), name, data, args, stored)
 
     async def aadd(self, name: str, data: Any = None, options: JobOptions | None = None,
                    **overrides: Any) -> Job:
         """Async twin of :meth:`add`."""
-        keys, args, opts = self._add_call(name, data, options, overrides)
+        keys, args, opts, stored = self._add_call(name, data, options, overrides)
         with reaching(self.connection, f"add job {name!r} to queue {self.name!r}"):
-            job_id = to_str(await self.ascripts.arun("addJob", keys, args, job_id=opts.job_id))
-        return self._new_job(str(job_id), name, data, args)
+            job_id = to_str(await self.apipeline.run("addJob", keys, args, job_id=opts.job_id))
+        return self._new_job(str(job_id), name, data, args, stored)
 
-    def _new_job(self, job_id: str, name: str, data: Any, args: list[Any]) -> Job:
-        return Job(queue=self, id=job_id, name=name, data=data, opts=loads(args[4]),
+    def _new_job(self, job_id: str, name: str, data: Any, args: list[Any],
+                 stored: dict[str, Any]) -> Job:
+        return Job(queue=self, id=job_id, name=name, data=data, opts=stored,
                    timestamp=int(args[5]), delay=int(args[6]), priority=int(args[7]))
 
     def add_bulk(self, jobs: Iterable[tuple[str, Any] | tuple[str, Any, dict[str, Any]]]
@@ -182,29 +195,38 @@ class Queue(JobSchedulerMixin):
 
         Returns:
             The jobs, in input order. Every job is validated before anything is sent.
+
+        Raises:
+            ParentMissing: a job names a parent that does not exist (the other jobs are added,
+                as with BullMQ's ``addBulk``). Validation errors as :meth:`add`.
         """
+        jobs = list(jobs)
         calls = [self._add_call(j[0], j[1], None, dict(j[2]) if len(j) > 2 else {})
                  for j in jobs]
         with reaching(self.connection, f"add {len(calls)} jobs to queue {self.name!r}"):
             pipe = self.client.pipeline(transaction=False)
-            for keys, args, _ in calls:
+            for keys, args, _, _ in calls:
                 self.scripts.run("addJob", keys, args, client=pipe)
-            ids = pipe.execute()
-        return [self._new_job(str(to_str(i)), c[1][2], loads(c[1][3]), c[1])
-                for i, c in zip(ids, calls, strict=True)]
+            ids = [raise_on_code(i, "addJob", None) for i in pipe.execute()]
+        return [self._new_job(str(to_str(i)), j[0], j[1], c[1], c[3])
+                for i, c, j in zip(ids, calls, jobs, strict=True)]
 
     async def aadd_bulk(self, jobs: Iterable[tuple[str, Any] | tuple[str, Any, dict[str, Any]]]
                         ) -> list[Job]:
         """Async twin of :meth:`add_bulk`."""
+        jobs = list(jobs)
         calls = [self._add_call(j[0], j[1], None, dict(j[2]) if len(j) > 2 else {})
                  for j in jobs]
         with reaching(self.connection, f"add {len(calls)} jobs to queue {self.name!r}"):
-            pipe = self.aclient.pipeline(transaction=False)
-            for keys, args, _ in calls:
-                await self.ascripts.arun("addJob", keys, args, client=pipe)
-            ids = await pipe.execute()
-        return [self._new_job(str(to_str(i)), c[1][2], loads(c[1][3]), c[1])
-                for i, c in zip(ids, calls, strict=True)]
+            if self.apipeline.enabled:
+                ids = await self.apipeline.run_many("addJob", [(c[0], c[1]) for c in calls])
+            else:  # Redis Cluster: a cluster pipeline (scripts go as EVAL there)
+                pipe = self.aclient.pipeline(transaction=False)
+                for keys, args, _, _ in calls:
+                    await self.ascripts.arun("addJob", keys, args, client=pipe)
+                ids = [raise_on_code(i, "addJob", None) for i in await pipe.execute()]
+        return [self._new_job(str(to_str(i)), j[0], j[1], c[1], c[3])
+                for i, c, j in zip(ids, calls, jobs, strict=True)]
 
     # --- reads -----------------------------------------------------------------------------
 

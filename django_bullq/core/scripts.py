@@ -105,7 +105,13 @@ class Scripts:
             name: client.register_script(src.source) for name, src in load_sources().items()
         }
 
-    def _check(self, name: str, keys: Sequence[str]) -> None:
+    def sha(self, name: str) -> str:
+        """SHA1 of script ``name``'s source (what ``EVALSHA`` takes)."""
+        sha: str = self._scripts[name].sha
+        return sha
+
+    def check_keys(self, name: str, keys: Sequence[str]) -> None:
+        """Raise :class:`BullqError` unless ``keys`` has as many KEYS as script ``name`` takes."""
         expected = load_sources()[name].num_keys
         if len(keys) != expected:
             raise BullqError(f"script {name} takes {expected} KEYS, got {len(keys)}")
@@ -113,21 +119,21 @@ class Scripts:
     def run(self, name: str, keys: Sequence[str], args: Sequence[Any], *,
             job_id: str | None = None, client: Any = None, raise_codes: bool = True) -> Any:
         """Run script ``name`` (``client`` may be a pipeline); returns its raw answer."""
-        self._check(name, keys)
+        self.check_keys(name, keys)
         if _is_cluster_pipeline(client):
             return _eval_in_cluster_pipeline(client, name, keys, args)
         result = self._scripts[name](keys=list(keys), args=list(args), client=client)
-        return _raise_on_code(result, name, job_id) if raise_codes and client is None else result
+        return raise_on_code(result, name, job_id) if raise_codes and client is None else result
 
     async def arun(self, name: str, keys: Sequence[str], args: Sequence[Any], *,
                    job_id: str | None = None, client: Any = None,
                    raise_codes: bool = True) -> Any:
         """Asyncio twin of :meth:`run` (``client`` may be an asyncio pipeline: await queues it)."""
-        self._check(name, keys)
+        self.check_keys(name, keys)
         if _is_cluster_pipeline(client):
             return _eval_in_cluster_pipeline(client, name, keys, args)
         result = await self._scripts[name](keys=list(keys), args=list(args), client=client)
-        return _raise_on_code(result, name, job_id) if raise_codes and client is None else result
+        return raise_on_code(result, name, job_id) if raise_codes and client is None else result
 
 
 def _is_cluster_pipeline(client: Any) -> bool:
@@ -140,7 +146,8 @@ def _eval_in_cluster_pipeline(pipe: Any, name: str, keys: Sequence[str],
     return pipe.execute_command("EVAL", load_sources()[name].source, len(keys), *keys, *args)
 
 
-def _raise_on_code(result: Any, name: str, job_id: str | None) -> Any:
+def raise_on_code(result: Any, name: str, job_id: str | None) -> Any:
+    """``result``, or the :class:`ScriptError` its negative integer code stands for."""
     if isinstance(result, int) and result < 0:
         raise script_error(result, job_id, name)
     return result

@@ -4,6 +4,8 @@ Shape (arq's, with BullMQ's protocol): claim (``BZPOPMIN marker`` → ``moveToAc
 concurrency limit (async processors on the loop, sync ones in a thread pool), finish with
 ``moveToFinished`` which also claims the next job (one round trip per job on a busy queue),
 heartbeat (``extendLocks``) and the shared stalled-job check; burst mode and graceful shutdown.
+Fetches and finishes go through one :class:`~django_bullq.core.autopipeline.AutoPipeline`: the
+calls of one loop pass share a write on one connection (docs/workers.md).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from . import backoff, eventloop, heartbeat
+from .autopipeline import AutoPipeline
 from .cancel import CancelToken
 from .cancel_runner import call_cancellable, listen_control
 from .errors import (
@@ -55,6 +58,8 @@ MAX_RATE_LIMIT_WAIT_S = 30.0
 BURST_MAX_FAILURES = 5
 #: s a fetch call may take before it is abandoned (a cut network that never answers).
 FETCH_TIMEOUT_S = 20.0
+#: s after which a failed periodic duty (heartbeat, lock renewal, stalled check) runs again.
+DUTY_RETRY_S = 1.0
 #: s of slack over a loop step's own wait before the fetch loop counts as stuck (no heartbeat).
 LOOP_SLACK_S = 10.0
 
@@ -152,6 +157,13 @@ class Worker:
         #: loop time (s) by which the fetch loop must pass its next checkpoint to count as alive
         self._loop_deadline = 0.0
         self._started_ms = 0
+        #: fetches sent together on the next pass of the fetch loop (doubles while they all
+        #: find a job, back to 1 when one finds none: a trickle costs one fetch per job)
+        self._fetch_batch = 1
+        self._pipe: AutoPipeline | None = None
+        #: ids of jobs whose ending call (finish, retry, delay) is on its way: their lock may
+        #: be gone by the time a renewal sent beside it runs, which is no lost lock
+        self._ending: set[str] = set()
 
     # --- public control --------------------------------------------------------------------
 
@@ -169,6 +181,7 @@ class Worker:
         """
         self._wake = asyncio.Event()
         self._slot_freed = asyncio.Event()
+        self._pipe = AutoPipeline(self.queue.aclient, self.queue.ascripts)
         self._executor = ThreadPoolExecutor(max_workers=self.opts.concurrency,
                                             thread_name_prefix=f"bullq-{self.queue.name}")
         if handle_signals:
@@ -200,6 +213,8 @@ class Worker:
             with contextlib.suppress(Exception):
                 await heartbeat.aforget(self.queue.aclient, self.queue.keys, self.heartbeat_name)
             await self._close_blocking()
+            with contextlib.suppress(Exception):
+                await self._pipe.aclose()
             self._executor.shutdown(wait=not self._force, cancel_futures=True)
 
     def close(self, force: bool = False) -> None:
@@ -282,7 +297,7 @@ class Worker:
                 await self._sleep_unless_woken(min(limited, MAX_RATE_LIMIT_WAIT_S))
                 continue
             try:
-                job, rate_ttl, due = await self._fetch()
+                started, rate_ttl, due = await self._fetch_into_slots()
                 failures = 0
             except Exception as exc:  # connection trouble must never end a long-running loop
                 failures += 1
@@ -291,8 +306,7 @@ class Worker:
                     raise
                 await self._backoff_after_error("fetch", exc, failures)
                 continue
-            if job is not None:
-                self._start_slot(job)
+            if started:
                 continue
             if rate_ttl > 0:
                 await self._sleep_unless_woken(min(rate_ttl / 1000, MAX_RATE_LIMIT_WAIT_S))
@@ -343,11 +357,48 @@ class Worker:
         return [self.queue.keys.key_prefix, token, self.opts.lock_duration, now_ms(),
                 self.opts.limiter_max, self.opts.limiter_duration, self.opts.name]
 
+    async def _fetch_into_slots(self) -> tuple[int, int, float]:
+        """Fetch up to ``_fetch_batch`` jobs in one write and start a slot for each.
+
+        Returns:
+            (jobs started, rate-limit ttl ms, next due ms), the last two from a fetch that
+            found no job. Raises the first fetch error when no fetch succeeded.
+        """
+        free = self.opts.concurrency - len(self._slots)
+        wanted = max(1, min(self._fetch_batch, free))
+        replies = await asyncio.gather(*(self._fetch() for _ in range(wanted)),
+                                       return_exceptions=True)
+        started, rate_ttl, due = 0, 0, 0.0
+        error: BaseException | None = None
+        for reply in replies:
+            if isinstance(reply, BaseException):
+                error = error or reply
+                continue
+            job, ttl, next_due = reply
+            if job is not None:
+                self._start_slot(job)  # every fetched job runs, whatever the others met
+                started += 1
+            elif not rate_ttl and not due:
+                rate_ttl, due = ttl, next_due
+        if started == wanted:
+            self._fetch_batch = min(2 * wanted, self.opts.concurrency)
+        else:
+            self._fetch_batch = 1
+        if not started and error is not None:
+            raise error
+        return started, rate_ttl, due
+
     async def _fetch(self) -> tuple[Job | None, int, float]:
         token = self._next_token()
-        reply = await asyncio.wait_for(
-            self.queue.ascripts.arun("moveToActive", self.queue.fetch_keys(),
-                                     self._fetch_args(token)), FETCH_TIMEOUT_S)
+        assert self._pipe is not None
+        try:
+            reply = await asyncio.wait_for(
+                self._pipe.run("moveToActive", self.queue.fetch_keys(), self._fetch_args(token)),
+                FETCH_TIMEOUT_S)
+        except TimeoutError:
+            # a cut network that never answers: the next fetch goes out on a new connection
+            await self._pipe.reset(f"no reply to a fetch within {FETCH_TIMEOUT_S} s")
+            raise
         return self._parse_fetch(reply, token)
 
     def _parse_fetch(self, reply: Any, token: str) -> tuple[Job | None, int, float]:
@@ -547,9 +598,20 @@ class Worker:
         """
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.opts.lock_duration / 1000
+        self._ending.add(job_id)
+        try:
+            return await self._settle_until(script, keys, args, job_id, deadline)
+        finally:
+            self._ending.discard(job_id)
+
+    async def _settle_until(self, script: str, keys: list[str], args: list[Any], job_id: str,
+                            deadline: float) -> Any:
+        loop = asyncio.get_running_loop()
         failures = 0
         while True:
             try:
+                if self._pipe is not None:
+                    return await self._pipe.run(script, keys, args, job_id=job_id)
                 return await self.queue.ascripts.arun(script, keys, args, job_id=job_id)
             except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
                 failures += 1
@@ -649,13 +711,17 @@ class Worker:
         if not at_start:
             await asyncio.sleep(seconds)
         while True:
+            pause = seconds
             try:
                 await duty()
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # noqa: BLE001 - periodic duties retry next round
+            except Exception as exc:  # noqa: BLE001 - periodic duties retry soon
                 logger.warning("worker %s: %s failed: %s", self.queue.name, duty.__name__, exc)
-            await asyncio.sleep(seconds)
+                # A pooled connection that died in an outage fails its first use after it;
+                # try again within a second rather than a whole interval (heartbeat, locks).
+                pause = min(seconds, DUTY_RETRY_S)
+            await asyncio.sleep(pause)
 
     async def _extend_locks(self) -> None:
         pairs: list[str] = []
@@ -665,10 +731,14 @@ class Worker:
         if not pairs:
             return
         q = self.queue
-        lost = await q.ascripts.arun("extendLocks", [q.keys["stalled"]],
-                                     [q.keys.key_prefix, self.opts.lock_duration, *pairs])
-        for job_id in lost or []:
-            logger.warning("worker %s: lost the lock of job %s", q.name, to_str(job_id))
+        run = self._pipe.run if self._pipe is not None else q.ascripts.arun
+        # Through the pipeline, so a finish sent before this renewal is also run before it.
+        lost = await run("extendLocks", [q.keys["stalled"]],
+                         [q.keys.key_prefix, self.opts.lock_duration, *pairs])
+        for raw_id in lost or []:
+            job_id = to_str(raw_id) or ""
+            if job_id in self._running and job_id not in self._ending:
+                logger.warning("worker %s: lost the lock of job %s", q.name, job_id)
 
     async def _check_stalled(self) -> None:
         q = self.queue

@@ -1,0 +1,278 @@
+"""Auto-pipelining: the script calls of one event-loop pass go out in one write on one connection.
+
+redis-py's asyncio client takes a pooled connection per call, writes one command, waits for its
+reply and gives the connection back; a worker running ten jobs at once keeps ten connections
+busy and pays that round for every job. :class:`AutoPipeline` works as ioredis does for Node
+BullMQ: callers queue ``EVALSHA`` commands, a writer task sends everything queued since its last
+pass in one write, and a reader task reads the replies in order and hands each to its caller.
+Several writes may be in flight at once, so Redis and the worker overlap instead of taking
+turns.
+
+What goes over the wire is the same ``EVALSHA`` each call would send alone (no MULTI), so every
+call stays its own atomic script run and other BullMQ clients see nothing new.
+
+Failure rules:
+
+- A Redis error reply (a Lua error, NOSCRIPT) belongs to its own call only; NOSCRIPT is retried
+  through :meth:`Scripts.arun`, which loads the script.
+- A connection error or timeout fails every call sent on that connection (their outcome is
+  unknown, as with any client) and the connection is dropped; calls queued after it go out on a
+  new one.
+- A caller that stops waiting (cancelled) does not desynchronise the connection: its reply is
+  still read and dropped.
+
+Redis Cluster clients (no connection pool) fall back to one :meth:`Scripts.arun` per call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+from collections.abc import Sequence
+from typing import Any
+
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import NoScriptError, ResponseError
+
+from .packing import hiredis_pack
+from .scripts import Scripts, raise_on_code
+
+
+class _Link:
+    """One connection and the calls sent on it whose replies are still to be read."""
+
+    __slots__ = ("conn", "dead", "inflight", "reader")
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self.inflight: collections.deque[asyncio.Future[Any]] = collections.deque()
+        self.reader: asyncio.Task[None] | None = None
+        self.dead = False
+
+
+class AutoPipeline:
+    """Pipelines the script calls of one asyncio client over one of its connections.
+
+    Args:
+        client: a ``redis.asyncio.Redis`` (its pool supplies the connection and its settings:
+            encoding, timeouts, TLS, Sentinel).
+        scripts: the :class:`Scripts` registered on ``client``.
+
+    Use one per event loop; :meth:`aclose` closes its connection.
+    """
+
+    def __init__(self, client: Any, scripts: Scripts) -> None:
+        self._client = client
+        self._scripts = scripts
+        self._pool = getattr(client, "connection_pool", None)
+        self._pending: list[tuple[tuple[Any, ...], asyncio.Future[Any]]] = []
+        self._writer: asyncio.Task[None] | None = None
+        self._link: _Link | None = None
+        self._connecting: _Link | None = None
+        self._closed = False
+        #: writes sent and calls carried (for tests and benchmarks)
+        self.writes = 0
+        self.calls = 0
+
+    @property
+    def enabled(self) -> bool:
+        """False for clients without a connection pool (Redis Cluster): calls go one by one."""
+        return self._pool is not None
+
+    async def run(self, name: str, keys: list[str], args: list[Any], *,
+                  job_id: str | None = None) -> Any:
+        """Run script ``name`` as :meth:`Scripts.arun` does, sharing a write with other calls.
+
+        Returns:
+            The script's raw reply.
+
+        Raises:
+            ScriptError: the script answered a negative error code (as ``Scripts.arun``).
+            redis.exceptions.ResponseError: the script raised an error in Redis.
+            redis.exceptions.ConnectionError / TimeoutError: the connection failed before the
+                reply was read (the call may or may not have run).
+        """
+        if not self.enabled or self._closed:
+            return await self._scripts.arun(name, keys, args, job_id=job_id)
+        try:
+            result = await self._submit(name, keys, args)
+        except NoScriptError:
+            # SCRIPT FLUSH or a restarted Redis: arun loads the script and runs it.
+            return await self._scripts.arun(name, keys, args, job_id=job_id)
+        return raise_on_code(result, name, job_id)
+
+    async def run_many(self, name: str,
+                       calls: Sequence[tuple[list[str], list[Any]]]) -> list[Any]:
+        """Run script ``name`` once per ``(keys, args)`` of ``calls``, all in one write.
+
+        Not atomic as a whole (BullMQ ``addBulk`` semantics): each call is its own script run.
+
+        Returns:
+            The raw replies, in the order of ``calls``.
+
+        Raises:
+            The first error among the calls (see :meth:`run`), once every reply is in; the
+            calls before and after it have run.
+        """
+        if not self.enabled or self._closed:
+            return [await self._scripts.arun(name, keys, args) for keys, args in calls]
+        futures = [self._submit(name, keys, args) for keys, args in calls]
+        replies = await asyncio.gather(*futures, return_exceptions=True)
+        results: list[Any] = []
+        for (keys, args), reply in zip(calls, replies, strict=True):
+            if isinstance(reply, NoScriptError):
+                reply = await self._scripts.arun(name, keys, args)
+            elif isinstance(reply, BaseException):
+                raise reply
+            results.append(raise_on_code(reply, name, None))
+        return results
+
+    def _submit(self, name: str, keys: list[str], args: list[Any]) -> asyncio.Future[Any]:
+        """Queue one ``EVALSHA`` for the writer; the future gets its reply."""
+        self._scripts.check_keys(name, keys)
+        command = ("EVALSHA", self._scripts.sha(name), len(keys), *keys, *args)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending.append((command, future))
+        if self._writer is None:
+            self._writer = asyncio.create_task(self._write())
+        return future
+
+    async def reset(self, reason: str) -> None:
+        """Drop the connection: calls in flight fail with ``ConnectionError(reason)``.
+
+        For a caller that gave up on a reply (a hung network): later calls go out on a new
+        connection instead of queueing behind replies that may never come.
+        """
+        link = self._link
+        if link is not None:
+            await self._drop(link, RedisConnectionError(reason))
+            if self._connecting is link and self._writer is not None:
+                self._writer.cancel()  # stuck connecting to a server that does not answer
+
+    async def aclose(self) -> None:
+        """Wait for the calls in flight, then close the connection."""
+        self._closed = True
+        while self._writer is not None:
+            await asyncio.shield(self._writer)
+        link, self._link = self._link, None
+        if link is not None:
+            if link.reader is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(link.reader)
+            await _disconnect(link)
+
+    # --- writer and reader -------------------------------------------------------------------
+
+    async def _write(self) -> None:
+        """Send what was queued, pass after pass, until nothing is left."""
+        try:
+            while self._pending:
+                batch, self._pending = self._pending, []
+                live = [(cmd, fut) for cmd, fut in batch if not fut.done()]
+                if not live:
+                    continue
+                link = self._link
+                if link is None or link.dead:
+                    assert self._pool is not None
+                    # A connection of our own (the pool's settings, not one of its slots): it
+                    # never goes back to the pool, so no other caller meets its unread replies.
+                    link = self._link = _Link(self._pool.make_connection())
+                # In flight from now on, in send order: a reset or a failure fails them too.
+                link.inflight.extend(fut for _, fut in live)
+                try:
+                    if not link.conn.is_connected:
+                        self._connecting = link
+                        try:
+                            await link.conn.connect()
+                        finally:
+                            self._connecting = None
+                    if not link.dead:
+                        data = self._pack(link.conn, [cmd for cmd, _ in live])
+                        await link.conn.send_packed_command(data, check_health=False)
+                except Exception as exc:  # noqa: BLE001 - every caller gets the error
+                    await self._drop(link, exc)
+                    continue
+                if link.dead:  # reset, or its reader failed, while this write was under way
+                    await _disconnect(link)
+                    continue
+                self.writes += 1
+                self.calls += len(live)
+                if link.reader is None:
+                    link.reader = asyncio.create_task(self._read(link))
+        finally:
+            self._writer = None
+            if self._pending and not self._closed:  # cancelled by reset() mid-connect
+                self._writer = asyncio.create_task(self._write())
+
+    async def _read(self, link: _Link) -> None:
+        """Read replies in order while calls are in flight on ``link``."""
+        quota = _quota(len(link.inflight))
+        try:
+            while link.inflight and not link.dead:
+                try:
+                    reply: Any = await link.conn.read_response()
+                except ResponseError as exc:
+                    reply = exc
+                except BaseException as exc:  # noqa: BLE001 - the connection is unusable now
+                    await self._drop(link, exc)
+                    if isinstance(exc, asyncio.CancelledError):
+                        raise
+                    return
+                future = link.inflight.popleft()
+                if not future.done():
+                    if isinstance(reply, ResponseError):
+                        future.set_exception(reply)
+                    else:
+                        future.set_result(reply)
+                quota -= 1
+                if quota <= 0:
+                    # Let the callers just answered run (and queue their next calls) before
+                    # reading on: their next write then overlaps Redis's work on the rest,
+                    # instead of Redis and this process taking turns.
+                    await asyncio.sleep(0)
+                    quota = _quota(len(link.inflight))
+        finally:
+            link.reader = None
+
+    async def _drop(self, link: _Link, exc: BaseException) -> None:
+        """Fail every call in flight on ``link`` and close its connection."""
+        if link.dead:
+            return
+        link.dead = True
+        if self._link is link:
+            self._link = None
+        while link.inflight:
+            _fail(link.inflight.popleft(), exc)
+        await _disconnect(link)
+
+    @staticmethod
+    def _pack(conn: Any, commands: list[tuple[Any, ...]]) -> list[bytes]:
+        pack = hiredis_pack(conn)
+        if pack is not None:
+            return [pack(cmd) for cmd in commands]
+        packed: list[bytes] = []
+        for cmd in commands:
+            packed.extend(conn.pack_command(*cmd))
+        return packed
+
+
+def _quota(inflight: int) -> int:
+    """Replies to hand out before yielding: a fifth of those in flight, at least 3."""
+    return max(3, inflight // 5)
+
+
+async def _disconnect(link: _Link) -> None:
+    with contextlib.suppress(Exception):
+        await link.conn.disconnect(nowait=True)
+
+
+def _fail(future: asyncio.Future[Any], exc: BaseException) -> None:
+    if not future.done():
+        if isinstance(exc, asyncio.CancelledError):
+            future.cancel()
+        else:
+            future.set_exception(exc)
+
+
+__all__ = ["AutoPipeline"]
