@@ -77,7 +77,8 @@ class AutoPipeline:
 
     @property
     def enabled(self) -> bool:
-        """False for clients without a connection pool (Redis Cluster): calls go one by one."""
+        """Whether calls are pipelined; not for a client without a connection pool (Redis
+        Cluster), whose calls go one by one."""
         return self._pool is not None
 
     async def run(self, name: str, keys: list[str], args: list[Any], *,
