@@ -142,3 +142,27 @@ async def test_reset_fails_calls_waiting_on_a_silent_server() -> None:
             await asyncio.wait_for(call, 2)
     finally:
         listener.close()
+
+
+async def test_calls_after_a_reset_mid_connect_go_out_on_a_new_connection() -> None:
+    """reset() while the writer is stuck connecting: later calls still get a writer."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    port = listener.getsockname()[1]
+    silent = Queue("silent", f"redis://127.0.0.1:{port}/0")
+    pipe = silent.apipeline
+    try:
+        first = asyncio.ensure_future(_log_call(pipe, silent, "1"))
+        await asyncio.sleep(0.2)  # the writer is waiting for the server's handshake reply
+        second = asyncio.ensure_future(_log_call(pipe, silent, "2"))
+        await asyncio.sleep(0)
+        await pipe.reset("gave up")
+        with pytest.raises(redis.ConnectionError):
+            await asyncio.wait_for(first, 2)
+        assert pipe._writer is not None  # a new writer took over the queued call
+        listener.close()  # the new connection is refused: the queued call fails, not hangs
+        with pytest.raises(redis.ConnectionError):
+            await asyncio.wait_for(second, 10)
+    finally:
+        listener.close()

@@ -70,6 +70,7 @@ class AutoPipeline:
         self._writer: asyncio.Task[None] | None = None
         self._link: _Link | None = None
         self._connecting: _Link | None = None
+        self._restart_writer = False
         self._closed = False
         #: writes sent and calls carried (for tests and benchmarks)
         self.writes = 0
@@ -149,7 +150,9 @@ class AutoPipeline:
         if link is not None:
             await self._drop(link, RedisConnectionError(reason))
             if self._connecting is link and self._writer is not None:
-                self._writer.cancel()  # stuck connecting to a server that does not answer
+                # stuck connecting to a server that does not answer
+                self._restart_writer = True
+                self._writer.cancel()
 
     async def aclose(self) -> None:
         """Wait for the calls in flight, then close the connection."""
@@ -203,7 +206,9 @@ class AutoPipeline:
                     link.reader = asyncio.create_task(self._read(link))
         finally:
             self._writer = None
-            if self._pending and not self._closed:  # cancelled by reset() mid-connect
+            restart, self._restart_writer = self._restart_writer, False
+            if restart and self._pending and not self._closed:
+                # reset() cancelled this writer mid-connect; later calls need a writer
                 self._writer = asyncio.create_task(self._write())
 
     async def _read(self, link: _Link) -> None:
@@ -259,8 +264,12 @@ class AutoPipeline:
 
 
 def _quota(inflight: int) -> int:
-    """Replies to hand out before yielding: a fifth of those in flight, at least 3."""
-    return max(3, inflight // 5)
+    """Replies to hand out before yielding: a third of those in flight, at least 6.
+
+    Tuned on no-op jobs (2 cores, uvloop): yielding more often makes more, smaller writes (more
+    Redis CPU per job); less often, and Redis and the worker take turns again.
+    """
+    return max(6, inflight // 3)
 
 
 async def _disconnect(link: _Link) -> None:
