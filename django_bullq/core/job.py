@@ -400,5 +400,12 @@ def _as_dict(raw: Any) -> dict[str, str]:
         pairs: Iterable[tuple[Any, Any]] = raw.items()
     else:
         seq = list(raw or [])
+        if len(seq) % 2 == 0:
+            try:  # the hot path (every fetched job): a flat list of bytes, as RESP2 sends it
+                it = iter(seq)
+                return {k.decode("utf-8", "replace"): v.decode("utf-8", "replace")
+                        for k, v in zip(it, it, strict=True)}
+            except AttributeError:  # str (decode_responses) or other types: the general path
+                pass
         pairs = zip(seq[0::2], seq[1::2], strict=False)
     return {to_str(k) or "": to_str(v) or "" for k, v in pairs}
