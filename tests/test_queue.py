@@ -145,3 +145,22 @@ async def test_aadd_bulk_with_a_missing_parent_raises_and_adds_the_rest(queue: Q
     jobs = await queue.aadd_bulk([("d", (1, 2)), ("e", {"k": [3]})])
     assert [j.data for j in jobs] == [(1, 2), {"k": [3]}]  # what was given, as add() returns
     assert [(await queue.aget_job(j.id)).data for j in jobs] == [[1, 2], {"k": [3]}]
+
+
+async def test_bulk_jobs_sharing_options_store_the_same_opts_as_single_adds(
+        redis_url: str, queue_name: str) -> None:
+    from django_bullq.core.options import JobOptions
+    queue = Queue(queue_name, redis_url,
+                  default_job_options=JobOptions(attempts=3, backoff={"type": "fixed",
+                                                                      "delay": 50}))
+    single = await queue.aadd("one", {"i": 0})
+    bulk = await queue.aadd_bulk([("many", {"i": i}) for i in range(1, 4)]
+                                 + [("other", {"i": 9}, {"priority": 2})])
+    raw = [await queue.aclient.hget(queue.keys.job(j.id), "opts") for j in [single, *bulk]]
+    assert len(set(raw[:4])) == 1  # one options object: one stored JSON, as add() stores it
+    assert b'"priority":2' in raw[4]
+    bulk[0].opts["attempts"] = 99  # each Job has its own opts dict
+    assert bulk[1].opts["attempts"] == 3
+    with pytest.raises(ValueError):
+        await queue.aadd_bulk([("ok", 1), ("bad", 2, {"attempts": -1})])
+    queue.close()

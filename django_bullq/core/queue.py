@@ -122,20 +122,34 @@ class Queue(JobSchedulerMixin):
     # --- add -------------------------------------------------------------------------------
 
     def _add_call(self, name: str, data: Any, options: JobOptions | None,
-                  overrides: dict[str, Any]
+                  overrides: dict[str, Any], memo: dict[Any, Any] | None = None
                   ) -> tuple[list[str], list[Any], JobOptions, dict[str, Any]]:
-        """KEYS and ARGV of ``addJob`` for one job, its options and their stored form."""
+        """KEYS and ARGV of ``addJob`` for one job, its options and their stored form.
+
+        ``memo`` (one per bulk call) lets jobs that share one options object (no per-job
+        options) share its validation and stored JSON instead of redoing them per job.
+        """
         opts = (options or self.default_job_options).merged(**overrides) if overrides else (
             options or self.default_job_options)
-        opts.validate()
         if not isinstance(name, str):
             raise TypeError("job name must be a string")
         now = now_ms()
+        memo = None if overrides else memo
+        if memo is None or memo.get(id(opts)) is not opts:
+            opts.validate()
+            if memo is not None:
+                memo[id(opts)] = opts  # holds opts, so its id stays its own for the call
         delay = to_delay_ms(opts.delay, now)
         data_text = dumps(data, f"data of job {name!r}")
         check_size(data_text, self.max_payload_bytes, f"data of job {name!r}")
-        stored = opts.to_stored(delay)
-        opts_text = dumps(stored, f"options of job {name!r}")
+        cached = memo.get((id(opts), delay)) if memo is not None else None
+        if cached is None:
+            stored = opts.to_stored(delay)
+            opts_text = dumps(stored, f"options of job {name!r}")
+            if memo is not None:
+                memo[(id(opts), delay)] = (stored, opts_text)
+        else:
+            stored, opts_text = dict(cached[0]), cached[1]  # each Job gets its own opts dict
         timestamp = opts.timestamp if opts.timestamp is not None else now
         keys = self._add_keys
         parent_key, parent_json = parent_link(stored)
@@ -201,7 +215,8 @@ class Queue(JobSchedulerMixin):
                 as with BullMQ's ``addBulk``). Validation errors as :meth:`add`.
         """
         jobs = list(jobs)
-        calls = [self._add_call(j[0], j[1], None, dict(j[2]) if len(j) > 2 else {})
+        memo: dict[Any, Any] = {}
+        calls = [self._add_call(j[0], j[1], None, dict(j[2]) if len(j) > 2 else {}, memo)
                  for j in jobs]
         with reaching(self.connection, f"add {len(calls)} jobs to queue {self.name!r}"):
             pipe = self.client.pipeline(transaction=False)
@@ -215,7 +230,8 @@ class Queue(JobSchedulerMixin):
                         ) -> list[Job]:
         """Async twin of :meth:`add_bulk`."""
         jobs = list(jobs)
-        calls = [self._add_call(j[0], j[1], None, dict(j[2]) if len(j) > 2 else {})
+        memo: dict[Any, Any] = {}
+        calls = [self._add_call(j[0], j[1], None, dict(j[2]) if len(j) > 2 else {}, memo)
                  for j in jobs]
         with reaching(self.connection, f"add {len(calls)} jobs to queue {self.name!r}"):
             if self.apipeline.enabled:
