@@ -13,11 +13,14 @@ call stays its own atomic script run and other BullMQ clients see nothing new.
 
 Failure rules:
 
-- A Redis error reply (a Lua error, NOSCRIPT) belongs to its own call only; NOSCRIPT is retried
-  through :meth:`Scripts.arun`, which loads the script.
+- A Redis error reply (a Lua error, NOSCRIPT) belongs to its own call only. After NOSCRIPT (SCRIPT
+  FLUSH, a restarted Redis) the script is loaded once for all the callers that met it and their
+  calls go out again; a call that meets NOSCRIPT twice runs through :meth:`Scripts.arun`.
+- An argument that cannot be packed is its own caller's error; the others still go out.
 - A connection error or timeout fails every call sent on that connection (their outcome is
   unknown, as with any client) and the connection is dropped; calls queued after it go out on a
-  new one.
+  new one. Whatever the transport raised, callers see a redis ``ConnectionError`` (or
+  ``TimeoutError``), the errors they retry.
 - A caller that stops waiting (cancelled) does not desynchronise the connection: its reply is
   still read and dropped.
 
@@ -29,11 +32,11 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import NoScriptError, RedisError, ResponseError
 
 from .packing import hiredis_pack
 from .scripts import Scripts, raise_on_code
@@ -72,6 +75,8 @@ class AutoPipeline:
         self._connecting: _Link | None = None
         self._restart_writer = False
         self._closed = False
+        #: script loads under way after NOSCRIPT, one per script name
+        self._loading: dict[str, asyncio.Future[Any]] = {}
         #: writes sent and calls carried (for tests and benchmarks)
         self.writes = 0
         self.calls = 0
@@ -100,8 +105,10 @@ class AutoPipeline:
         try:
             result = await self._submit(name, keys, args)
         except NoScriptError:
-            # SCRIPT FLUSH or a restarted Redis: arun loads the script and runs it.
-            return await self._scripts.arun(name, keys, args, job_id=job_id)
+            # SCRIPT FLUSH or a restarted Redis: the script did not run; load it, send again.
+            result = (await self._rerun(name, [(keys, args)]))[0]
+            if isinstance(result, BaseException):
+                raise result from None
         return raise_on_code(result, name, job_id)
 
     async def run_many(self, name: str,
@@ -120,15 +127,65 @@ class AutoPipeline:
         if not self.enabled or self._closed:
             return [await self._scripts.arun(name, keys, args) for keys, args in calls]
         futures = [self._submit(name, keys, args) for keys, args in calls]
-        replies = await asyncio.gather(*futures, return_exceptions=True)
+        replies: list[Any] = list(await asyncio.gather(*futures, return_exceptions=True))
+        missing = [i for i, reply in enumerate(replies) if isinstance(reply, NoScriptError)]
+        if missing:
+            # Those did not run: load the script and run them, before raising any error.
+            again = await self._rerun(name, [calls[i] for i in missing])
+            for i, reply in zip(missing, again, strict=True):
+                replies[i] = reply
         results: list[Any] = []
-        for (keys, args), reply in zip(calls, replies, strict=True):
-            if isinstance(reply, NoScriptError):
-                reply = await self._scripts.arun(name, keys, args)
-            elif isinstance(reply, BaseException):
-                raise reply
-            results.append(raise_on_code(reply, name, None))
+        error: BaseException | None = None
+        for reply in replies:
+            try:
+                if isinstance(reply, BaseException):
+                    raise reply
+                results.append(raise_on_code(reply, name, None))
+            except Exception as exc:  # noqa: BLE001 - the first one is raised below
+                error = error or exc
+                results.append(None)
+        if error is not None:
+            raise error
         return results
+
+    async def _rerun(self, name: str,
+                     calls: Sequence[tuple[list[str], list[Any]]]) -> list[Any]:
+        """Run calls that met NOSCRIPT again: replies or exceptions, in the order of ``calls``.
+
+        The script is loaded once for every caller that met NOSCRIPT (one connection, not one
+        per caller: a pass of hundreds of calls would drain the pool), then the calls go out
+        through the pipeline again; one that meets NOSCRIPT again (flushed once more) runs
+        through :meth:`Scripts.arun`.
+        """
+        replies: list[Any] = [NoScriptError("NOSCRIPT")] * len(calls)
+        with contextlib.suppress(RedisError):  # Scripts.arun below loads it then
+            await self._load(name)
+        if not self._closed:
+            replies = list(await asyncio.gather(
+                *(self._submit(name, keys, args) for keys, args in calls),
+                return_exceptions=True))
+        for i, (keys, args) in enumerate(calls):
+            if isinstance(replies[i], NoScriptError):
+                try:
+                    replies[i] = await self._scripts.arun(name, keys, args, raise_codes=False)
+                except Exception as exc:  # noqa: BLE001 - this call's own outcome
+                    replies[i] = exc
+        return replies
+
+    async def _load(self, name: str) -> None:
+        """``SCRIPT LOAD`` script ``name``, once for all the callers waiting for it."""
+        loading = self._loading.get(name)
+        if loading is None:
+            loading = asyncio.ensure_future(self._scripts.aload(name))
+            self._loading[name] = loading
+
+            def done(future: asyncio.Future[Any]) -> None:
+                self._loading.pop(name, None)
+                if not future.cancelled():
+                    future.exception()  # retrieved, even when every waiter gave up
+
+            loading.add_done_callback(done)
+        await asyncio.shield(loading)
 
     def _submit(self, name: str, keys: list[str], args: list[Any]) -> asyncio.Future[Any]:
         """Queue one ``EVALSHA`` for the writer; the future gets its reply."""
@@ -173,8 +230,7 @@ class AutoPipeline:
         try:
             while self._pending:
                 batch, self._pending = self._pending, []
-                live = [(cmd, fut) for cmd, fut in batch if not fut.done()]
-                if not live:
+                if not any(not fut.done() for _, fut in batch):
                     continue
                 link = self._link
                 if link is None or link.dead:
@@ -182,8 +238,11 @@ class AutoPipeline:
                     # A connection of our own (the pool's settings, not one of its slots): it
                     # never goes back to the pool, so no other caller meets its unread replies.
                     link = self._link = _Link(self._pool.make_connection())
+                data, live = self._pack(link.conn, batch)
+                if not live:
+                    continue
                 # In flight from now on, in send order: a reset or a failure fails them too.
-                link.inflight.extend(fut for _, fut in live)
+                link.inflight.extend(live)
                 try:
                     if not link.conn.is_connected:
                         self._connecting = link
@@ -192,10 +251,9 @@ class AutoPipeline:
                         finally:
                             self._connecting = None
                     if not link.dead:
-                        data = self._pack(link.conn, [cmd for cmd, _ in live])
                         await link.conn.send_packed_command(data, check_health=False)
                 except Exception as exc:  # noqa: BLE001 - every caller gets the error
-                    await self._drop(link, exc)
+                    await self._drop(link, _connection_error(exc))
                     continue
                 if link.dead:  # reset, or its reader failed, while this write was under way
                     await _disconnect(link)
@@ -221,9 +279,11 @@ class AutoPipeline:
                 except ResponseError as exc:
                     reply = exc
                 except BaseException as exc:  # noqa: BLE001 - the connection is unusable now
-                    await self._drop(link, exc)
+                    await self._drop(link, _connection_error(exc))
                     if isinstance(exc, asyncio.CancelledError):
                         raise
+                    return
+                if link.dead:  # reset() failed the calls in flight while this read waited
                     return
                 future = link.inflight.popleft()
                 if not future.done():
@@ -253,14 +313,32 @@ class AutoPipeline:
         await _disconnect(link)
 
     @staticmethod
-    def _pack(conn: Any, commands: list[tuple[Any, ...]]) -> list[bytes]:
-        pack = hiredis_pack(conn)
-        if pack is not None:
-            return [pack(cmd) for cmd in commands]
-        packed: list[bytes] = []
-        for cmd in commands:
-            packed.extend(conn.pack_command(*cmd))
-        return packed
+    def _pack(conn: Any, batch: list[tuple[tuple[Any, ...], asyncio.Future[Any]]]
+              ) -> tuple[list[bytes], list[asyncio.Future[Any]]]:
+        """The bytes of the batch's calls still awaited, and their futures, in order.
+
+        A call whose arguments cannot be packed fails alone (its caller's error, not the
+        connection's): the others go out.
+        """
+        hiredis = hiredis_pack(conn)
+        pack: Callable[[tuple[Any, ...]], bytes | list[bytes]] = (
+            hiredis if hiredis is not None else lambda cmd: conn.pack_command(*cmd))
+        data: list[bytes] = []
+        live: list[asyncio.Future[Any]] = []
+        for cmd, future in batch:
+            if future.done():
+                continue
+            try:
+                packed = pack(cmd)
+            except Exception as exc:  # noqa: BLE001 - DataError, TypeError: a bad argument
+                future.set_exception(exc)
+                continue
+            if isinstance(packed, bytes):
+                data.append(packed)
+            else:
+                data.extend(packed)
+            live.append(future)
+        return data, live
 
 
 def _quota(inflight: int) -> int:
@@ -270,6 +348,17 @@ def _quota(inflight: int) -> int:
     Redis CPU per job); less often, and Redis and the worker take turns again.
     """
     return max(6, inflight // 3)
+
+
+def _connection_error(exc: BaseException) -> BaseException:
+    """``exc`` as callers should see a failed connection: redis errors and cancellation as they
+    are, anything else (CPython's ``writelines`` on a transport already lost raises
+    AttributeError or TypeError, python/cpython#136234) as a redis ``ConnectionError``."""
+    if isinstance(exc, RedisError | asyncio.CancelledError):
+        return exc
+    error = RedisConnectionError(f"connection lost ({type(exc).__name__}: {exc})")
+    error.__cause__ = exc
+    return error
 
 
 async def _disconnect(link: _Link) -> None:

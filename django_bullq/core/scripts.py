@@ -110,6 +110,10 @@ class Scripts:
         sha: str = self._scripts[name].sha
         return sha
 
+    async def aload(self, name: str) -> None:
+        """``SCRIPT LOAD`` script ``name`` (asyncio client), e.g. after NOSCRIPT."""
+        await self._client.script_load(self._scripts[name].script)
+
     def check_keys(self, name: str, keys: Sequence[str]) -> None:
         """Raise :class:`BullqError` unless ``keys`` has as many KEYS as script ``name`` takes."""
         expected = load_sources()[name].num_keys
