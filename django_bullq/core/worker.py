@@ -349,6 +349,12 @@ class Worker:
         await self._reset_blocking()
         await self._sleep_unless_woken(delay)
 
+    @property
+    def _pipeline(self) -> AutoPipeline:
+        """The running worker's pipeline (made by :meth:`arun`)."""
+        assert self._pipe is not None, "the worker is not running"
+        return self._pipe
+
     def _next_token(self) -> str:
         self._token_seq += 1
         return f"{self.id}:{self._token_seq}"
@@ -390,14 +396,13 @@ class Worker:
 
     async def _fetch(self) -> tuple[Job | None, int, float]:
         token = self._next_token()
-        assert self._pipe is not None
         try:
-            reply = await asyncio.wait_for(
-                self._pipe.run("moveToActive", self.queue.fetch_keys(), self._fetch_args(token)),
-                FETCH_TIMEOUT_S)
+            call = self._pipeline.run("moveToActive", self.queue.fetch_keys(),
+                                      self._fetch_args(token))
+            reply = await asyncio.wait_for(call, FETCH_TIMEOUT_S)
         except TimeoutError:
             # a cut network that never answers: the next fetch goes out on a new connection
-            await self._pipe.reset(f"no reply to a fetch within {FETCH_TIMEOUT_S} s")
+            await self._pipeline.reset(f"no reply to a fetch within {FETCH_TIMEOUT_S} s")
             raise
         return self._parse_fetch(reply, token)
 
@@ -610,9 +615,7 @@ class Worker:
         failures = 0
         while True:
             try:
-                if self._pipe is not None:
-                    return await self._pipe.run(script, keys, args, job_id=job_id)
-                return await self.queue.ascripts.arun(script, keys, args, job_id=job_id)
+                return await self._pipeline.run(script, keys, args, job_id=job_id)
             except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
                 failures += 1
                 delay = min(0.05 * 2 ** failures, 1.0)
@@ -731,10 +734,9 @@ class Worker:
         if not pairs:
             return
         q = self.queue
-        run = self._pipe.run if self._pipe is not None else q.ascripts.arun
         # Through the pipeline, so a finish sent before this renewal is also run before it.
-        lost = await run("extendLocks", [q.keys["stalled"]],
-                         [q.keys.key_prefix, self.opts.lock_duration, *pairs])
+        lost = await self._pipeline.run("extendLocks", [q.keys["stalled"]],
+                                        [q.keys.key_prefix, self.opts.lock_duration, *pairs])
         for raw_id in lost or []:
             job_id = to_str(raw_id) or ""
             if job_id in self._running and job_id not in self._ending:
