@@ -14,7 +14,6 @@ import collections
 import json
 import logging
 import random
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -28,6 +27,8 @@ from django_bullq.core import worker as worker_module
 from django_bullq.core.autopipeline import AutoPipeline
 from django_bullq.core.errors import ParentMissing
 from tests.redis_server import RedisServer
+from tests.tcp_proxy import TcpProxy
+from tests.test_autopipeline import log_call
 from tests.workerkit import make_worker
 
 
@@ -172,17 +173,14 @@ async def test_a_call_that_cannot_be_packed_fails_alone(rq: tuple[Queue, redis.R
     jobs = [await queue.aadd("probe", i) for i in range(3)]
     pipe = AutoPipeline(queue.aclient, queue.ascripts)
 
-    def log_call(job_id: str, line: Any = "x") -> Any:
-        key = queue.keys.job(job_id)
-        return pipe.run("addLog", [key, f"{key}:logs"], [job_id, line, 0])
-
     try:
-        assert await log_call(jobs[0].id) == 1
-        results = await asyncio.gather(log_call(jobs[0].id), log_call(jobs[1].id, None),
-                                       log_call(jobs[2].id), return_exceptions=True)
+        assert await log_call(pipe, queue, jobs[0].id) == 1
+        results = await asyncio.gather(log_call(pipe, queue, jobs[0].id),
+                                       log_call(pipe, queue, jobs[1].id, None),
+                                       log_call(pipe, queue, jobs[2].id), return_exceptions=True)
         assert results[0] == 2 and results[2] == 1, results
         assert isinstance(results[1], TypeError | redis.DataError), results
-        assert await log_call(jobs[0].id) == 3  # still in step on the same connection
+        assert await log_call(pipe, queue, jobs[0].id) == 3  # still in step on the same connection
     finally:
         await pipe.aclose()
 
@@ -397,73 +395,6 @@ async def test_worker_survives_redis_crash_restarts(queue_name: str) -> None:
         server.cleanup()
 
 
-class FreezableProxy:
-    """Forwards 127.0.0.1:<port> to a Redis port; ``freeze()`` stops forwarding both ways
-    without closing anything (a hung network: no RST, no FIN), ``thaw()`` resumes."""
-
-    def __init__(self, target_port: int) -> None:
-        self.target = target_port
-        self.listener = socket.socket()
-        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.listener.bind(("127.0.0.1", 0))
-        self.listener.listen(64)
-        self.port = self.listener.getsockname()[1]
-        self.flowing = threading.Event()
-        self.flowing.set()
-        self.closed = False
-        self.socks: list[socket.socket] = []
-        self.lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            upstream = socket.create_connection(("127.0.0.1", self.target))
-            with self.lock:
-                self.socks += [client, upstream]
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
-
-    def _pipe(self, src: socket.socket, dst: socket.socket) -> None:
-        try:
-            while True:
-                self.flowing.wait()
-                chunk = src.recv(65536)
-                if not chunk or self.closed:
-                    break
-                self.flowing.wait()
-                dst.sendall(chunk)
-        except OSError:
-            pass
-        finally:
-            for s in (src, dst):
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-
-    def freeze(self) -> None:
-        self.flowing.clear()
-
-    def thaw(self) -> None:
-        self.flowing.set()
-
-    def close(self) -> None:
-        self.closed = True
-        self.flowing.set()
-        self.listener.close()
-        with self.lock:
-            for s in self.socks:
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-                s.close()
-
-
 @pytest.mark.parametrize("socket_timeout", [30.0, 2.0])
 async def test_worker_recovers_after_a_hung_network(
         server: RedisServer, queue_name: str, socket_timeout: float,
@@ -473,7 +404,7 @@ async def test_worker_recovers_after_a_hung_network(
     from django_bullq.core.connection import Connection
 
     monkeypatch.setattr(worker_module, "FETCH_TIMEOUT_S", 1.0)
-    proxy = FreezableProxy(server.port)
+    proxy = TcpProxy(server.port)
     queue = Queue(queue_name, Connection(f"redis://127.0.0.1:{proxy.port}/0",
                                          options={"socket_timeout": socket_timeout}))
     direct = Queue(queue_name, server.url)
@@ -603,13 +534,9 @@ async def test_aclose_with_calls_in_flight_answers_every_one(
     jobs = [await queue.aadd("probe", i) for i in range(50)]
     pipe = AutoPipeline(queue.aclient, queue.ascripts)
 
-    def log_call(job_id: str) -> Any:
-        key = queue.keys.job(job_id)
-        return pipe.run("addLog", [key, f"{key}:logs"], [job_id, "x", 0])
-
     await queue.ascripts.arun("addLog", [queue.keys.job("none"), "x"], ["none", "x", 0],
                               raise_codes=False)  # loaded (an earlier storm may have flushed it)
-    calls = [asyncio.ensure_future(log_call(j.id)) for j in jobs for _ in range(4)]
+    calls = [asyncio.ensure_future(log_call(pipe, queue, j.id)) for j in jobs for _ in range(4)]
     await asyncio.sleep(0)  # queued, maybe sent
     await pipe.aclose()
     results = await asyncio.gather(*calls)
@@ -618,7 +545,7 @@ async def test_aclose_with_calls_in_flight_answers_every_one(
         by_job[job.id].append(value)
     assert all(sorted(v) == [1, 2, 3, 4] for v in by_job.values()), by_job
     assert pipe._link is None and pipe._writer is None
-    assert await log_call(jobs[0].id) == 5  # closed: one by one on the pool
+    assert await log_call(pipe, queue, jobs[0].id) == 5  # closed: one by one on the pool
 
 
 async def test_script_flush_under_many_callers_reloads_once_instead_of_a_connection_each(
@@ -630,14 +557,11 @@ async def test_script_flush_under_many_callers_reloads_once_instead_of_a_connect
     jobs = [await queue.aadd("probe", i) for i in range(300)]
     pipe = AutoPipeline(queue.aclient, queue.ascripts)
 
-    def log_call(job_id: str) -> Any:
-        key = queue.keys.job(job_id)
-        return pipe.run("addLog", [key, f"{key}:logs"], [job_id, "x", 0])
-
     try:
-        assert await log_call(jobs[0].id) == 1
+        assert await log_call(pipe, queue, jobs[0].id) == 1
         r.script_flush()
-        results = await asyncio.gather(*(log_call(j.id) for j in jobs), return_exceptions=True)
+        results = await asyncio.gather(*(log_call(pipe, queue, j.id) for j in jobs),
+                                       return_exceptions=True)
         assert results == [2] + [1] * 299, [e for e in results if isinstance(e, Exception)][:2]
     finally:
         await pipe.aclose()

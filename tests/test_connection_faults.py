@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import threading
 import time
 from typing import Any
 
@@ -15,6 +14,7 @@ from django_bullq import Queue
 from django_bullq.core import heartbeat
 from django_bullq.core.connection import CLIENT_DEFAULTS, Connection, RedisUnavailableError
 from tests.redis_server import RedisServer, free_port
+from tests.tcp_proxy import TcpProxy
 from tests.workerkit import make_worker
 
 # --- producers fail fast ---------------------------------------------------------------------
@@ -65,71 +65,6 @@ def test_silent_server_fails_the_producer_within_its_socket_timeout() -> None:
 
 # --- a TCP proxy the tests can cut -----------------------------------------------------------
 
-class CuttableProxy:
-    """Forwards 127.0.0.1:<port> to a Redis port; ``cut()`` resets every connection and refuses
-    new ones until ``restore()`` (a network partition as the client sees it)."""
-
-    def __init__(self, target_port: int) -> None:
-        self.target = target_port
-        self.listener = socket.socket()
-        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.listener.bind(("127.0.0.1", 0))
-        self.listener.listen(64)
-        self.port = self.listener.getsockname()[1]
-        self.open = threading.Event()
-        self.open.set()
-        self.socks: list[socket.socket] = []
-        self.lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            if not self.open.is_set():
-                client.close()
-                continue
-            upstream = socket.create_connection(("127.0.0.1", self.target))
-            with self.lock:
-                self.socks += [client, upstream]
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def _pipe(src: socket.socket, dst: socket.socket) -> None:
-        try:
-            while chunk := src.recv(65536):
-                dst.sendall(chunk)
-        except OSError:
-            pass
-        finally:
-            for s in (src, dst):
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-
-    def cut(self) -> None:
-        self.open.clear()
-        with self.lock:
-            for s in self.socks:
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-                s.close()
-            self.socks.clear()
-
-    def restore(self) -> None:
-        self.open.set()
-
-    def close(self) -> None:
-        self.cut()
-        self.listener.close()
-
-
 async def _until(condition: Any, timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -171,7 +106,7 @@ async def test_worker_started_before_redis_waits_then_processes(queue_name: str)
 async def test_network_cut_mid_run_worker_resumes_and_heartbeat_follows(
         redis_url: str, queue_name: str, r: redis.Redis) -> None:
     port = int(redis_url.rsplit(":", 1)[1].split("/")[0])
-    proxy = CuttableProxy(port)
+    proxy = TcpProxy(port)
     queue = Queue(queue_name, f"redis://127.0.0.1:{proxy.port}/0")
     direct = Queue(queue_name, redis_url)
     worker = make_worker(queue, lambda job: job.data + 1, name="cut")
