@@ -477,7 +477,10 @@ class Worker:
         """One concurrency slot: run a job, and the next one its finish call fetched, and so on."""
         while job is not None:
             job = await self._process(job)
-            if self._closing or self._paused_locally:
+            if job is not None and (self._closing or self._paused_locally):
+                # The finish call fetched it as the worker was stopping: hand it back now,
+                # not when its lock expires (that would count a stall and delay it by a lock).
+                await self._hand_back(job)
                 break
 
     async def _process(self, job: Job) -> Job | None:
@@ -793,16 +796,19 @@ class Worker:
             await asyncio.gather(*self._slots, return_exceptions=True)
 
     async def _hand_back_running(self) -> None:
-        q = self.queue
         for job in list(self._running.values()):
-            try:
-                await q.ascripts.arun("moveJobFromActiveToWait", q.fetch_keys(),
-                                      [q.keys.key_prefix, job.id, job.token or "0"],
-                                      job_id=job.id)
-                logger.warning("worker %s: job %s handed back to wait at shutdown", q.name,
-                               job.id)
-            except (BullqError, OSError) as exc:
-                logger.warning("worker %s: could not hand back job %s: %s", q.name, job.id, exc)
+            await self._hand_back(job)
+
+    async def _hand_back(self, job: Job) -> None:
+        """Move an active job of ours back to the front of wait, no attempt counted."""
+        q = self.queue
+        try:
+            await q.ascripts.arun("moveJobFromActiveToWait", q.fetch_keys(),
+                                  [q.keys.key_prefix, job.id, job.token or "0"], job_id=job.id)
+            logger.warning("worker %s: job %s handed back to wait (worker closing or paused)",
+                           q.name, job.id)
+        except (BullqError, OSError) as exc:
+            logger.warning("worker %s: could not hand back job %s: %s", q.name, job.id, exc)
 
     def _install_signal_handlers(self) -> None:
         loop = asyncio.get_running_loop()
