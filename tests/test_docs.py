@@ -10,6 +10,7 @@ from pathlib import Path
 
 from django_bullq import checks
 from django_bullq.conf import DEFAULTS
+from django_bullq.core.keys import SUFFIXES
 from django_bullq.management.commands.runworker import Command
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -43,3 +44,13 @@ def test_workers_page_lists_every_runworker_flag() -> None:
     assert "--concurrency" in flags
     documented = {cell.split()[0] for cell in table_keys("workers.md")}
     assert flags - documented == set()
+
+
+def test_interop_page_lists_every_refused_job_id_and_shares_flows() -> None:
+    """docs/interop.md names each queue-key suffix a custom job id may not be (issue 12 item 9)
+    and no longer says flows cannot be shared (they are: tests/interop/test_flows.py)."""
+    text = (DOCS / "interop.md").read_text()
+    section = text[text.index("## Job ids"):text.index("## Key layout")]
+    assert {f"`{suffix}`" for suffix in SUFFIXES} <= set(re.findall(r"`[^`]+`", section))
+    assert "Not supported yet" not in text
+    assert "leaves its parent in `waiting-children` for ever" not in text

@@ -9,10 +9,13 @@ import pytest
 import redis
 
 from django_bullq import Job, Queue, Worker
+from django_bullq.core.errors import InvalidNameError
+from django_bullq.core.keys import SUFFIXES
 from django_bullq.core.worker import WorkerOptions
 from tests.interop.helpers import (
     Call,
     Node,
+    NodeScriptError,
     must_get,
     run_our_worker_until,
     stream_events,
@@ -98,3 +101,27 @@ async def test_our_scripts_trim_events_to_the_length_a_node_queue_set(
 
 async def _state_is(queue: Queue, job_id: str, state: str) -> bool:
     return await queue.aget_job_state(job_id) == state
+
+
+
+async def test_node_accepts_queue_key_names_as_job_ids_and_we_refuse_them(
+        queue: Queue, node: Node, r: redis.Redis) -> None:
+    """Documented in docs/interop.md (job ids). Node 6.7 takes ``jobId: "meta"``, answers with
+    that id and adds nothing (the queue's meta hash exists, so the add counts as a duplicate);
+    on an empty queue ``jobId: "wait"`` turns the wait list into a job hash and every later add
+    to the queue fails with WRONGTYPE. Our adds refuse every queue-key suffix before writing."""
+    added = await node.arun(
+        "add", {"jobs": [{"name": "clash", "data": {}, "opts": {"jobId": "meta"}}]})
+    assert added["ids"] == ["meta"]
+    assert r.llen(queue.keys["wait"]) == 0 and "name" not in r.hgetall(queue.keys["meta"])
+    assert [e["jobId"] for e in stream_events(r, queue.name) if e["event"] == "duplicated"] == [
+        "meta"]
+    for suffix in SUFFIXES:
+        with pytest.raises(InvalidNameError):
+            await queue.aadd("x", {}, job_id=suffix)
+    with pytest.raises(NodeScriptError, match="WRONGTYPE"):
+        await node.arun(
+            "add", {"jobs": [{"name": "clash", "data": {}, "opts": {"jobId": "wait"}}]})
+    assert r.type(queue.keys["wait"]) == "hash"
+    with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+        await queue.aadd("after", {})  # the queue is broken for every library
