@@ -8,7 +8,9 @@ acknowledge each value it saw in the browser, so nothing depends on timing.
 
 The tests log in, watch a running job's progress bar move and its state turn to completed
 without a reload, watch a new failure appear in the failed list, and retry it through the
-confirmation page. Screenshots go to ``test-artifacts/browser/`` (kept after the run).
+confirmation page. The example project sends a strict Content-Security-Policy (Django 6's
+middleware): the last test goes through every page recording the browser's CSP violations.
+Screenshots go to ``test-artifacts/browser/`` (kept after the run).
 """
 
 from __future__ import annotations
