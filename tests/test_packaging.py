@@ -63,3 +63,6 @@ def test_wheel_ships_admin_templates_and_migrations(wheel: Path) -> None:
         assert f"django_bullq/templates/admin/django_bullq/{page}.html" in names
     assert "django_bullq/migrations/0001_initial.py" in names
     assert "django_bullq/admin/options.py" in names
+    # the pages' script and stylesheet are files (no inline code: a strict CSP admits them)
+    for static in ("js/bullq-events.js", "js/bullq-admin.js", "css/bullq-admin.css"):
+        assert f"django_bullq/static/django_bullq/{static}" in names

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -10,6 +11,8 @@ from django.contrib import admin, messages
 from django.contrib.admin.models import CHANGE, DELETION, LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.http import (
     Http404,
     HttpRequest,
@@ -369,23 +372,24 @@ def _int(value: Any, default: int) -> int:
         return default
 
 
-_EVENTS_JS: list[str | None] = []
-
-
+@functools.cache
 def _events_js() -> str | None:
     """Path of ``django_bullq/js/bullq-events.js`` when staticfiles can find it, else None."""
-    if not _EVENTS_JS:
-        found = None
-        try:
-            from django.apps import apps
+    try:
+        from django.apps import apps
 
-            if apps.is_installed("django.contrib.staticfiles"):
-                from django.contrib.staticfiles import finders
+        if apps.is_installed("django.contrib.staticfiles"):
+            from django.contrib.staticfiles import finders
 
-                if finders.find("django_bullq/js/bullq-events.js"):
-                    found = "django_bullq/js/bullq-events.js"
-        except Exception:  # noqa: BLE001 - live updates are optional
-            found = None
-        _EVENTS_JS.append(found)
-    return _EVENTS_JS[0]
+            if finders.find("django_bullq/js/bullq-events.js"):
+                return "django_bullq/js/bullq-events.js"
+    except Exception:  # noqa: BLE001 - live updates are optional
+        pass
+    return None
 
+
+@receiver(setting_changed)
+def _forget_events_js(*, setting: str, **kwargs: Any) -> None:
+    """Look for the script again when a test overrides the apps or the static files."""
+    if setting in ("INSTALLED_APPS", "STATICFILES_DIRS", "STATICFILES_FINDERS"):
+        _events_js.cache_clear()

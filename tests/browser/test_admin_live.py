@@ -8,7 +8,9 @@ acknowledge each value it saw in the browser, so nothing depends on timing.
 
 The tests log in, watch a running job's progress bar move and its state turn to completed
 without a reload, watch a new failure appear in the failed list, and retry it through the
-confirmation page. Screenshots go to ``test-artifacts/browser/`` (kept after the run).
+confirmation page. The example project sends a strict Content-Security-Policy (Django 6's
+middleware): the last test goes through every page recording the browser's CSP violations.
+Screenshots go to ``test-artifacts/browser/`` (kept after the run).
 """
 
 from __future__ import annotations
@@ -277,3 +279,105 @@ def test_browser_sees_a_new_failure_live_and_retries_it(
         logged = db.execute("SELECT change_message FROM django_admin_log").fetchall()
     assert ("Retry: 1 of 1 jobs",) in logged
     no_console_errors(browser)
+
+
+# --- a strict Content-Security-Policy ---------------------------------------------------------
+
+#: Runs in every new document before the page's own scripts (CDP), outside the page's policy:
+#: it records each CSP violation the browser reports on that page.
+CSP_PROBE = """
+window.bullqCspViolations = [];
+document.addEventListener("securitypolicyviolation", function (e) {
+  window.bullqCspViolations.push({directive: e.effectiveDirective, blocked: e.blockedURI,
+    source: e.sourceFile, line: e.lineNumber, sample: e.sample});
+});
+"""
+
+
+def csp_directives(header: str) -> dict[str, list[str]]:
+    """``"a x y; b z"`` -> ``{"a": ["x", "y"], "b": ["z"]}`` (a Content-Security-Policy value)."""
+    directives = {}
+    for part in header.split(";"):
+        name, *values = part.split()
+        directives[name] = values
+    return directives
+
+
+def no_csp_violations(driver: Any, page: str) -> None:
+    """Assert the page (loaded) recorded no CSP violation and the console has no CSP message
+    or error (the log is drained)."""
+    _wait(lambda: js(driver, "return document.readyState === 'complete';"), f"{page} to load")
+    seen = list(js(driver, "return window.bullqCspViolations || null;") or [])
+    seen += [e["message"] for e in driver.get_log("browser")
+             if "Content Security Policy" in e["message"]
+             or (e["level"] == "SEVERE" and "favicon" not in e["message"])]
+    assert seen == [], f"on {page}: " + "\n".join(map(str, seen))
+
+
+def test_admin_live_under_strict_csp(site: Site, browser: Any, queue: Queue) -> None:
+    """Overview, queue list, job page and confirmation page under ``default-src 'self';
+    script-src 'self' 'nonce-…'`` (Django 6's ContentSecurityPolicyMiddleware in the example
+    project): the browser reports no violation on any of them, and counts, progress, state and
+    a new failure still change without a reload."""
+    from selenium.webdriver.common.by import By
+
+    with urlopen(site.url + "/admin/login/", timeout=5) as response:
+        policy = csp_directives(response.headers["Content-Security-Policy"])
+    nonce = policy["script-src"][1]
+    assert policy == {"default-src": ["'self'"], "script-src": ["'self'", nonce]}
+    assert nonce.startswith("'nonce-")  # no 'unsafe-inline'; style-src falls back to 'self'
+    probe = browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument",
+                                    {"source": CSP_PROBE})["identifier"]
+    browser.get_log("browser")  # drop what earlier tests left
+    try:
+        browser.get(site.url + "/admin/django_bullq/bullqqueue/")
+        no_csp_violations(browser, "the overview")
+        wait_live(browser)
+        shot(browser, "08-csp-overview")
+
+        browser.get(admin_url(site, state="active"))
+        no_csp_violations(browser, "the active list")
+        wait_live(browser)
+        js(browser, "window.bullqNoReload = 'still the same page';")
+        active = browser.find_element(By.CSS_SELECTOR, '[data-bullq-count="active"]')
+        before = int(active.text)
+        job = queue.add("slow_progress", {"steps": 2})
+        _wait(lambda: active.text == str(before + 1), "the active count to go up by one")
+        assert js(browser, "return window.bullqNoReload;") == "still the same page"
+        no_csp_violations(browser, "the active list")
+        shot(browser, "09-csp-queue-counts-live")
+
+        browser.get(admin_url(site, job_id=job.id))
+        no_csp_violations(browser, "the job page")
+        wait_live(browser)
+        js(browser, "window.bullqNoReload = 'still the same page';")
+        bar = "return document.querySelector('#bullq-progress progress').value;"
+        for step in (1, 2):
+            _wait(lambda step=step: js(browser, bar) == step * 50,
+                  f"the progress bar at {step * 50}")
+            queue.client.rpush(site.ack_key, step)
+        _wait(lambda: browser.find_element(By.CSS_SELECTOR, '[data-bullq-field="state"]').text
+              == "completed", "the state to turn completed")
+        assert js(browser, "return window.bullqNoReload;") == "still the same page"
+        no_csp_violations(browser, "the job page")
+        shot(browser, "10-csp-job-completed")
+
+        browser.get(admin_url(site, state="failed"))
+        no_csp_violations(browser, "the failed list")
+        wait_live(browser)
+        failed = queue.add("fails_once", {"city": "Graz"}, attempts=1)
+        row = _wait(lambda: browser.find_elements(
+            By.CSS_SELECTOR, f'tr[data-job-id="{failed.id}"]'), "the failure to appear")[0]
+        row.find_element(By.CSS_SELECTOR, 'input[name="ids"]').click()
+        browser.find_element(By.XPATH, "//form[@id='bullq-jobs']//button[text()='Retry']").click()
+        _wait(lambda: "are you sure" in browser.title.lower(), "the confirmation page")
+        no_csp_violations(browser, "the confirmation page")
+        wait_live(browser)
+        shot(browser, "11-csp-confirmation")
+        browser.find_element(By.CSS_SELECTOR, "input[value=\"Yes, I'm sure\"]").click()
+        _wait(lambda: "Retry: 1 of 1 jobs" in browser.page_source, "the success message")
+        no_csp_violations(browser, "the list after the retry")
+        _wait(lambda: queue.get_job_state(failed.id) == "completed", "the retry to complete")
+    finally:
+        browser.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument",
+                                {"identifier": probe})
