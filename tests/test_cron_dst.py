@@ -203,3 +203,25 @@ async def test_reupsert_in_repeated_hour_after_first_pass_never_doubles(
     job = queue.upsert_job_scheduler("n", DAILY_0130, {"name": "nightly"})
     assert job is not None and job.id == f"repeat:n:{ms('2021-11-08T06:30Z')}"
     assert job.delay > 0
+
+
+async def test_reupsert_keeps_a_due_run_that_has_not_started(queue: Queue, clock: Clock) -> None:
+    """Workers are down when the 01:30 run comes due; the deploy that brings them back
+    re-upserts at 01:31: that run stays pending and runs once, the next one is tomorrow's."""
+    template: dict[str, Any] = {"name": "nightly"}
+    clock.now = ms("2021-11-07T05:00Z")
+    due = f"repeat:n:{ms('2021-11-07T05:30Z')}"
+    first = queue.upsert_job_scheduler("n", DAILY_0130, template)
+    assert first is not None and first.id == due
+    clock.now = ms("2021-11-07T05:31Z")
+    again = queue.upsert_job_scheduler("n", DAILY_0130, template)
+    assert again is not None and again.id == due
+    ran: list[str] = []
+    await run_iterations(queue, ran, 1)
+    assert ran == [due]
+    assert scheduler_state(queue, "n") == (ms("2021-11-08T06:30Z"),
+                                           [f"repeat:n:{ms('2021-11-08T06:30Z')}"])
+    # a changed pattern is a new schedule: the due 01:30 run is replaced by its next time
+    clock.now = ms("2021-11-08T06:31Z")
+    changed = queue.upsert_job_scheduler("n", {**DAILY_0130, "pattern": "45 1 * * *"}, template)
+    assert changed is not None and changed.id == f"repeat:n:{ms('2021-11-08T06:45Z')}"
