@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from redis.exceptions import RedisError
 
 from .conf import ConfigurationError, bullq_settings, get_queue
+from .core.errors import SchedulerIterationExists, SchedulerSlotsBusy
 
 if TYPE_CHECKING:
     from .core.job import Job
@@ -108,7 +109,10 @@ def upsert_declared() -> list[str]:
 
     Returns:
         The ids upserted. A Redis error is logged and the rest skipped (the worker still
-        starts; the next start upserts again).
+        starts; the next start upserts again). An upsert refused because the run it would
+        add has started already (``SchedulerIterationExists`` / ``SchedulerSlotsBusy``, e.g.
+        another host's clock is ahead) is logged and skipped: nothing of that scheduler was
+        written, its chain of runs goes on.
 
     Raises:
         ConfigurationError: a malformed entry (the system check E010 reports it first).
@@ -120,6 +124,10 @@ def upsert_declared() -> list[str]:
             get_queue(queue).upsert_job_scheduler(scheduler_id, repeat, template)
         except (ValueError, TypeError) as exc:
             raise ConfigurationError(f"BULLQ['SCHEDULERS'][{scheduler_id!r}]: {exc}") from exc
+        except (SchedulerIterationExists, SchedulerSlotsBusy) as exc:
+            logger.warning("job scheduler %s on queue %s left as it is: %s", scheduler_id,
+                           queue, exc)
+            continue
         except RedisError as exc:
             logger.error("could not upsert job scheduler %s: %s", scheduler_id, exc)
             break

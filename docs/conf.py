@@ -50,7 +50,7 @@ napoleon_use_rtype = False
 nitpick_ignore_regex = [
     (r"py:.*", r"(typing|collections|collections\.abc|datetime|asyncio|concurrent|contextvars"
                r"|inspect|threading|logging|pathlib|enum|types|zoneinfo|argparse|_asyncio)(\..*)?"),
-    (r"py:.*", r"(django|redis|channels|asgiref|croniter)(\..*)?"),
+    (r"py:.*", r"(django|redis|channels|asgiref|cronsim)(\..*)?"),
     # django.tasks names re-exported by taskcompat (Django 6, or the django_tasks backport)
     (r"py:.*", r"(django_tasks(\..*)?|InvalidTask|TaskResultDoesNotExist|TaskResultStatus"
                r"|TaskResult|TaskContext|TaskError)"),

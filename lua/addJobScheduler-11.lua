@@ -10,7 +10,9 @@
   aligned slot floor(now / every) * every + offset when an offset is given (ARGV[14]) or kept
   from an earlier upsert with the same `every` (never earlier than the current score); else
   now. If `repeat:S:M` exists, the next slots M + every are tried (32 at most). Stored
-  offset = M mod every. For a cron pattern M is computed by the client (ARGV[4]).
+  offset = M mod every. For a cron pattern M is computed by the client (ARGV[4]), except that
+  an iteration that is pending and already due (score <= now) is kept when the pattern, tz and
+  startDate are unchanged: an upsert (a deploy while workers were down) does not skip a due run.
 
   KEYS[1] repeat (zset)  KEYS[2] wait  KEYS[3] paused  KEYS[4] meta  KEYS[5] id  KEYS[6] delayed
   KEYS[7] prioritized    KEYS[8] pc    KEYS[9] events  KEYS[10] marker          KEYS[11] active
@@ -66,7 +68,8 @@ local function isFree(millis)
   return jobId == pendingId or redis.call("EXISTS", keyPrefix .. jobId) == 0
 end
 
-local old = redis.call("HMGET", schedulerKey, "ic", "offset", "every")
+local old = redis.call("HMGET", schedulerKey, "ic", "offset", "every", "pattern", "tz",
+  "startDate")
 local limit = tonumber(ARGV[11])
 if limit and prevScore and not pendingId and tonumber(old[1] or 0) >= limit then
   return 0
@@ -104,6 +107,10 @@ if every then
   offset = millis % every
 else
   millis = tonumber(ARGV[4])
+  if pendingId and tonumber(prevScore) <= now and old[4] == ARGV[9] and (old[5] or "") == ARGV[10]
+      and (old[6] or "") == ARGV[12] then
+    millis = tonumber(prevScore)
+  end
   if not isFree(millis) then
     return -10
   end
