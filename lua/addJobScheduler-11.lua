@@ -13,6 +13,8 @@
   offset = M mod every. For a cron pattern M is computed by the client (ARGV[4]), except that
   an iteration that is pending and already due (score <= now) is kept when the pattern, tz and
   startDate are unchanged: an upsert (a deploy while workers were down) does not skip a due run.
+  When `repeat:S:M` exists (its run has started or finished: an upsert racing a worker, or a
+  client clock behind), the pattern's following time ARGV[15] is taken instead.
 
   KEYS[1] repeat (zset)  KEYS[2] wait  KEYS[3] paused  KEYS[4] meta  KEYS[5] id  KEYS[6] delayed
   KEYS[7] prioritized    KEYS[8] pc    KEYS[9] events  KEYS[10] marker          KEYS[11] active
@@ -31,12 +33,14 @@
   ARGV[12] startDate   ms ("" none)
   ARGV[13] endDate     ms ("" none)
   ARGV[14] offset      ms, alignment of `every` slots given by the caller ("" none)
+  ARGV[15] followingMillis  ms, the cron occurrence after nextMillis ("" none, or every)
 
   Returns
     {jobId, delay}  the pending iteration's id and its delay (ms, >= 0)
     0               limit reached: S exists, has created `limit` iterations (ic) and none is
                     pending, so an upsert (e.g. at every worker start) does not restart it
-    -10             pattern: iteration `repeat:S:M` exists already and has started (nothing written)
+    -10             pattern: iterations `repeat:S:M` and the following one exist already and
+                    have started (nothing written)
     -11             every: 32 consecutive slots hold started iterations (nothing written)
 
   Events: removed (jobId, prev) for a replaced pending iteration; added; delayed or waiting.
@@ -112,7 +116,11 @@ else
     millis = tonumber(prevScore)
   end
   if not isFree(millis) then
-    return -10
+    local following = tonumber(ARGV[15])
+    if not following or not isFree(following) then
+      return -10
+    end
+    millis = following
   end
 end
 

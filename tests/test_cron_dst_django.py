@@ -101,18 +101,24 @@ async def test_runworker_starts_when_redeployed_inside_repeated_hour(
 
 async def test_runworker_starts_when_its_upsert_collides_with_a_started_run(
         settings: Any, queue_name: str, clock: Clock, caplog: pytest.LogCaptureFixture) -> None:
-    """A host whose clock is behind starts after the run it would schedule has happened:
-    BullMQ's upsert refuses (SchedulerIterationExists); the worker starts anyway."""
+    """A host whose clock is behind starts after the run it would schedule has happened: the
+    upsert takes the pattern's following run (the one already pending), nothing is doubled.
+    When that one has happened too (a clock a day behind), the upsert is refused
+    (SchedulerIterationExists), logged, and the worker starts anyway."""
     key = f"calls:{queue_name}"
     declare(settings, queue_name, key)
     await sync_to_async(start_at)(clock, "2021-11-07T05:29Z", queue_name)
     await worker_at(clock, "2021-11-07T05:30Z", queue_name, key, 1)
     queue = get_queue(queue_name)
-    before = (queue.get_job_scheduler("nightly"), pending(queue))
-    assert len(ran(queue, key)) == 1 and len(before[1]) == 1
+    before = pending(queue)
+    assert len(ran(queue, key)) == 1 and before == [f"repeat:nightly:{ms('2021-11-08T06:30Z')}"]
+    await sync_to_async(start_at)(clock, "2021-11-07T05:29:30Z", queue_name)  # 30 s behind
+    assert pending(queue) == before and len(ran(queue, key)) == 1
+    await worker_at(clock, "2021-11-08T06:30Z", queue_name, key, 1)  # the next night's run
+    after = (queue.get_job_scheduler("nightly"), pending(queue))
     with caplog.at_level(logging.WARNING, logger="django_bullq.schedules"):
-        await sync_to_async(start_at)(clock, "2021-11-07T05:29:30Z", queue_name)  # 30 s behind
-    assert (queue.get_job_scheduler("nightly"), pending(queue)) == before
-    assert len(ran(queue, key)) == 1
+        await sync_to_async(start_at)(clock, "2021-11-07T05:29:30Z", queue_name)  # a day behind
+    assert (queue.get_job_scheduler("nightly"), pending(queue)) == after
+    assert len(ran(queue, key)) == 2
     warned = [r.getMessage() for r in caplog.records if r.name == "django_bullq.schedules"]
     assert any("nightly" in m and "left as it is" in m for m in warned), warned

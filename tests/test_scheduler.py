@@ -198,7 +198,23 @@ def test_scheduler_codes_raise_typed_errors(queue: Queue, code: int) -> None:
     assert isinstance(err, {-10: SchedulerIterationExists, -11: SchedulerSlotsBusy}[code])
     if code == -10:
         nxt = next_cron_millis("0 0 1 1 *", int(time.time() * 1000))  # next New Year, UTC
-        queue.client.hset(queue.keys.job(f"repeat:c:{nxt}"), "name", "started")
+        assert nxt is not None
+        following = next_cron_millis("0 0 1 1 *", nxt)
+        for millis in (nxt, following):  # both runs started (clocks far apart)
+            queue.client.hset(queue.keys.job(f"repeat:c:{millis}"), "name", "started")
         with pytest.raises(SchedulerIterationExists):
             queue.upsert_job_scheduler("c", {"pattern": "0 0 1 1 *"})
         assert queue.get_job_scheduler("c") is None
+
+
+def test_cron_upsert_racing_a_worker_takes_the_following_run(queue: Queue) -> None:
+    """The run at the computed time has started between the upsert's clock read and its
+    script (a worker just took it, or this client's clock is behind): the upsert schedules
+    the pattern's following run instead of failing (case B14 raced here 2 runs in 40)."""
+    nxt = next_cron_millis("0 0 1 1 *", int(time.time() * 1000))
+    assert nxt is not None
+    following = next_cron_millis("0 0 1 1 *", nxt)
+    queue.client.hset(queue.keys.job(f"repeat:c:{nxt}"), "name", "started")
+    job = queue.upsert_job_scheduler("c", {"pattern": "0 0 1 1 *"})
+    assert job is not None and job.id == f"repeat:c:{following}"
+    assert queue.get_job_scheduler("c") is not None

@@ -249,6 +249,7 @@ def _repeat_args(scheduler_id: str, repeat: dict[str, Any], now: int) -> list[An
     if start is not None and end is not None and start > end:
         raise ValueError("start_date is after end_date")
     first: int | str = ""
+    following: int | str = ""
     if every is not None:
         if isinstance(every, bool) or not isinstance(every, int) or every < 1:
             raise ValueError("every must be an int >= 1 (ms)")
@@ -258,13 +259,13 @@ def _repeat_args(scheduler_id: str, repeat: dict[str, Any], now: int) -> list[An
             raise ValueError("offset must be an int >= 0 (ms)")
     else:
         validate_cron(pattern, tz)
-        if immediately:
-            first = now
-        else:
-            nxt = next_cron_millis(pattern, now, tz, start, end)
-            first = "" if nxt is None else nxt
+        nxt = now if immediately else next_cron_millis(pattern, now, tz, start, end)
+        if nxt is not None:
+            first = nxt
+            after = next_cron_millis(pattern, nxt, tz, start, end)
+            following = "" if after is None else after
     return [first, every or "", pattern or "", tz or "", limit or "", start or "", end or "",
-            "" if offset is None else offset]
+            "" if offset is None else offset, following]
 
 
 def _end_reached(repeat: dict[str, Any], first: Any, now: int) -> bool:
