@@ -18,6 +18,7 @@ from .serialization import dumps, to_str
 
 if TYPE_CHECKING:
     from .job import Job
+    from .keys import QueueKeys
     from .queue import Queue
 
 #: States ``clean`` accepts, with the key each one lives in (``waiting`` is an alias of wait).
@@ -76,9 +77,9 @@ def _drain_call(q: Queue, delayed: bool) -> Call:
     return "drain", keys, [q.keys.key_prefix, "1" if delayed else "0"]
 
 
-def _obliterate_call(q: Queue, force: bool, count: int) -> Call:
-    return ("obliterate", [q.keys["meta"], q.keys["active"]],
-            [q.keys.key_prefix, count, "1" if force else "0"])
+def _obliterate_call(keys: QueueKeys, force: bool, count: int, cursor: str = "0") -> Call:
+    return ("obliterate", [keys["meta"], keys["active"]],
+            [keys.key_prefix, count, "1" if force else "0", cursor])
 
 
 def _reprocess_call(job: Job, state: str, reset_made: bool, reset_started: bool) -> Call:
@@ -132,12 +133,20 @@ def _next_batch(limit: int, done: int) -> int:
     return min(CLEAN_BATCH, limit - done) if limit else CLEAN_BATCH
 
 
-def _obliterate_done(code: int) -> bool:
-    if code == -1:
-        raise QueueNotPaused("obliterate needs a paused queue")
-    if code == -2:
-        raise ActiveJobsError("the queue has active jobs; pass force=True to obliterate anyway")
-    return code == 0
+def obliterate_step(reply: Any) -> str | None:
+    """The cursor for the next obliterate-2 call, or None when the queue is gone.
+
+    Raises:
+        QueueNotPaused: the script answered ``-1``. ActiveJobsError: it answered ``-2``.
+    """
+    if isinstance(reply, int):
+        if reply == -1:
+            raise QueueNotPaused("obliterate needs a paused queue")
+        if reply == -2:
+            raise ActiveJobsError(
+                "the queue has active jobs; pass force=True to obliterate anyway")
+        return None
+    return to_str(reply) or "0"
 
 
 def _metrics_call(q: Queue, kind: str) -> str:
@@ -289,29 +298,37 @@ async def adrain(q: Queue, delayed: bool = False) -> int:
 
 
 def obliterate(q: Queue, force: bool = False, count: int = 1000) -> None:
-    """Delete the queue, its jobs and its keys (BullMQ ``Queue.obliterate``).
+    """Delete the queue, its jobs and every key under ``<prefix>:<queue>:`` (BullMQ
+    ``Queue.obliterate``; unlike BullMQ, also ``limiter``, ``de:*`` keys that outlived their
+    job, ``waiting-children`` parents and any other key of the queue).
 
     Pauses the queue first (as BullMQ does; it stays paused if the call is refused), then
-    removes ``count`` items per script call. Flow parents in ``waiting-children`` are kept.
+    removes ``count`` jobs per script call, then sweeps the remaining keys with SCAN
+    (``count`` * 10 keys looked at per call). A parent in another queue waiting for a child
+    of this queue is treated as :meth:`Job.remove` of that child treats it: the child leaves
+    its dependencies and a parent with none left is released to its wait.
 
     Raises:
+        ValueError: ``count`` is not an int > 0.
         ActiveJobsError: jobs are active and ``force`` is false.
         QueueNotPaused: someone resumed the queue meanwhile.
     """
     _check_count(count)
     q.pause()
-    while not _obliterate_done(int(q.scripts.run(*_obliterate_call(q, force, count),
-                                                 raise_codes=False))):
-        pass
+    cursor: str | None = "0"
+    while cursor is not None:
+        cursor = obliterate_step(q.scripts.run(*_obliterate_call(q.keys, force, count, cursor),
+                                               raise_codes=False))
 
 
 async def aobliterate(q: Queue, force: bool = False, count: int = 1000) -> None:
     """Async twin of :func:`obliterate`."""
     _check_count(count)
     await q.apause()
-    while not _obliterate_done(int(await q.ascripts.arun(*_obliterate_call(q, force, count),
-                                                         raise_codes=False))):
-        pass
+    cursor: str | None = "0"
+    while cursor is not None:
+        cursor = obliterate_step(await q.ascripts.arun(
+            *_obliterate_call(q.keys, force, count, cursor), raise_codes=False))
 
 
 def get_metrics(q: Queue, kind: str, start: int = 0, end: int = -1) -> Metrics:
