@@ -22,8 +22,8 @@
 
   Returns 0 done (queue gone); a cursor (string) to call again with, more remains;
     -1 the queue is not paused; -2 jobs are active and force is not set.
-  Events: on another queue, waiting (jobId, prev waiting-children) for a released parent;
-    none on this queue (its stream is deleted).
+  Events: on another queue, waiting (jobId, prev waiting-children) for a released parent
+    (never delayed: as removeJob, no time is passed); none on this queue (its stream goes).
 ]]
 -- @include removeJob
 -- @include getParentLink

@@ -8,6 +8,7 @@ the same names are thin wrappers over these functions.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,8 @@ CLEAN_STATES = {"completed": "completed", "failed": "failed", "wait": "wait",
                 "delayed": "delayed", "prioritized": "prioritized"}
 #: Largest batch one cleanJobsInSet call handles (the script caps it too).
 CLEAN_BATCH = 10_000
+#: Jobs one drain script call removes at most (about 10 ms of Redis time per call).
+DRAIN_BATCH = 1_000
 METRIC_TYPES = ("completed", "failed")
 
 Call = tuple[str, list[str], list[Any]]
@@ -72,9 +75,16 @@ def _clean_call(q: Queue, cutoff: int, batch: int, state: str) -> Call:
             [q.keys.key_prefix, cutoff, batch, key])
 
 
-def _drain_call(q: Queue, delayed: bool) -> Call:
-    keys = [q.keys[s] for s in ("wait", "paused", "delayed", "prioritized", "pc")]
-    return "drain", keys, [q.keys.key_prefix, "1" if delayed else "0"]
+def _drain_call(keys: QueueKeys, delayed: bool, count: int = DRAIN_BATCH,
+                kept: Sequence[int] = (0, 0, 0, 0)) -> Call:
+    return ("drain", [keys[s] for s in ("wait", "paused", "delayed", "prioritized", "pc")],
+            [keys.key_prefix, "1" if delayed else "0", count, *kept])
+
+
+def drain_step(reply: Any) -> tuple[int, list[int] | None]:
+    """One drain-5 answer as (jobs removed, kept counts for the next call or None when done)."""
+    removed, more, *kept = (int(x) for x in reply)
+    return removed, (kept if more else None)
 
 
 def _obliterate_call(keys: QueueKeys, force: bool, count: int, cursor: str = "0") -> Call:
@@ -287,14 +297,32 @@ def drain(q: Queue, delayed: bool = False) -> int:
     """Remove every waiting job (wait, legacy paused, prioritized; ``delayed`` too if asked).
 
     BullMQ ``Queue.drain``. Active, finished and waiting-children jobs and current scheduler
-    iterations stay. Returns the number of jobs removed.
+    iterations stay. Runs in batches of :data:`DRAIN_BATCH` jobs (one ``drain`` script call
+    each), so a large queue does not block Redis; jobs added while it runs may be removed too.
+
+    Returns:
+        The number of jobs removed.
     """
-    return int(q.scripts.run(*_drain_call(q, delayed)))
+    total, kept = 0, [0, 0, 0, 0]
+    while True:
+        removed, next_kept = drain_step(q.scripts.run(*_drain_call(q.keys, delayed,
+                                                                   kept=kept)))
+        total += removed
+        if next_kept is None:
+            return total
+        kept = next_kept
 
 
 async def adrain(q: Queue, delayed: bool = False) -> int:
     """Async twin of :func:`drain`."""
-    return int(await q.ascripts.arun(*_drain_call(q, delayed)))
+    total, kept = 0, [0, 0, 0, 0]
+    while True:
+        removed, next_kept = drain_step(await q.ascripts.arun(*_drain_call(q.keys, delayed,
+                                                                           kept=kept)))
+        total += removed
+        if next_kept is None:
+            return total
+        kept = next_kept
 
 
 def obliterate(q: Queue, force: bool = False, count: int = 1000) -> None:
