@@ -25,7 +25,7 @@ for i = 1, #oldest, 2 do
   local jobId, finishedOn = oldest[i], tonumber(oldest[i + 1])
   local age, removeNow = getKeepAge(keyPrefix .. jobId, ARGV[6], defaultAge)
   if removeNow or (age > 0 and finishedOn <= now - age * 1000) then
-    removeJob(keyPrefix, jobId)
+    removeJob(keyPrefix, jobId, true)
     redis.call("ZREM", KEYS[1], jobId)
     removed = removed + 1
   end
@@ -33,7 +33,7 @@ end
 if defaultCount >= 0 then
   local extra = redis.call("ZREVRANGE", KEYS[1], defaultCount, defaultCount + limit - 1)
   for _, jobId in ipairs(extra) do
-    removeJob(keyPrefix, jobId)
+    removeJob(keyPrefix, jobId, true)
   end
   if #extra > 0 then
     redis.call("ZREM", KEYS[1], unpack(extra))

@@ -7,7 +7,9 @@
     delayed: processedOn, else timestamp;   prioritized: timestamp.
   An id without a hash (or without any of those fields) counts as old. Current iterations of a
   job scheduler are skipped except in completed / failed. Removal is "hard" (keys, dedup key,
-  parent link; a same-queue parent left without dependencies in waiting-children goes too).
+  parent link; a same-queue parent left without dependencies in waiting-children goes too),
+  except that a finished job's dedup key with a TTL stays until it expires (a throttle
+  outlives its owner).
 
   KEYS[1] the state's key (completed, failed, wait, paused, active, delayed, prioritized)
   KEYS[2] events   KEYS[3] meta
@@ -55,7 +57,7 @@ end
 if state == "completed" or state == "failed" then
   local ids = redis.call("ZRANGEBYSCORE", setKey, "-inf", cutoff, "LIMIT", 0, limit)
   for _, jobId in ipairs(ids) do
-    removeJobWithParentLink(keyPrefix, jobId)
+    removeJobWithParentLink(keyPrefix, jobId, true)
     redis.call("ZREM", setKey, jobId)
     removed[#removed + 1] = jobId
   end

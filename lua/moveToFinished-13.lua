@@ -92,7 +92,7 @@ local keepCount = tonumber(ARGV[7])
 updateParentOnFinish(jobKey, target, ARGV[5], now, keepCount == 0)
 local attemptsMade = incrJobCounter(jobKey, "atm")
 if keepCount == 0 then
-  removeJob(keyPrefix, jobId)
+  removeJob(keyPrefix, jobId, true)
 else
   redis.call("ZADD", KEYS[12], now, jobId)
   redis.call("HSET", jobKey, field, ARGV[5], "finishedOn", now)

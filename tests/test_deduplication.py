@@ -65,6 +65,40 @@ def test_throttle_mode_outlives_the_job_until_its_ttl(queue: Queue) -> None:
     assert queue.add("d", {}, deduplication={"id": "t", "ttl": 60_000}).id == job.id
 
 
+@pytest.mark.parametrize("retention", [
+    {"remove_on_complete": True}, {"remove_on_complete": 0}, {"remove_on_fail": True}])
+async def test_throttle_outlives_an_owner_removed_by_retention(queue: Queue,
+                                                               retention: dict[str, Any]) -> None:
+    """Issue 12 item 4: remove_on_complete / remove_on_fail delete the hash, not the throttle."""
+    throttle = {"id": "x", "ttl": 60_000}
+    first = await queue.aadd("d", {}, deduplication=throttle, **retention)
+
+    def boom(job: Job) -> None:
+        raise RuntimeError("boom")
+
+    processor = boom if "remove_on_fail" in retention else (lambda j: None)
+    await run_until(make_worker(queue, processor),
+                    lambda: queue.client.exists(queue.keys.job(first.id)) == 0)
+    assert await queue.aget_deduplication_job_id("x") == first.id
+    second = await queue.aadd("d", {}, deduplication=throttle, **retention)
+    assert second.id == first.id
+    assert queue.get_job_counts("waiting", "completed", "failed") == {
+        "waiting": 0, "completed": 0, "failed": 0}
+
+
+def test_clean_of_finished_owner_keeps_the_throttle_remove_frees_it(queue: Queue) -> None:
+    throttle = {"id": "x", "ttl": 60_000}
+    first = queue.add("d", {}, deduplication=throttle)
+    queue.client.hset(queue.keys.job(first.id), "finishedOn", 1)
+    queue.client.lrem(queue.keys["wait"], 0, first.id)
+    queue.client.zadd(queue.keys["completed"], {first.id: 1})
+    assert queue.clean(0, state="completed") == [first.id]
+    assert queue.add("d", {}, deduplication=throttle).id == first.id
+    second = queue.add("d", {}, deduplication={"id": "y", "ttl": 60_000})
+    queue.remove(second.id)  # an explicit remove frees the id at once (BullMQ)
+    assert queue.get_deduplication_job_id("y") is None
+
+
 def test_replace_keeps_only_the_last_delayed_job(queue: Queue, r: redis.Redis) -> None:
     opts = JobOptions(delay=10_000, deduplication={"id": "debounce", "ttl": 10_000,
                                                   "replace": True})

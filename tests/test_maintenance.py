@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from django_bullq import Queue
+from django_bullq import FlowProducer, Job, Queue
 from django_bullq.core.errors import JobNotFound, JobNotInState
 from django_bullq.core.maintenance import ActiveJobsError, Metrics
 from tests.workerkit import dead_worker_fetch, events, make_worker, run_until
@@ -131,6 +131,47 @@ async def test_aobliterate(queue: Queue, r: Any) -> None:
     await queue.aadd("t", {})
     await queue.aobliterate()
     assert list(r.scan_iter(queue.keys.key_prefix + "*")) == []
+
+
+async def test_obliterate_leaves_no_key_of_any_kind(queue: Queue, r: Any,
+                                                    redis_url: str) -> None:
+    """Issue 12 item 3: every key kind real use creates is gone, and a parent in another queue
+    waiting for a child of this queue is released (as ``Job.remove`` of the child does)."""
+    other = Queue(queue.name + "-parents", redis_url)
+    flows = FlowProducer(redis_url)
+    try:
+        tree = flows.add({"name": "p", "queue_name": other.name, "children": [
+            {"name": "c", "queue_name": queue.name, "data": {"step": 1},
+             "opts": {"fail_parent_on_failure": True, "delay": 60_000}}]})
+        queue.upsert_job_scheduler("sched", {"every": 60_000}, {"name": "tick"})
+        first = queue.add("t", {}, deduplication={"id": "x", "ttl": 60_000},
+                          remove_on_complete=True)
+        add_many(queue, 3)
+
+        async def work(job: Job) -> None:
+            await job.alog("a line")
+
+        worker = make_worker(queue, work, limiter_max=2, limiter_duration=60_000,
+                             metrics_max_data_points=5, stalled_interval=50)
+        await run_until(worker, lambda: queue.get_job_counts("completed")["completed"] >= 1)
+        assert queue.get_deduplication_job_id("x") == first.id
+        left = {k.removeprefix(queue.keys.key_prefix) for k in
+                r.scan_iter(queue.keys.key_prefix + "*")}
+        for kind in ("limiter", "de:x", "meta", "events", "metrics:completed",
+                     "marker", "stalled-check", "repeat",
+                     "repeat:sched", "id", "completed", "wait", "delayed"):
+            assert kind in left, (kind, sorted(left))
+        assert any(k.endswith(":logs") for k in left)
+        assert other.get_job_counts("waiting-children") == {"waiting-children": 1}
+
+        await queue.aobliterate(force=True, count=2)
+
+        assert list(r.scan_iter(queue.keys.key_prefix + "*")) == []
+        assert other.get_job_ids("waiting") == [tree.job.id]
+        assert r.exists(other.keys.job(tree.job.id)) == 1
+    finally:
+        flows.close()
+        other.close()
 
 
 async def test_change_priority_delay_and_data(queue: Queue) -> None:

@@ -8,6 +8,7 @@ the same names are thin wrappers over these functions.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,7 @@ from .serialization import dumps, to_str
 
 if TYPE_CHECKING:
     from .job import Job
+    from .keys import QueueKeys
     from .queue import Queue
 
 #: States ``clean`` accepts, with the key each one lives in (``waiting`` is an alias of wait).
@@ -26,6 +28,8 @@ CLEAN_STATES = {"completed": "completed", "failed": "failed", "wait": "wait",
                 "delayed": "delayed", "prioritized": "prioritized"}
 #: Largest batch one cleanJobsInSet call handles (the script caps it too).
 CLEAN_BATCH = 10_000
+#: Jobs one drain script call removes at most (about 10 ms of Redis time per call).
+DRAIN_BATCH = 1_000
 METRIC_TYPES = ("completed", "failed")
 
 Call = tuple[str, list[str], list[Any]]
@@ -71,14 +75,21 @@ def _clean_call(q: Queue, cutoff: int, batch: int, state: str) -> Call:
             [q.keys.key_prefix, cutoff, batch, key])
 
 
-def _drain_call(q: Queue, delayed: bool) -> Call:
-    keys = [q.keys[s] for s in ("wait", "paused", "delayed", "prioritized", "pc")]
-    return "drain", keys, [q.keys.key_prefix, "1" if delayed else "0"]
+def _drain_call(keys: QueueKeys, delayed: bool, count: int = DRAIN_BATCH,
+                kept: Sequence[int] = (0, 0, 0, 0)) -> Call:
+    return ("drain", [keys[s] for s in ("wait", "paused", "delayed", "prioritized", "pc")],
+            [keys.key_prefix, "1" if delayed else "0", count, *kept])
 
 
-def _obliterate_call(q: Queue, force: bool, count: int) -> Call:
-    return ("obliterate", [q.keys["meta"], q.keys["active"]],
-            [q.keys.key_prefix, count, "1" if force else "0"])
+def drain_step(reply: Any) -> tuple[int, list[int] | None]:
+    """One drain-5 answer as (jobs removed, kept counts for the next call or None when done)."""
+    removed, more, *kept = (int(x) for x in reply)
+    return removed, (kept if more else None)
+
+
+def _obliterate_call(keys: QueueKeys, force: bool, count: int, cursor: str = "0") -> Call:
+    return ("obliterate", [keys["meta"], keys["active"]],
+            [keys.key_prefix, count, "1" if force else "0", cursor])
 
 
 def _reprocess_call(job: Job, state: str, reset_made: bool, reset_started: bool) -> Call:
@@ -132,12 +143,20 @@ def _next_batch(limit: int, done: int) -> int:
     return min(CLEAN_BATCH, limit - done) if limit else CLEAN_BATCH
 
 
-def _obliterate_done(code: int) -> bool:
-    if code == -1:
-        raise QueueNotPaused("obliterate needs a paused queue")
-    if code == -2:
-        raise ActiveJobsError("the queue has active jobs; pass force=True to obliterate anyway")
-    return code == 0
+def obliterate_step(reply: Any) -> str | None:
+    """The cursor for the next obliterate-2 call, or None when the queue is gone.
+
+    Raises:
+        QueueNotPaused: the script answered ``-1``. ActiveJobsError: it answered ``-2``.
+    """
+    if isinstance(reply, int):
+        if reply == -1:
+            raise QueueNotPaused("obliterate needs a paused queue")
+        if reply == -2:
+            raise ActiveJobsError(
+                "the queue has active jobs; pass force=True to obliterate anyway")
+        return None
+    return to_str(reply) or "0"
 
 
 def _metrics_call(q: Queue, kind: str) -> str:
@@ -278,40 +297,66 @@ def drain(q: Queue, delayed: bool = False) -> int:
     """Remove every waiting job (wait, legacy paused, prioritized; ``delayed`` too if asked).
 
     BullMQ ``Queue.drain``. Active, finished and waiting-children jobs and current scheduler
-    iterations stay. Returns the number of jobs removed.
+    iterations stay. Runs in batches of :data:`DRAIN_BATCH` jobs (one ``drain`` script call
+    each), so a large queue does not block Redis; jobs added while it runs may be removed too.
+
+    Returns:
+        The number of jobs removed.
     """
-    return int(q.scripts.run(*_drain_call(q, delayed)))
+    total, kept = 0, [0, 0, 0, 0]
+    while True:
+        removed, next_kept = drain_step(q.scripts.run(*_drain_call(q.keys, delayed,
+                                                                   kept=kept)))
+        total += removed
+        if next_kept is None:
+            return total
+        kept = next_kept
 
 
 async def adrain(q: Queue, delayed: bool = False) -> int:
     """Async twin of :func:`drain`."""
-    return int(await q.ascripts.arun(*_drain_call(q, delayed)))
+    total, kept = 0, [0, 0, 0, 0]
+    while True:
+        removed, next_kept = drain_step(await q.ascripts.arun(*_drain_call(q.keys, delayed,
+                                                                           kept=kept)))
+        total += removed
+        if next_kept is None:
+            return total
+        kept = next_kept
 
 
 def obliterate(q: Queue, force: bool = False, count: int = 1000) -> None:
-    """Delete the queue, its jobs and its keys (BullMQ ``Queue.obliterate``).
+    """Delete the queue, its jobs and every key under ``<prefix>:<queue>:`` (BullMQ
+    ``Queue.obliterate``; unlike BullMQ, also ``limiter``, ``de:*`` keys that outlived their
+    job, ``waiting-children`` parents and any other key of the queue).
 
     Pauses the queue first (as BullMQ does; it stays paused if the call is refused), then
-    removes ``count`` items per script call. Flow parents in ``waiting-children`` are kept.
+    removes ``count`` jobs per script call, then sweeps the remaining keys with SCAN
+    (``count`` * 10 keys looked at per call). A parent in another queue waiting for a child
+    of this queue is treated as :meth:`Job.remove` of that child treats it: the child leaves
+    its dependencies and a parent with none left is released to its wait.
 
     Raises:
+        ValueError: ``count`` is not an int > 0.
         ActiveJobsError: jobs are active and ``force`` is false.
         QueueNotPaused: someone resumed the queue meanwhile.
     """
     _check_count(count)
     q.pause()
-    while not _obliterate_done(int(q.scripts.run(*_obliterate_call(q, force, count),
-                                                 raise_codes=False))):
-        pass
+    cursor: str | None = "0"
+    while cursor is not None:
+        cursor = obliterate_step(q.scripts.run(*_obliterate_call(q.keys, force, count, cursor),
+                                               raise_codes=False))
 
 
 async def aobliterate(q: Queue, force: bool = False, count: int = 1000) -> None:
     """Async twin of :func:`obliterate`."""
     _check_count(count)
     await q.apause()
-    while not _obliterate_done(int(await q.ascripts.arun(*_obliterate_call(q, force, count),
-                                                         raise_codes=False))):
-        pass
+    cursor: str | None = "0"
+    while cursor is not None:
+        cursor = obliterate_step(await q.ascripts.arun(
+            *_obliterate_call(q.keys, force, count, cursor), raise_codes=False))
 
 
 def get_metrics(q: Queue, kind: str, start: int = 0, end: int = -1) -> Metrics:

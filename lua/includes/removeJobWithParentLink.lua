@@ -1,12 +1,14 @@
--- removeJobWithParentLink(keyPrefix, jobId)
+-- removeJobWithParentLink(keyPrefix, jobId, finished)
 -- "Hard" removal used by clean and drain: deletes the job's keys, dedup key and lock, takes it
 -- out of its parent's `:dependencies`, and deletes a parent of the same queue that waits in
 -- `waiting-children` and has no pending dependency left. State structures are the caller's.
+-- finished: the job completed / failed before (clean of those sets), so its dedup key keeps
+-- its TTL (removeJob).
 -- @include removeJob
-local function removeJobWithParentLink(keyPrefix, jobId)
+local function removeJobWithParentLink(keyPrefix, jobId, finished)
   local jobKey = keyPrefix .. jobId
   local parentKey = redis.call("HGET", jobKey, "parentKey")
-  removeJob(keyPrefix, jobId)
+  removeJob(keyPrefix, jobId, finished)
   if not parentKey then
     return
   end

@@ -13,7 +13,7 @@ local function trimFinishedSet(setKey, keyPrefix, now, count, ageSeconds, limit,
       local ownAge, removeNow = getKeepAge(keyPrefix .. jobId, optsField, ageSeconds)
       -- ownAge 0: the job's own option keeps it (false / a count), so no age rule applies
       if removeNow or (ownAge > 0 and finishedOn <= now - ownAge * 1000) then
-        removeJob(keyPrefix, jobId)
+        removeJob(keyPrefix, jobId, true)
         redis.call("ZREM", setKey, jobId)
       end
     end
@@ -21,7 +21,7 @@ local function trimFinishedSet(setKey, keyPrefix, now, count, ageSeconds, limit,
   if count >= 0 then
     local extra = redis.call("ZREVRANGE", setKey, count, count + limit - 1)
     for _, jobId in ipairs(extra) do
-      removeJob(keyPrefix, jobId)
+      removeJob(keyPrefix, jobId, true)
     end
     if #extra > 0 then
       redis.call("ZREM", setKey, unpack(extra))

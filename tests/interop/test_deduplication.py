@@ -38,3 +38,19 @@ async def test_our_worker_releases_node_simple_dedup_keys(queue: Queue, node: No
     assert new_fail not in (ok_id, fail_id, throttle_id, new_ok)
     assert still_throttled == throttle_id, "a TTL key outlives its job until it expires"
     assert (await queue.aget_job_counts("waiting"))["waiting"] == 2
+
+
+async def test_node_throttle_with_remove_on_complete_outlives_the_job_run_by_us(
+        queue: Queue, node: Node) -> None:
+    """Issue 12 item 4 with Node's producer: our removeOnComplete keeps the TTL key, as Node's
+    worker does, so Node's next add within the ttl is absorbed."""
+    throttle = {"deduplication": {"id": "x", "ttl": 60_000}, "removeOnComplete": True}
+    (first,) = (await node.arun("add", {"jobs": [{"name": "d", "data": {}, "opts": throttle}]}))[
+        "ids"]
+    calls: list[Call] = []
+    await run_our_worker_until(queue, calls, 1, until_calls=True)
+    assert queue.client.exists(queue.keys.job(str(first))) == 0
+    (again,) = (await node.arun("add", {"jobs": [{"name": "d", "data": {}, "opts": throttle}]}))[
+        "ids"]
+    assert str(again) == str(first)
+    assert (await queue.aget_job_counts("waiting"))["waiting"] == 0

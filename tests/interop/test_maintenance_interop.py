@@ -183,3 +183,27 @@ async def test_pypi_bullmq_maintenance_on_our_jobs(queue: Queue, redis_url: str,
         assert list(r.scan_iter(queue.keys.key_prefix + "*")) == []
     finally:
         await theirs.close()
+
+
+async def test_our_obliterate_on_node_data_leaves_no_key_and_frees_a_node_parent(
+        queue: Queue, node: Node, r: redis.Redis, redis_url: str) -> None:
+    """Issue 12 item 3 on Node-written data: a Node throttle dedup key whose job is gone, a
+    limiter key, and a Node flow whose parent (another queue) waits for a child of ours."""
+    parents = f"{queue.name}-parents"
+    node.add([{"name": "d", "data": {}, "opts": {"deduplication": {"id": "x", "ttl": 60_000},
+                                                 "removeOnComplete": True}}])
+    calls: list[Call] = []
+    await run_our_worker_until(queue, calls, 1, until_calls=True, options=WorkerOptions(
+        drain_delay=0.2, maintenance_interval=0, limiter_max=5, limiter_duration=60_000))
+    (tree,) = (await node.arun("flow", {"actions": [{"add": {
+        "name": "p", "queueName": parents, "data": {}, "children": [
+            {"name": "c", "queueName": queue.name, "data": {},
+             "opts": {"failParentOnFailure": True}}]}}]}))["results"]
+    assert r.exists(queue.keys.de("x"), queue.keys["limiter"]) == 2
+
+    await queue.aobliterate()
+
+    assert list(r.scan_iter(queue.keys.key_prefix + "*")) == []
+    (read,) = (await node.arun("flow", {"actions": [{"getFlow": {
+        "queueName": parents, "id": tree["tree"]["id"]}}]}))["results"]
+    assert read["flow"]["state"] == "waiting"

@@ -186,3 +186,81 @@ def test_reschedule_leaves_an_owner_that_is_not_delayed(lq: LuaQueue) -> None:
     lq.add(opts=de_opts(id="s", reschedule=True))
     assert lq.add(opts=de_opts(id="s", reschedule=True), delay=5000) == "1"
     assert lq.lst("wait") == ["1"] and lq.zset("delayed") == []
+
+
+# --- a throttle key outlives its owner's hash (issue 12 item 4) -------------------------------
+
+def _finished_throttle_owner(lq: LuaQueue, target: str = "completed", **finish: Any) -> None:
+    """Job 1 owns `de:t` (ttl 60 s) and ends in ``target``; ``finish`` goes to moveToFinished."""
+    assert lq.add(opts=de_opts(id="t", ttl=60_000)) == "1"
+    lq.activate()
+    assert lq.finish("1", target=target, **finish) == 0
+
+
+def _absorbed_by_the_throttle(lq: LuaQueue) -> None:
+    assert lq.r.get(lq.keys.de("t")) == "1"
+    assert 50_000 < lq.r.pttl(lq.keys.de("t")) <= 60_000
+    before = lq.r.get(lq.keys["id"])
+    assert lq.add(opts=de_opts(id="t", ttl=60_000)) == "1"
+    new_id = str(int(str(before)) + 1)
+    assert lq.r.exists(lq.keys.job(new_id)) == 0 and lq.lst("wait") == []
+
+
+def test_throttle_key_survives_remove_on_complete(lq: LuaQueue) -> None:
+    _finished_throttle_owner(lq, keep_count=0)
+    assert lq.job_keys_exist("1") == 0
+    _absorbed_by_the_throttle(lq)
+
+
+def test_throttle_key_survives_remove_on_fail(lq: LuaQueue) -> None:
+    _finished_throttle_owner(lq, target="failed", value="boom", keep_count=0)
+    assert lq.job_keys_exist("1") == 0
+    _absorbed_by_the_throttle(lq)
+
+
+def test_throttle_key_survives_trimming_by_count(lq: LuaQueue) -> None:
+    _finished_throttle_owner(lq)
+    assert lq.add() == "2"
+    lq.activate()
+    assert lq.finish("2", keep_count=1, now=NOW + 2000) == 0  # trims job 1 away
+    assert [m for m, _ in lq.zset("completed")] == ["2"] and lq.job_keys_exist("1") == 0
+    _absorbed_by_the_throttle(lq)
+
+
+def test_throttle_key_survives_the_retention_sweep(lq: LuaQueue) -> None:
+    _finished_throttle_owner(lq)
+    removed = lq.run("cleanFinished", [lq.keys["completed"], lq.keys["events"]],
+                     [lq.prefix, NOW + 10_000, 0, 0, 100, "removeOnComplete"])
+    assert removed == 1 and lq.job_keys_exist("1") == 0
+    _absorbed_by_the_throttle(lq)
+
+
+def test_throttle_key_survives_clean_of_finished_jobs(lq: LuaQueue) -> None:
+    _finished_throttle_owner(lq)
+    assert lq.run("cleanJobsInSet", [lq.keys["completed"], lq.keys["events"], lq.keys["meta"]],
+                  [lq.prefix, NOW + 10_000, 0, "completed"]) == ["1"]
+    _absorbed_by_the_throttle(lq)
+
+
+def test_clean_of_a_waiting_throttle_owner_frees_the_id(lq: LuaQueue) -> None:
+    """A job removed before it ran takes its key along (BullMQ's cleanList / removeJob)."""
+    assert lq.add(opts=de_opts(id="t", ttl=60_000)) == "1"
+    assert lq.run("cleanJobsInSet", [lq.keys["wait"], lq.keys["events"], lq.keys["meta"]],
+                  [lq.prefix, NOW + 10_000, 0, "wait"]) == ["1"]
+    assert lq.r.exists(lq.keys.de("t")) == 0
+
+
+def test_explicit_remove_of_a_finished_throttle_owner_frees_the_id(lq: LuaQueue) -> None:
+    """BullMQ's removeJob deletes a `de:` key still naming the job, TTL or not."""
+    _finished_throttle_owner(lq)
+    assert lq.run("removeJob", [lq.keys.job("1"), lq.keys["repeat"]], [lq.prefix, "1", "1"]) == 1
+    assert lq.r.exists(lq.keys.de("t")) == 0
+    assert lq.add(opts=de_opts(id="t", ttl=60_000)) == "2"
+
+
+def test_simple_key_is_released_at_finish_also_with_remove_on_complete(lq: LuaQueue) -> None:
+    assert lq.add(opts=de_opts(id="k")) == "1"
+    lq.activate()
+    assert lq.finish("1", keep_count=0) == 0
+    assert lq.r.exists(lq.keys.de("k")) == 0
+    assert lq.add(opts=de_opts(id="k")) == "2"

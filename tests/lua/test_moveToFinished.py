@@ -287,9 +287,11 @@ def test_finalization_keeps_ttl_dedup_keys_and_foreign_owners(lq: LuaQueue) -> N
     assert lq.r.get(lq.keys.de("taken")) == "99"
 
 
-def test_removal_on_finish_deletes_the_dedup_key_even_with_ttl(lq: LuaQueue) -> None:
+def test_removal_on_finish_keeps_a_ttl_dedup_key(lq: LuaQueue) -> None:
+    """removeOnComplete deletes the hash, not the throttle: it lives out its ttl (BullMQ)."""
     lq.add_active()
     lq.r.hset(lq.keys.job("1"), "deid", "k")
     lq.r.set(lq.keys.de("k"), "1", px=60_000)
     assert lq.finish("1", keep_count=0) == 0
-    assert lq.r.exists(lq.keys.de("k")) == 0
+    assert lq.job_keys_exist("1") == 0
+    assert lq.r.get(lq.keys.de("k")) == "1" and lq.r.pttl(lq.keys.de("k")) > 0
