@@ -716,3 +716,81 @@ async def test_a_lagging_bridge_over_a_trimmed_stream_sends_a_gap_then_the_rest(
     assert got == kept, f"{len(got)} of {len(kept)} kept events delivered"
     assert await comm.receive_nothing(0.2)
     await comm.disconnect()
+
+
+async def test_a_socket_behind_the_buffer_reads_the_trimmed_stream_gap_first(
+        queue_name: str, monkeypatch: Any) -> None:
+    """Issue 12 item 5 (c), the socket's side: a socket busy with a request while 800 jobs are
+    added (maxLenEvents 300, a 50-frame buffer) falls behind the buffer and the trimmed stream;
+    it then sends one ``gap`` and every entry still in the stream, in order."""
+    from django_bullq import bridge
+    from django_bullq.consumers import QueueEventsConsumer
+
+    monkeypatch.setattr(bridge, "BUFFER_FRAMES", 50)
+    q = conf.get_queue(queue_name)
+    await q.aclient.hset(q.keys["meta"], "opts.maxLenEvents", 300)
+    comm = ws(qpath(queue_name))
+    await connect(comm)
+    await q.aadd("t")
+    before = await receive_all(comm, 2)
+    gate, busy = asyncio.Event(), asyncio.Event()
+    counts = QueueEventsConsumer.counts
+
+    async def slow_counts(self: Any) -> dict[str, Any]:
+        busy.set()
+        await gate.wait()
+        return await counts(self)
+
+    monkeypatch.setattr(QueueEventsConsumer, "counts", slow_counts)
+    await comm.send_json_to({"type": "counts"})
+    await asyncio.wait_for(busy.wait(), TIMEOUT)  # the consumer handles nothing else now
+    await q.aadd_bulk([("t", {"n": n}) for n in range(800)])
+    kept = await stream_ids(q)
+    assert id_tuple(kept[0]) > id_tuple(before[-1]["id"])  # trimmed past the socket
+    assert len(kept) >= 300
+    gate.set()
+    frames = await frames_through(comm, kept[-1])
+    assert frames[0]["type"] == "counts"
+    gap, rest = frames[1], frames[2:]
+    assert gap["event"] == "gap" and gap["jobId"] is None
+    assert id_tuple(gap["fields"]["first"]) > id_tuple(before[-1]["id"])
+    assert id_tuple(gap["fields"]["last"]) < id_tuple(kept[0])
+    got = event_ids(rest)
+    assert got == kept, f"{len(got)} of {len(kept)} kept events delivered"
+    assert await comm.receive_nothing(0.2)
+    await comm.disconnect()
+
+
+async def test_fifty_sockets_share_one_reader_and_a_few_redis_connections(
+        queue_name: str) -> None:
+    """The hint's scaling check: 50 sockets on a queue and a 600-event burst cost the queue
+    one reader, fewer stream reads than sockets, and a handful of Redis connections."""
+    q = conf.get_queue(queue_name)
+    await q.aadd("warm-up")  # the queue's pool has its connection before counting
+
+    async def stats() -> tuple[int, int]:
+        info = await q.aclient.info("all")
+        reads = sum(int(info.get(f"cmdstat_{c}", {}).get("calls", 0))
+                    for c in ("xread", "xrange", "xrevrange"))
+        return int(info["connected_clients"]), reads
+
+    clients_before, _ = await stats()
+    comms = [ws(qpath(queue_name)) for _ in range(50)]
+    for comm in comms:
+        await connect(comm)
+    _, reads_before = await stats()
+    await q.aadd_bulk([("t", {"n": n}) for n in range(300)])
+    sent = (await stream_ids(q))[2:]  # after the warm-up job's two events
+    assert len(sent) == 600
+    for comm in comms:
+        assert event_ids(await frames_through(comm, sent[-1])) == sent
+    clients_after, reads_after = await stats()
+    from django_bullq.bridge import get_hub
+
+    assert list(get_hub().readers()) == [queue_name]
+    reads = reads_after - reads_before - 1  # stream_ids() above is one XRANGE
+    assert reads < len(comms), f"{reads} stream reads for {len(comms)} sockets"
+    assert clients_after - clients_before <= 3, (clients_before, clients_after)
+    for comm in comms:
+        await comm.disconnect()
+    assert get_hub().readers() == {}
