@@ -3,7 +3,7 @@
 :class:`EventsHub` keeps, per process and event loop, at most one
 :class:`~django_bullq.core.events.QueueEvents` reader per queue while at least one socket
 subscribes to it. What the reader reads (``gap`` notices included, case B22) goes into the
-feed's bounded buffer of encoded :class:`Frame` s; the channel layer carries only a wake-up
+feed's bounded buffer of encoded frames (:class:`Frame`); the channel layer carries only a wake-up
 (``bullq.wake``, no event in it) to each subscribed consumer's own channel. A woken consumer
 sends the frames after the last id it sent, from the buffer, or from the stream itself when it
 is further behind than the buffer reaches (a ``gap`` when the stream was trimmed past it).
@@ -37,9 +37,10 @@ logger = logging.getLogger("django_bullq.events")
 
 #: Channel-layer message type of a wake-up (handled by the consumers' ``bullq_wake``).
 WAKE_TYPE = "bullq.wake"
-#: Newest frames a feed keeps for its sockets: at most this many, and this many bytes of JSON.
-#: A socket further behind reads the stream itself.
+#: Most frames a feed keeps for its sockets (the newest); a socket further behind reads the
+#: stream itself.
 BUFFER_FRAMES = 10_000
+#: Most bytes of JSON text a feed keeps in frames (the newest).
 BUFFER_BYTES = 8 * 1024 * 1024
 #: Seconds after which a wake-up not yet answered is sent again (the layer lost or expired it).
 REWAKE_AFTER_S = 5.0
@@ -160,19 +161,23 @@ def encode_event(event: QueueEvent) -> Frame:
                  json.dumps(event_payload(event)))
 
 
-class _Feed:
-    """One queue's reader, its buffer of the newest frames, and the subscriptions to it."""
+class Feed:
+    """One queue's reader in this process, its buffer of the newest frames, and the
+    subscriptions to it (made by :class:`EventsHub`)."""
 
     def __init__(self, reader: QueueEvents) -> None:
         self.reader = reader
         self.frames: deque[Frame] = deque()
         self.size = 0  # bytes of JSON in frames
-        self.base = id_tuple(reader.last_id)  # frames hold every event after base
+        self.base_id = reader.last_id  # frames hold every event after base_id
+        self.base = id_tuple(self.base_id)
         self.head = self.base  # the newest id read
         self.subscriptions: set[Subscription] = set()
         self.task: asyncio.Task[None] | None = None
 
     def append(self, frames: list[Frame]) -> None:
+        """Add ``frames`` (newer than every buffered one, oldest first); drop the oldest while
+        the buffer holds over :data:`BUFFER_FRAMES` frames or :data:`BUFFER_BYTES` bytes."""
         for frame in frames:
             self.frames.append(frame)
             self.size += len(frame.text)
@@ -181,15 +186,18 @@ class _Feed:
         while self.frames and (len(self.frames) > BUFFER_FRAMES or self.size > BUFFER_BYTES):
             old = self.frames.popleft()
             self.size -= len(old.text)
-            self.base = old.key
+            self.base, self.base_id = old.key, old.id
 
     def after(self, key: tuple[int, int], limit: int) -> list[Frame] | None:
+        """Up to ``limit`` frames after stream id ``key`` (a tuple), oldest first; None when
+        the buffer no longer holds every event after ``key``."""
         if key < self.base:
             return None
         start = bisect.bisect_right(self.frames, key, key=lambda f: f.key)
         return list(islice(self.frames, start, start + limit))
 
     async def wake_behind(self) -> None:
+        """Wake every subscription whose consumer has not yet sent the newest frame."""
         behind = [s for s in self.subscriptions if s.position < self.head]
         if behind:
             await asyncio.gather(*(s.wake() for s in behind))
@@ -202,7 +210,7 @@ class Subscription:
     (:meth:`frames_after`) and marks each wake-up it handles (:meth:`woken`).
     """
 
-    def __init__(self, feed: _Feed, layer: Any, channel: str) -> None:
+    def __init__(self, feed: Feed, layer: Any, channel: str) -> None:
         self.feed, self.layer, self.channel = feed, layer, channel
         self.position = (0, 0)
         self._woken_at: float | None = None  # loop time of the wake-up on its way, if any
@@ -219,6 +227,11 @@ class Subscription:
         """Up to ``limit`` buffered frames after ``stream_id``, oldest first; None when the
         buffer no longer reaches back to ``stream_id`` (read the stream instead)."""
         return self.feed.after(id_tuple(stream_id), limit)
+
+    @property
+    def reaches(self) -> str:
+        """The oldest id the buffer can go on from (it holds every event after this one)."""
+        return self.feed.base_id
 
     def woken(self) -> None:
         """The consumer is handling a wake-up: the next one may be sent."""
@@ -248,7 +261,7 @@ class EventsHub:
     """
 
     def __init__(self) -> None:
-        self._feeds: dict[str, _Feed] = {}
+        self._feeds: dict[str, Feed] = {}
         self._lock = asyncio.Lock()
 
     def readers(self) -> dict[str, QueueEvents]:
@@ -265,7 +278,7 @@ class EventsHub:
         async with self._lock:
             feed = self._feeds.get(queue.name)
             if feed is None:
-                feed = _Feed(QueueEvents(queue, last_id=await last_stream_id(queue)))
+                feed = Feed(QueueEvents(queue, last_id=await last_stream_id(queue)))
                 feed.task = asyncio.ensure_future(self._run(feed))
                 self._feeds[queue.name] = feed
             subscription = Subscription(feed, layer, channel)
@@ -290,7 +303,7 @@ class EventsHub:
             except (asyncio.CancelledError, Exception):  # noqa: BLE001 - reader is gone either way
                 pass
 
-    async def _run(self, feed: _Feed) -> None:
+    async def _run(self, feed: Feed) -> None:
         reader = feed.reader
         while True:
             try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs, unquote_to_bytes
@@ -31,7 +32,9 @@ from .bridge import (
     last_stream_id,
     valid_stream_id,
 )
-from .core.events import QueueEvents
+from .core.events import GAP, QueueEvent, QueueEvents, next_id
+
+logger = logging.getLogger("django_bullq.events")
 
 #: WebSocket close codes for not allowed and bad request (name or last_id).
 CLOSE_FORBIDDEN = 4403
@@ -99,7 +102,7 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):
 
     queue: Any = None
     job_id: str | None = None
-    #: The id of the newest event sent (or skipped: another job's); frames only go forward.
+    #: The id of the newest event sent (or skipped, of another job); frames only go forward.
     last_id: str = "0-0"
     _subscription: Subscription | None = None
     #: ``?counts=1``: send ``counts`` frames (on connect, then after events, debounced).
@@ -223,11 +226,10 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):
         while sent < CATCH_UP_FRAMES and subscription.behind(self.last_id):
             frames = subscription.frames_after(self.last_id, CATCH_UP_STEP)
             if frames is None:
-                frames = await self.read_stream(CATCH_UP_STEP)
-                if not frames:  # the stream lost its entries (deleted): start afresh there
-                    self.last_id = max(self.last_id, await last_stream_id(self.queue),
-                                       key=id_tuple)
-                    break
+                frames = await self.read_stream(CATCH_UP_STEP) or [
+                    self.lost_until(subscription.reaches)]
+            if not frames:
+                break
             for frame in frames:
                 await self.forward(frame)
             sent += len(frames)
@@ -238,8 +240,19 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):
     async def read_stream(self, count: int) -> list[Frame]:
         """Up to ``count`` frames after ``last_id`` read from the stream itself (a ``gap``
         first when entries after ``last_id`` were trimmed)."""
-        reader = QueueEvents(self.queue, last_id=self.last_id, block_ms=1, count=count)
+        # "0-0" (the stream was empty on connect) would read as "whatever is left, no gap"
+        after = "0-1" if id_tuple(self.last_id) == (0, 0) else self.last_id
+        reader = QueueEvents(self.queue, last_id=after, block_ms=1, count=count)
         return [encode_event(event) for event in await reader.aread()]
+
+    def lost_until(self, stream_id: str) -> Frame:
+        """The ``gap`` frame of the entries after ``last_id`` up to ``stream_id``: gone from
+        the stream (deleted with it, e.g. by an obliterate) and no longer buffered."""
+        first = next_id(self.last_id)
+        logger.warning("events %s .. %s of queue %s are gone from the stream before this "
+                       "socket sent them", first, stream_id, self.queue.name)
+        return encode_event(QueueEvent(GAP, stream_id, None,
+                                       {"first": first, "last": stream_id}))
 
     async def forward(self, frame: Frame) -> None:
         """Send one event unless already sent (ids only grow) or of another job."""

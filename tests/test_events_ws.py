@@ -794,3 +794,50 @@ async def test_fifty_sockets_share_one_reader_and_a_few_redis_connections(
     for comm in comms:
         await comm.disconnect()
     assert get_hub().readers() == {}
+
+
+async def test_a_socket_behind_the_buffer_of_a_deleted_stream_gets_a_gap(
+        queue_name: str, monkeypatch: Any) -> None:
+    """The stream is deleted (an obliterate) while a busy socket is behind the buffer: the
+    events between its last id and the buffer are gone, so it sends a ``gap`` for them and
+    then the buffered rest, and never spins on an empty stream."""
+    from django_bullq import bridge
+    from django_bullq.consumers import QueueEventsConsumer
+    from django_bullq.core.events import next_id
+
+    monkeypatch.setattr(bridge, "BUFFER_FRAMES", 50)
+    q = conf.get_queue(queue_name)
+    comm = ws(qpath(queue_name))
+    await connect(comm)
+    await q.aadd("t")
+    before = await receive_all(comm, 2)
+    gate, busy = asyncio.Event(), asyncio.Event()
+    counts = QueueEventsConsumer.counts
+
+    async def slow_counts(self: Any) -> dict[str, Any]:
+        busy.set()
+        await gate.wait()
+        return await counts(self)
+
+    monkeypatch.setattr(QueueEventsConsumer, "counts", slow_counts)
+    await comm.send_json_to({"type": "counts"})
+    await asyncio.wait_for(busy.wait(), TIMEOUT)
+    await q.aadd_bulk([("t", {"n": n}) for n in range(100)])
+    added = await stream_ids(q)
+    feed_reader = bridge.get_hub().readers()[queue_name]
+    for _ in range(200):  # until the feed has read the whole burst into its buffer
+        if feed_reader.last_id == added[-1]:
+            break
+        await asyncio.sleep(0.01)
+    assert feed_reader.last_id == added[-1]
+    await q.aclient.delete(q.keys["events"])
+    gate.set()
+    frames = await frames_through(comm, added[-1])
+    assert frames[0]["type"] == "counts"
+    gap, rest = frames[1], frames[2:]
+    assert gap["event"] == "gap"
+    assert gap["fields"]["first"] == next_id(before[-1]["id"])
+    assert event_ids(rest) == added[-50:]  # the buffered frames
+    assert id_tuple(gap["fields"]["last"]) < id_tuple(rest[0]["id"])
+    assert await comm.receive_nothing(0.3)
+    await comm.disconnect()
