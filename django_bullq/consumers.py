@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs, unquote_to_bytes
@@ -22,15 +23,18 @@ from django.utils.module_loading import import_string
 
 from . import conf
 from .bridge import (
-    event_payload,
+    Frame,
+    Subscription,
+    encode_event,
     fit_frame,
     get_hub,
-    group_name,
     id_tuple,
     last_stream_id,
     valid_stream_id,
 )
-from .core.events import QueueEvents
+from .core.events import GAP, QueueEvent, QueueEvents, next_id
+
+logger = logging.getLogger("django_bullq.events")
 
 #: WebSocket close codes for not allowed and bad request (name or last_id).
 CLOSE_FORBIDDEN = 4403
@@ -39,7 +43,10 @@ CLOSE_BAD_REQUEST = 4400
 CLOSE_UNAVAILABLE = 1011
 #: The permission of the default authorisation (``<app_label>.<codename>``).
 VIEW_PERMISSION = "django_bullq.view_bullqqueue"
-_BACKFILL_LIMIT = 100_000
+#: Frames one wake-up sends at most before the consumer handles its other messages (it
+#: wakes itself again to go on), and frames taken per step (buffer slice or stream read).
+CATCH_UP_FRAMES = 2_000
+CATCH_UP_STEP = 500
 #: Seconds a ``counts`` frame waits after an event, so a burst of events costs one read.
 COUNTS_DELAY_S = 0.25
 #: Newest log lines a snapshot carries.
@@ -95,15 +102,16 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):
 
     queue: Any = None
     job_id: str | None = None
+    #: The id of the newest event sent (or skipped, of another job); frames only go forward.
     last_id: str = "0-0"
-    _joined = False
+    _subscription: Subscription | None = None
     #: ``?counts=1``: send ``counts`` frames (on connect, then after events, debounced).
     want_counts = False
     _counts_task: asyncio.Task[None] | None = None
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        """Run the consumer; whatever ends it (a crash included), leave the group and release
-        the events reader, so no reader outlives its sockets."""
+        """Run the consumer; whatever ends it (a crash included), drop its subscription, so no
+        events reader outlives its sockets."""
         try:
             await super().__call__(scope, receive, send)
         finally:
@@ -143,10 +151,9 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):
         if self.channel_layer is None:  # settings.CHANNEL_LAYERS is missing
             await self.refuse(CLOSE_UNAVAILABLE)
             return
-        # join first, then fix positions: nothing appended from here on can be missed
-        await self.channel_layer.group_add(group_name(queue_name), self.channel_name)
-        await get_hub().acquire(self.queue)
-        self._joined = True
+        # subscribe first, then fix positions: nothing appended from here on can be missed
+        self._subscription = await get_hub().subscribe(self.queue, self.channel_layer,
+                                                       self.channel_name)
         await self.accept()
         position = await last_stream_id(self.queue)
         self.last_id = position
@@ -154,9 +161,7 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json(await self.snapshot())
         if resume and id_tuple(resume) < id_tuple(position):  # a newer id: nothing to replay
             self.last_id = resume
-            await self.replay(position)
-            if id_tuple(position) > id_tuple(self.last_id):
-                self.last_id = position
+        await self.catch_up()
         if self.want_counts:
             await self.send_json(await self.counts())
 
@@ -208,56 +213,75 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):
             "processedOn": job.processed_on, "finishedOn": job.finished_on}},
             "job", ("logs",))
 
-    async def replay(self, until: str) -> None:
-        """Send the events after ``last_id`` up to ``until`` still in the stream, a ``gap``
-        first if some were trimmed (a resume, or messages the channel layer dropped)."""
-        reader = QueueEvents(self.queue, last_id=self.last_id, block_ms=1)
-        limit = id_tuple(until)
-        sent = 0
-        while sent < _BACKFILL_LIMIT:
-            events = await reader.aread()
-            if not events:
-                return
-            for event in events:
-                if id_tuple(event.id) > limit:
-                    return
-                await self.forward(event_payload(event))
-                sent += 1
-            if id_tuple(reader.last_id) >= limit:
-                return
+    async def catch_up(self) -> None:
+        """Send the events after ``last_id`` that the queue's feed has read, in stream order:
+        from the feed's buffer, or from the stream while ``last_id`` is older than the buffer
+        (a resume, a socket that fell behind), a ``gap`` first if entries were trimmed.
 
-    async def forward(self, payload: dict[str, Any]) -> None:
+        Sends at most :data:`CATCH_UP_FRAMES` frames, then wakes itself to go on after the
+        messages waiting for it (client requests)."""
+        subscription = self._subscription
+        assert subscription is not None
+        sent = 0
+        while sent < CATCH_UP_FRAMES and subscription.behind(self.last_id):
+            frames = subscription.frames_after(self.last_id, CATCH_UP_STEP)
+            if frames is None:
+                frames = await self.read_stream(CATCH_UP_STEP) or [
+                    self.lost_until(subscription.reaches)]
+            if not frames:
+                break
+            for frame in frames:
+                await self.forward(frame)
+            sent += len(frames)
+        subscription.seen(self.last_id)
+        if subscription.behind(self.last_id):
+            await subscription.wake()
+
+    async def read_stream(self, count: int) -> list[Frame]:
+        """Up to ``count`` frames after ``last_id`` read from the stream itself (a ``gap``
+        first when entries after ``last_id`` were trimmed)."""
+        # "0-0" (the stream was empty on connect) would read as "whatever is left, no gap"
+        after = "0-1" if id_tuple(self.last_id) == (0, 0) else self.last_id
+        reader = QueueEvents(self.queue, last_id=after, block_ms=1, count=count)
+        return [encode_event(event) for event in await reader.aread()]
+
+    def lost_until(self, stream_id: str) -> Frame:
+        """The ``gap`` frame of the entries after ``last_id`` up to ``stream_id``: gone from
+        the stream (deleted with it, e.g. by an obliterate) and no longer buffered."""
+        first = next_id(self.last_id)
+        logger.warning("events %s .. %s of queue %s are gone from the stream before this "
+                       "socket sent them", first, stream_id, self.queue.name)
+        return encode_event(QueueEvent(GAP, stream_id, None,
+                                       {"first": first, "last": stream_id}))
+
+    async def forward(self, frame: Frame) -> None:
         """Send one event unless already sent (ids only grow) or of another job."""
-        if id_tuple(payload["id"]) <= id_tuple(self.last_id):
+        if frame.key <= id_tuple(self.last_id):
             return
-        self.last_id = payload["id"]
-        if self.job_id is not None and payload["event"] != "gap" \
-                and payload["jobId"] != self.job_id:
+        self.last_id = frame.id
+        if self.job_id is not None and frame.event != "gap" and frame.job_id != self.job_id:
             return
-        await self.send_json(payload)
+        await self.send(text_data=frame.text)
         self._schedule_counts()
 
-    async def bullq_event(self, message: dict[str, Any]) -> None:
-        """Channel-layer handler of ``bullq.event`` messages from :mod:`django_bullq.bridge`."""
-        payload = message["payload"]
-        prev = message.get("prev")
-        if prev and id_tuple(prev) > id_tuple(self.last_id):  # we lost messages: read them
-            await self.replay(payload["id"])
-        await self.forward(payload)
+    async def bullq_wake(self, message: dict[str, Any]) -> None:
+        """Channel-layer handler of ``bullq.wake`` messages from :mod:`django_bullq.bridge`:
+        send what the feed has read since ``last_id``."""
+        if self._subscription is not None:
+            self._subscription.woken()
+            await self.catch_up()
 
     async def disconnect(self, code: int) -> None:
         await self._leave()
 
     async def _leave(self) -> None:
-        """Stop the counts timer, leave the group, release the reader (idempotent)."""
+        """Stop the counts timer, drop the subscription (idempotent)."""
         if self._counts_task is not None:
             self._counts_task.cancel()
             self._counts_task = None
-        if self._joined:
-            self._joined = False
-            await get_hub().release(self.queue.name)
-            await self.channel_layer.group_discard(group_name(self.queue.name),
-                                                   self.channel_name)
+        if self._subscription is not None:
+            subscription, self._subscription = self._subscription, None
+            await get_hub().unsubscribe(subscription)
 
 
 class UnknownRouteConsumer(AsyncJsonWebsocketConsumer):

@@ -64,6 +64,7 @@ BULLQ = {
     "SCHEDULERS": json.loads(os.environ.get("BULLQ_TEST_SCHEDULERS", "{}")),
 }
 # Events over WebSockets (django_bullq.consumers): the in-memory layer (channels_redis in
-# production).
-CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+# production); daphne subprocesses of the delivery tests may get another through the environment.
+CHANNEL_LAYERS = json.loads(os.environ.get("BULLQ_TEST_CHANNEL_LAYERS", "null")) or {
+    "default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 ASGI_APPLICATION = "tests.asgi.application"

@@ -1,9 +1,8 @@
-"""Queue events over WebSockets: group names, consumers, resume, permissions, B25 names, gaps."""
+"""Queue events over WebSockets: consumers, resume, permissions, B25 names, gaps, bursts."""
 
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
@@ -15,7 +14,7 @@ from channels.testing.websocket import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser, Permission, User
 
 from django_bullq import conf
-from django_bullq.bridge import group_name, id_tuple
+from django_bullq.bridge import id_tuple
 from django_bullq.routing import websocket_urlpatterns
 
 pytestmark = pytest.mark.django_layer
@@ -88,23 +87,6 @@ async def refused_code(comm: WebsocketCommunicator) -> int:
 
 async def receive_all(comm: WebsocketCommunicator, count: int) -> list[dict[str, Any]]:
     return [await comm.receive_json_from(timeout=TIMEOUT) for _ in range(count)]
-
-
-# --- group names ----------------------------------------------------------------------------
-
-@pytest.mark.parametrize("name", ["default", "a#b", "a b", "a_b", "test/transactions",
-                                  "ünï-cødé", "%2F", "task:email", "x" * 300, "🚀"])
-def test_group_name_is_a_valid_channels_group(name: str) -> None:
-    group = group_name(name)
-    assert re.fullmatch(r"[A-Za-z0-9_.-]+", group)
-    assert len(group) < 100
-    assert group.startswith("bullq.")
-    assert group == group_name(name)
-
-
-def test_group_names_of_distinct_queues_never_collide() -> None:
-    names = ["a#b", "a b", "a_b", "a/b", "a:b", "ünï", "üni", "x" * 300, "x" * 301, "A#B"]
-    assert len({group_name(n) for n in names}) == len(names)
 
 
 # --- queue socket ---------------------------------------------------------------------------
@@ -450,31 +432,33 @@ def test_js_client_encodes_names_resumes_backs_off_and_dispatches() -> None:
     assert done.stdout.strip() == "ok"
 
 
-async def test_messages_lost_by_the_channel_layer_are_read_back_from_the_stream(
-        queue_name: str) -> None:
+async def test_wake_ups_the_channel_layer_loses_are_sent_again(
+        queue_name: str, monkeypatch: Any) -> None:
+    """A layer may drop or expire a message: the hub wakes a socket that is still behind
+    again, so the events arrive without any later event."""
     from channels.layers import get_channel_layer
 
-    from django_bullq.bridge import get_hub
+    from django_bullq import bridge
 
+    monkeypatch.setattr(bridge, "REWAKE_AFTER_S", 0.2)
     q = conf.get_queue(queue_name)
     comm = ws(qpath(queue_name))
     await connect(comm)
     layer = get_channel_layer()
-    members = layer.groups.pop(group_name(queue_name))  # the layer drops the next messages
-    lost = await q.aadd("t")
-    reader = get_hub().readers()[queue_name]
-    for _ in range(100):  # until the hub has forwarded them to nobody
-        if reader.last_id != "0-0" and id_tuple(reader.last_id) >= id_tuple(
-                (await q.aclient.xrevrange(q.keys["events"], count=1))[0][0].decode()):
-            break
-        await asyncio.sleep(0.02)
-    await asyncio.sleep(0.05)
-    layer.groups[group_name(queue_name)] = members
-    live = await q.aadd("t")
-    got = await receive_all(comm, 4)
-    assert [(e["event"], e["jobId"]) for e in got] == [
-        ("added", lost.id), ("waiting", lost.id), ("added", live.id), ("waiting", live.id)]
-    assert await comm.receive_nothing(0.2)
+    send, lost = layer.send, asyncio.Event()
+
+    async def losing(channel: str, message: dict[str, Any]) -> None:
+        if message["type"] == bridge.WAKE_TYPE and not lost.is_set():
+            lost.set()  # dropped: the consumer never hears of it
+            return
+        await send(channel, message)
+
+    monkeypatch.setattr(layer, "send", losing)
+    job = await q.aadd("t")
+    await asyncio.wait_for(lost.wait(), TIMEOUT)
+    got = await receive_all(comm, 2)
+    assert [(e["event"], e["jobId"]) for e in got] == [("added", job.id), ("waiting", job.id)]
+    assert await comm.receive_nothing(0.3)
     await comm.disconnect()
 
 
@@ -566,3 +550,294 @@ async def test_clients_may_ask_for_a_fresh_snapshot_or_counts(queue_name: str) -
     counts = await queue_comm.receive_json_from(timeout=TIMEOUT)
     assert counts["type"] == "counts" and counts["counts"]["waiting"] == 1
     await queue_comm.disconnect()
+
+
+# --- delivery of bursts (issue 12 item 5): every event, in order, no repeats, promptly -------
+
+#: A burst ends within this many seconds of its last XADD on every socket (the acceptance
+#: bound), measured on Redis's clock: the last stream id's ms against Redis TIME.
+DELIVERY_BOUND_MS = 1000
+#: How long a test waits for a burst before it counts what arrived.
+BURST_WAIT_S = 10.0
+
+
+@pytest.fixture(params=["in_memory", "channels_redis"])
+async def layer_backend(request: pytest.FixtureRequest, settings: Any,
+                        redis_url: str) -> Any:
+    """Each channel layer at its default capacity (100 messages per channel)."""
+    import uuid
+
+    if request.param == "channels_redis":
+        settings.CHANNEL_LAYERS = {"default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [redis_url], "prefix": f"asgi-{uuid.uuid4().hex[:8]}"}}}
+    channel_layers.backends.clear()
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    assert layer is not None and layer.capacity == 100  # the default, untouched
+    yield request.param
+    if request.param == "channels_redis":
+        await layer.close_pools()
+    channel_layers.backends.clear()
+
+
+async def stream_ids(q: Any) -> list[str]:
+    """Every id now in the queue's events stream, oldest first."""
+    return [entry_id.decode() for entry_id, _ in await q.aclient.xrange(q.keys["events"])]
+
+
+async def frames_through(comm: WebsocketCommunicator, last_id: str,
+                         wait_s: float = BURST_WAIT_S) -> list[dict[str, Any]]:
+    """Frames received until the one with ``last_id`` (or until ``wait_s`` passed)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait_s
+    got: list[dict[str, Any]] = []
+    while (remaining := deadline - loop.time()) > 0:
+        try:
+            frame = await comm.receive_json_from(timeout=remaining)
+        except TimeoutError:
+            break
+        got.append(frame)
+        if frame.get("id") == last_id:
+            break
+    return got
+
+
+async def lateness_ms(q: Any, stream_id: str) -> int:
+    """Milliseconds from the XADD of ``stream_id`` to now, both on Redis's clock."""
+    seconds, micros = await q.aclient.time()
+    return int(seconds) * 1000 + int(micros) // 1000 - id_tuple(stream_id)[0]
+
+
+def event_ids(frames: list[dict[str, Any]]) -> list[str]:
+    return [f["id"] for f in frames if f["type"] == "event"]
+
+
+async def test_a_bulk_add_of_300_jobs_reaches_the_socket_whole_at_once(
+        queue_name: str, layer_backend: str) -> None:
+    """Issue 12 item 5 (a): 300 jobs in one add_bulk (600 events) all reach a queue socket in
+    stream order, once each, within a second of the last XADD, with no later event to help."""
+    q = conf.get_queue(queue_name)
+    comm = ws(qpath(queue_name))
+    await connect(comm)
+    jobs = await q.aadd_bulk([("t", {"n": n}) for n in range(300)])
+    sent = await stream_ids(q)
+    assert len(sent) == 600
+    frames = await frames_through(comm, sent[-1])
+    late = await lateness_ms(q, sent[-1])
+    got = event_ids(frames)
+    assert got == sent, f"{len(got)} of {len(sent)} events delivered"
+    assert [f["jobId"] for f in frames if f["event"] == "added"] == [j.id for j in jobs]
+    assert late <= DELIVERY_BOUND_MS, late
+    assert await comm.receive_nothing(0.3)
+    await comm.disconnect()
+
+
+async def test_a_burst_of_ten_times_the_channel_capacity_reaches_every_socket(
+        queue_name: str, layer_backend: str) -> None:
+    """Issue 12 item 5 (b): 1,200 events (12x the default capacity) in one burst reach each
+    of three queue sockets whole, in order, without repeats."""
+    q = conf.get_queue(queue_name)
+    comms = [ws(qpath(queue_name)) for _ in range(3)]
+    for comm in comms:
+        await connect(comm)
+    await q.aadd_bulk([("t", {"n": n}) for n in range(600)])
+    sent = await stream_ids(q)
+    assert len(sent) == 1200
+    for comm in comms:
+        got = event_ids(await frames_through(comm, sent[-1]))
+        assert got == sent, f"{len(got)} of {len(sent)} events delivered"
+    late = await lateness_ms(q, sent[-1])
+    assert late <= DELIVERY_BOUND_MS, late
+    for comm in comms:
+        assert await comm.receive_nothing(0.2)
+        await comm.disconnect()
+
+
+async def test_a_job_socket_gets_its_events_from_the_tail_of_a_burst(
+        queue_name: str, layer_backend: str) -> None:
+    """Issue 12 item 5 (d): a job socket's events at the end of a 1,000-event burst arrive."""
+    q = conf.get_queue(queue_name)
+    first = await q.aadd("t")
+    comm = ws(jpath(queue_name, first.id))
+    await connect(comm)
+    await comm.receive_json_from(timeout=TIMEOUT)  # the snapshot
+    other = ws(jpath(queue_name, "late"))  # a job added last, after 499 others
+    await connect(other)
+    assert (await other.receive_json_from(timeout=TIMEOUT))["job"] is None
+    await q.aadd_bulk([("t", {"n": n}) for n in range(499)] + [("t", {}, {"job_id": "late"})])
+    await first.aupdate_progress(1)
+    sent = await stream_ids(q)
+    assert len(sent) == 2 + 1000 + 1
+    got = await frames_through(other, [i for i in sent if i][-2])  # "late"'s waiting event
+    assert [(f["event"], f["jobId"]) for f in got] == [("added", "late"), ("waiting", "late")]
+    mine = await frames_through(comm, sent[-1])
+    assert [(f["event"], f["jobId"]) for f in mine] == [("progress", first.id)]
+    for c in (comm, other):
+        assert await c.receive_nothing(0.2)
+        await c.disconnect()
+
+
+async def test_a_lagging_bridge_over_a_trimmed_stream_sends_a_gap_then_the_rest(
+        queue_name: str) -> None:
+    """Issue 12 item 5 (c): the shared reader stalls while 800 jobs are added with
+    maxLenEvents 300; the socket then gets one ``gap`` and every entry still in the stream."""
+    from django_bullq.bridge import get_hub
+
+    q = conf.get_queue(queue_name)
+    await q.aclient.hset(q.keys["meta"], "opts.maxLenEvents", 300)
+    comm = ws(qpath(queue_name))
+    await connect(comm)
+    reader = get_hub().readers()[queue_name]
+    gate, stalled = asyncio.Event(), asyncio.Event()
+    original = reader.aread
+
+    async def paused() -> list[Any]:
+        stalled.set()
+        await gate.wait()
+        return await original()
+
+    reader.aread = paused  # type: ignore[method-assign] - the in-flight read still returns
+    await q.aadd("t")  # ends the in-flight read; the next one stalls
+    before = await receive_all(comm, 2)
+    await asyncio.wait_for(stalled.wait(), TIMEOUT)
+    await q.aadd_bulk([("t", {"n": n}) for n in range(800)])
+    kept = await stream_ids(q)
+    assert id_tuple(kept[0]) > id_tuple(before[-1]["id"])  # trimmed past the socket
+    assert len(kept) >= 300  # three channel capacities are left to send
+    gate.set()
+    frames = await frames_through(comm, kept[-1])
+    gap, rest = frames[0], frames[1:]
+    assert gap["event"] == "gap" and gap["jobId"] is None
+    assert id_tuple(gap["fields"]["first"]) > id_tuple(before[-1]["id"])
+    assert id_tuple(gap["fields"]["last"]) < id_tuple(kept[0])
+    got = event_ids(rest)
+    assert got == kept, f"{len(got)} of {len(kept)} kept events delivered"
+    assert await comm.receive_nothing(0.2)
+    await comm.disconnect()
+
+
+async def test_a_socket_behind_the_buffer_reads_the_trimmed_stream_gap_first(
+        queue_name: str, monkeypatch: Any) -> None:
+    """Issue 12 item 5 (c), the socket's side: a socket busy with a request while 800 jobs are
+    added (maxLenEvents 300, a 50-frame buffer) falls behind the buffer and the trimmed stream;
+    it then sends one ``gap`` and every entry still in the stream, in order."""
+    from django_bullq import bridge
+    from django_bullq.consumers import QueueEventsConsumer
+
+    monkeypatch.setattr(bridge, "BUFFER_FRAMES", 50)
+    q = conf.get_queue(queue_name)
+    await q.aclient.hset(q.keys["meta"], "opts.maxLenEvents", 300)
+    comm = ws(qpath(queue_name))
+    await connect(comm)
+    await q.aadd("t")
+    before = await receive_all(comm, 2)
+    gate, busy = asyncio.Event(), asyncio.Event()
+    counts = QueueEventsConsumer.counts
+
+    async def slow_counts(self: Any) -> dict[str, Any]:
+        busy.set()
+        await gate.wait()
+        return await counts(self)
+
+    monkeypatch.setattr(QueueEventsConsumer, "counts", slow_counts)
+    await comm.send_json_to({"type": "counts"})
+    await asyncio.wait_for(busy.wait(), TIMEOUT)  # the consumer handles nothing else now
+    await q.aadd_bulk([("t", {"n": n}) for n in range(800)])
+    kept = await stream_ids(q)
+    assert id_tuple(kept[0]) > id_tuple(before[-1]["id"])  # trimmed past the socket
+    assert len(kept) >= 300
+    gate.set()
+    frames = await frames_through(comm, kept[-1])
+    assert frames[0]["type"] == "counts"
+    gap, rest = frames[1], frames[2:]
+    assert gap["event"] == "gap" and gap["jobId"] is None
+    assert id_tuple(gap["fields"]["first"]) > id_tuple(before[-1]["id"])
+    assert id_tuple(gap["fields"]["last"]) < id_tuple(kept[0])
+    got = event_ids(rest)
+    assert got == kept, f"{len(got)} of {len(kept)} kept events delivered"
+    assert await comm.receive_nothing(0.2)
+    await comm.disconnect()
+
+
+async def test_fifty_sockets_share_one_reader_and_a_few_redis_connections(
+        queue_name: str) -> None:
+    """The hint's scaling check: 50 sockets on a queue and a 600-event burst cost the queue
+    one reader, fewer stream reads than sockets, and a handful of Redis connections."""
+    q = conf.get_queue(queue_name)
+    await q.aadd("warm-up")  # the queue's pool has its connection before counting
+
+    async def stats() -> tuple[int, int]:
+        info = await q.aclient.info("all")
+        reads = sum(int(info.get(f"cmdstat_{c}", {}).get("calls", 0))
+                    for c in ("xread", "xrange", "xrevrange"))
+        return int(info["connected_clients"]), reads
+
+    clients_before, _ = await stats()
+    comms = [ws(qpath(queue_name)) for _ in range(50)]
+    for comm in comms:
+        await connect(comm)
+    _, reads_before = await stats()
+    await q.aadd_bulk([("t", {"n": n}) for n in range(300)])
+    sent = (await stream_ids(q))[2:]  # after the warm-up job's two events
+    assert len(sent) == 600
+    for comm in comms:
+        assert event_ids(await frames_through(comm, sent[-1])) == sent
+    clients_after, reads_after = await stats()
+    from django_bullq.bridge import get_hub
+
+    assert list(get_hub().readers()) == [queue_name]
+    reads = reads_after - reads_before - 1  # stream_ids() above is one XRANGE
+    assert reads < len(comms), f"{reads} stream reads for {len(comms)} sockets"
+    assert clients_after - clients_before <= 3, (clients_before, clients_after)
+    for comm in comms:
+        await comm.disconnect()
+    assert get_hub().readers() == {}
+
+
+async def test_a_socket_behind_the_buffer_of_a_deleted_stream_gets_a_gap(
+        queue_name: str, monkeypatch: Any) -> None:
+    """The stream is deleted (an obliterate) while a busy socket is behind the buffer: the
+    events between its last id and the buffer are gone, so it sends a ``gap`` for them and
+    then the buffered rest, and never spins on an empty stream."""
+    from django_bullq import bridge
+    from django_bullq.consumers import QueueEventsConsumer
+    from django_bullq.core.events import next_id
+
+    monkeypatch.setattr(bridge, "BUFFER_FRAMES", 50)
+    q = conf.get_queue(queue_name)
+    comm = ws(qpath(queue_name))
+    await connect(comm)
+    await q.aadd("t")
+    before = await receive_all(comm, 2)
+    gate, busy = asyncio.Event(), asyncio.Event()
+    counts = QueueEventsConsumer.counts
+
+    async def slow_counts(self: Any) -> dict[str, Any]:
+        busy.set()
+        await gate.wait()
+        return await counts(self)
+
+    monkeypatch.setattr(QueueEventsConsumer, "counts", slow_counts)
+    await comm.send_json_to({"type": "counts"})
+    await asyncio.wait_for(busy.wait(), TIMEOUT)
+    await q.aadd_bulk([("t", {"n": n}) for n in range(100)])
+    added = await stream_ids(q)
+    feed_reader = bridge.get_hub().readers()[queue_name]
+    for _ in range(200):  # until the feed has read the whole burst into its buffer
+        if feed_reader.last_id == added[-1]:
+            break
+        await asyncio.sleep(0.01)
+    assert feed_reader.last_id == added[-1]
+    await q.aclient.delete(q.keys["events"])
+    gate.set()
+    frames = await frames_through(comm, added[-1])
+    assert frames[0]["type"] == "counts"
+    gap, rest = frames[1], frames[2:]
+    assert gap["event"] == "gap"
+    assert gap["fields"]["first"] == next_id(before[-1]["id"])
+    assert event_ids(rest) == added[-50:]  # the buffered frames
+    assert id_tuple(gap["fields"]["last"]) < id_tuple(rest[0]["id"])
+    assert await comm.receive_nothing(0.3)
+    await comm.disconnect()

@@ -62,8 +62,9 @@ export async function describeJob(job) {
 export function runMain(main) {
   main()
     .then((result) => {
-      emit(result);
-      process.exit(0);
+      // exit once the report is flushed: stdout is a pipe, written asynchronously, and
+      // exiting at once cuts reports over the pipe's 64 KiB
+      process.stdout.write(JSON.stringify(result) + '\n', () => process.exit(0));
     })
     .catch((err) => {
       process.stderr.write(`${err && err.stack ? err.stack : err}\n`);
