@@ -70,6 +70,11 @@ class FlowProducer:
         self.max_payload_bytes = max_payload_bytes
         self._queues: dict[str, Queue] = {}
 
+    @classmethod
+    def for_queue(cls, queue: Queue) -> FlowProducer:
+        """A producer on ``queue``'s connection, key prefix and payload limit."""
+        return cls(queue.connection, prefix=queue.prefix, max_payload_bytes=queue.max_payload_bytes)
+
     def queue(self, name: str) -> Queue:
         """The :class:`Queue` named ``name`` under this producer's prefix (cached)."""
         queue = self._queues.get(name)
