@@ -105,13 +105,15 @@ class PendingEnqueue(Pending[Job]):
         id: the job's id, given in advance (the task's ``job_id`` option, else a UUID v4):
             after the commit the job is in Redis under exactly this id.
         queue_name: the job's queue. database: the alias whose commit it waits for.
-        job: the :class:`Job` once the transaction committed and the job was added; None
-            before the commit, and forever if the transaction rolled back.
-        state: see :attr:`Pending.state <django_bullq.transactional.Pending.state>`.
+
+    :attr:`job` is the :class:`Job` once the transaction committed and the job was added (None
+    before, and forever if the transaction rolled back); :attr:`state` says which.
     """
 
+    id: str  # always known: given in advance by submit()
+
     def __init__(self, task_name: str, args: list[Any], kwargs: dict[str, Any]) -> None:
-        super().__init__(f"job {task_name!r}")
+        super().__init__(f"job {task_name!r}", id="")
         self.task_name = task_name
         self.args = args
         self.kwargs = kwargs

@@ -165,16 +165,20 @@ def defer(write: Callable[[], T], to_outbox: Callable[[], int], pending: Pending
         to_outbox: stores the write as an outbox row on ``database`` and returns its pk
             (called only inside the transaction with the outbox on).
         pending: what the caller gets when the write waits (its ``what`` / ``id`` set).
-        database / on_commit / outbox: see the module doc and :func:`outbox_enabled`.
+        database: the alias whose transaction the write follows.
+        on_commit: inside ``atomic(using=database)``, wait for its commit.
+        outbox: see :func:`outbox_enabled`.
 
     Returns:
         ``write()``'s result when it ran at once; else ``pending``, completed after the commit.
 
+    Errors of ``write()`` are raised here when it runs at once. After the commit, a write
+    without the outbox raises from the commit (as Django raises errors of ``on_commit``
+    callbacks; ``pending.state`` is then ``"failed"``), and a failed outbox move is logged and
+    left to the relay (``"outbox"``).
+
     Raises:
-        Whatever ``write()`` raises (at once only; after the commit a write without the outbox
-        raises from the commit, as Django raises errors of ``on_commit`` callbacks, and a failed
-        outbox move is logged and left to the relay). ConfigurationError: see
-        :func:`outbox_enabled`.
+        ConfigurationError: see :func:`outbox_enabled`.
     """
     if not waits_for_commit(database, on_commit):
         return write()
