@@ -5,10 +5,14 @@ the outbox carries them; a pending enqueue knows its job id and can be waited fo
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from django.db import transaction
+from django.db import connections, transaction
+from django.http import HttpRequest, JsonResponse
+from django.test import Client
+from django.urls import path
 
 from django_bullq.conf import get_queue
 from django_bullq.core.errors import NotEnqueuedError
@@ -415,3 +419,39 @@ def test_wait_on_an_outbox_row_not_moved_yet_says_so_then_works(outbox: None,
         job.wait(timeout=1)  # the commit stopped before the move: nothing in Redis yet
     burst(queue_name)  # runworker relays the row under the id given in advance, and runs it
     assert job.wait(timeout=10) == 2
+
+
+def enqueue_view(request: HttpRequest) -> JsonResponse:
+    """The README's quick start in a view: under ATOMIC_REQUESTS the view runs in atomic()."""
+    job = sample.add.using(queue=request.GET["queue"]).enqueue(40, b=2)
+    try:
+        job.wait(timeout=1)
+        waited = "ran"
+    except NotEnqueuedError as exc:
+        waited = exc.reason
+    return JsonResponse({"id": job.id, "waited": waited,
+                         "pending": isinstance(job, PendingEnqueue)})
+
+
+urlpatterns = [path("enqueue/", enqueue_view)]
+
+
+@pytest.fixture
+def atomic_requests(settings: Any) -> Iterator[None]:
+    """``DATABASES["default"]["ATOMIC_REQUESTS"] = True`` and this module as the URLconf."""
+    settings.ROOT_URLCONF = __name__
+    conn = connections["default"]
+    conn.settings_dict["ATOMIC_REQUESTS"] = True
+    try:
+        yield
+    finally:
+        conn.settings_dict["ATOMIC_REQUESTS"] = False
+
+
+@pytest.mark.django_db(transaction=True, databases=BOTH)
+def test_readme_quick_start_under_atomic_requests(atomic_requests: None, client: Client,
+                                                  queue_name: str) -> None:
+    body = client.get("/enqueue/", {"queue": queue_name}).json()
+    assert body["pending"] is True and body["waited"] == "pending"  # in the view: not yet
+    burst(queue_name)  # the response went out, the request's transaction committed
+    assert get_queue(queue_name).wait_until_finished(body["id"], timeout=10) == ("completed", 42)
