@@ -82,7 +82,7 @@ def add_flow(tree: dict[str, Any], *, database: str = "default", on_commit: bool
     if not waits_for_commit(database, on_commit):
         return producer.add(tree)
     tree = with_job_ids(tree)
-    producer._plan(tree, None)  # bad nodes raise here, not at the commit; nothing is written
+    producer.validate(tree)  # bad nodes raise here, not at the commit
     root = producer.queue(tree["queue_name"])
     root_id = _opts(tree)["job_id"]
 

@@ -4,6 +4,7 @@ the outbox carries them; a pending enqueue knows its job id and can be waited fo
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -376,14 +377,15 @@ def test_wait_on_a_pending_enqueue_works_once_committed(settings: Any, queue_nam
 
 @pytest.mark.django_db(transaction=True, databases=BOTH)
 async def test_await_result_on_a_pending_enqueue_works_once_committed(queue_name: str) -> None:
-    from asgiref.sync import sync_to_async
-
     def enqueue_in_atomic() -> Any:
-        with transaction.atomic():
-            return sample.add.using(queue=queue_name).enqueue(1, b=1)
+        try:
+            with transaction.atomic():
+                return sample.add.using(queue=queue_name).enqueue(1, b=1)
+        finally:
+            connections.close_all()  # this thread's connection
 
-    job = await sync_to_async(enqueue_in_atomic)()
-    await sync_to_async(burst)(queue_name)
+    job = await asyncio.to_thread(enqueue_in_atomic)
+    await asyncio.to_thread(burst, queue_name)
     assert isinstance(job, PendingEnqueue) and await job.await_result(timeout=10) == 2
 
 

@@ -111,6 +111,12 @@ class FlowProducer:
         """
         return self.add_bulk([tree])[0]
 
+    def validate(self, tree: FlowTree) -> None:
+        """Check ``tree`` as :meth:`add` does, writing nothing (same errors as :meth:`add`
+        raises before it writes: ValueError, InvalidNameError, SerializationError,
+        CrossSlotError)."""
+        self._plan(tree, None)
+
     def add_bulk(self, trees: Iterable[FlowTree]) -> list[JobNode]:
         """Add several flows in one MULTI/EXEC (BullMQ ``addBulk``); returns their roots."""
         roots = [self._plan(tree, None) for tree in trees]
