@@ -39,19 +39,29 @@ class BullqQueue(models.Model):
         return self.name
 
 
+#: ``OutboxJob.kind`` values: what the row writes to Redis (see :mod:`django_bullq.outbox`).
+OUTBOX_KINDS = (("job", "job"), ("flow", "flow"), ("scheduler", "job scheduler"))
+
+
 class OutboxJob(models.Model):
-    """A job written in the caller's database transaction, moved to Redis after the commit.
+    """A write to Redis stored in the caller's database transaction, done after the commit.
 
     The transactional outbox (``BULLQ["OUTBOX"]``, docs/configuration.md): a row commits or rolls
     back with the caller's data; the committing process relays it at once, and ``runworker``
     relays whatever a crash left behind. ``job_id`` is the job's custom id, so relaying one row
     twice adds one job (BullMQ ignores a duplicate custom id).
 
-    Fields: ``job_id`` custom job id; ``queue`` queue name; ``name`` job name; ``data`` the job
-    data as JSON text; ``options`` :class:`~django_bullq.core.options.JobOptions` fields as JSON
-    text (``delay`` replaced by ``due``: ms since the epoch); ``created_at``.
+    Fields: ``kind`` the write (:data:`OUTBOX_KINDS`); ``job_id`` custom job id (a flow: the
+    root's; a scheduler: a unique row token); ``queue`` queue name (a flow: the root's);
+    ``name`` job name (a scheduler: its id); ``data`` JSON text: the job data, a flow's whole
+    tree (every node with its ``job_id``, a ``delay`` as ``due``), or a scheduler's template;
+    ``options`` JSON text: :class:`~django_bullq.core.options.JobOptions` fields of a job
+    (``delay`` replaced by ``due``: ms since the epoch), a scheduler's repeat options, ``{}`` for
+    a flow; ``created_at``.
     """
 
+    kind: models.CharField[str, str] = models.CharField(max_length=16, choices=OUTBOX_KINDS,
+                                                        default="job")
     job_id: models.CharField[str, str] = models.CharField(max_length=255, unique=True)
     queue: models.CharField[str, str] = models.CharField(max_length=255)
     name: models.TextField[str, str] = models.TextField()

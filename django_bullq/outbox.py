@@ -1,15 +1,19 @@
-"""The transactional outbox: jobs written as database rows, moved to Redis after the commit.
+"""The transactional outbox: writes to Redis stored as database rows, moved after the commit.
 
-:func:`write` stores an :class:`~django_bullq.models.OutboxJob` in the caller's transaction.
-:func:`relay_row` (run by the committing process right after the commit) and :func:`relay`
-(run by ``runworker`` every ``BULLQ["OUTBOX"]["POLL_INTERVAL"]`` s) move rows to Redis through
-the normal add path.
+A row (:class:`~django_bullq.models.OutboxJob`) is one write of a kind: a job (:func:`write`),
+a flow (:func:`write_flow`) or a job scheduler upsert (:func:`write_scheduler`), stored in the
+caller's transaction. :func:`relay_row` (run by the committing process right after the commit)
+and :func:`relay` (run by ``runworker`` every ``BULLQ["OUTBOX"]["POLL_INTERVAL"]`` s) move rows
+to Redis through the normal paths (:func:`push`: ``Queue.add``, ``FlowProducer.add``,
+``Queue.upsert_job_scheduler``).
 
 Exactly once: a row is deleted and its job added in one database transaction of the relay, so
 two relays never both add it (the second one skips the row locked by the first where the
 database has ``SELECT ... FOR UPDATE SKIP LOCKED``, or deletes nothing and skips it). A relay that
 dies after the add but before its commit leaves the row behind; the next relay adds it again
-under the same custom job id, which BullMQ ignores as a duplicate.
+under the same custom job id, which BullMQ ignores as a duplicate. A flow row holds an id for
+every node, so a second add of it is a duplicate too (each node is re-attached to its parent,
+BullMQ's ``duplicated``); a scheduler upsert is idempotent by itself.
 """
 
 from __future__ import annotations
@@ -17,17 +21,22 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from django.db import close_old_connections, connections, transaction
 from django.utils import timezone
 
 from .conf import bullq_settings, get_queue
-from .core.job import Job
+from .core.flow import FlowProducer, FlowTree
 from .core.options import JobOptions, now_ms, to_delay_ms
 from .core.serialization import dumps, loads
 
 logger = logging.getLogger("django_bullq.outbox")
+
+#: ``OutboxJob.kind`` of each write.
+KIND_JOB, KIND_FLOW, KIND_SCHEDULER = "job", "flow", "scheduler"
 
 
 def new_job_id() -> str:
@@ -67,12 +76,74 @@ def write(database: str, queue_name: str, name: str, data: Any,
         created_at=timezone.now())
 
 
-def push(row: Any) -> Job:
-    """Add the row's job to Redis (the normal add path, with the row's custom job id).
+def write_flow(database: str, tree: FlowTree) -> Any:
+    """Store a flow as an outbox row on ``database`` (inside the caller's transaction).
+
+    Args:
+        database: database alias. tree: a flow tree (docs/flows.md) whose every node has
+            ``opts`` as a dict with a ``job_id`` (:func:`django_bullq.flows.with_job_ids`), so
+            that adding the row twice adds the flow once; a node's ``delay`` is kept as its
+            due time.
 
     Returns:
-        The job (for a duplicate id, BullMQ's existing job).
+        The saved :class:`~django_bullq.models.OutboxJob` (kind ``flow``; ``job_id`` and
+        ``queue`` are the root's).
+
+    Raises:
+        ValueError: a node without ``job_id``. SerializationError: not JSON.
     """
+    from .models import OutboxJob
+
+    stored = _freeze(tree, now_ms())
+    root_opts = stored["opts"]
+    return OutboxJob.objects.using(database).create(
+        kind=KIND_FLOW, job_id=root_opts["job_id"], queue=stored["queue_name"],
+        name=stored["name"], data=dumps(stored, f"flow {stored['name']!r}"),
+        created_at=timezone.now())
+
+
+def write_scheduler(database: str, queue_name: str, scheduler_id: str, repeat: dict[str, Any],
+                    template: dict[str, Any]) -> Any:
+    """Store a job scheduler upsert as an outbox row on ``database`` (caller's transaction).
+
+    Args:
+        database: database alias. queue_name: resolved queue name. scheduler_id: the id.
+        repeat / template: as ``Queue.upsert_job_scheduler`` takes them; ``start_date`` /
+            ``end_date`` datetimes (aware) are stored as ms since the epoch.
+
+    Returns:
+        The saved :class:`~django_bullq.models.OutboxJob` (kind ``scheduler``; ``name`` is the
+        scheduler id, ``data`` the template, ``options`` the repeat options, ``job_id`` a
+        unique row token from :func:`new_job_id`).
+
+    Raises:
+        SerializationError: not JSON. ValueError: a naive datetime.
+    """
+    from .models import OutboxJob
+
+    stored = {key: _epoch_ms(value, key) if isinstance(value, datetime) else value
+              for key, value in repeat.items()}
+    return OutboxJob.objects.using(database).create(
+        kind=KIND_SCHEDULER, job_id=new_job_id(), queue=queue_name, name=scheduler_id,
+        data=dumps(template, f"template of scheduler {scheduler_id!r}"),
+        options=dumps(stored, f"repeat options of scheduler {scheduler_id!r}"),
+        created_at=timezone.now())
+
+
+def push(row: Any) -> Any:
+    """Do the row's write in Redis (the normal paths, with the row's custom job ids).
+
+    Returns:
+        kind job: the :class:`Job` (for a duplicate id, BullMQ's existing job); flow: the
+        root :class:`~django_bullq.core.flow.JobNode`; scheduler: the pending iteration's
+        Job, or None when the schedule is already over.
+    """
+    if row.kind == KIND_FLOW:
+        tree = _thaw(loads(row.data), now_ms())
+        return FlowProducer.for_queue(get_queue(row.queue)).add(tree)
+    if row.kind == KIND_SCHEDULER:
+        return get_queue(row.queue).upsert_job_scheduler(row.name, loads(row.options, {}),
+                                                         loads(row.data))
     options = loads(row.options, {})
     due = options.pop("due", None)
     if due is not None:
@@ -80,12 +151,16 @@ def push(row: Any) -> Job:
     return get_queue(row.queue).add(row.name, loads(row.data), job_id=row.job_id, **options)
 
 
-def relay_row(database: str, pk: int) -> Job | None:
-    """Move one row to Redis: delete it and add its job in one transaction of ``database``.
+def relay_row(database: str, pk: int, on_moved: Callable[[Any], None] | None = None) -> bool:
+    """Move one row to Redis: delete it and do its write in one transaction of ``database``.
+
+    Args:
+        database: database alias. pk: the row. on_moved: called with :func:`push`'s result
+            once the move committed.
 
     Returns:
-        The job; None when another relay took the row first, or the move failed (logged; the
-        row stays for ``runworker``'s relay).
+        True when this call moved it; False when another relay took the row first, or the
+        move failed (logged; the row stays for ``runworker``'s relay).
     """
     from .models import OutboxJob
 
@@ -96,12 +171,15 @@ def relay_row(database: str, pk: int) -> Job | None:
         with transaction.atomic(using=database):
             row = rows.filter(pk=pk).first()
             if row is None or not _claim(database, row.pk):
-                return None
-            return push(row)
+                return False
+            moved = push(row)
     except Exception:  # noqa: BLE001 - the row is kept; the relay retries it
-        logger.exception("outbox: job of row %s on database %r not moved to Redis yet", pk,
+        logger.exception("outbox: write of row %s on database %r not moved to Redis yet", pk,
                          database)
-        return None
+        return False
+    if on_moved is not None:
+        on_moved(moved)
+    return True
 
 
 def _claim(database: str, pk: int) -> bool:
@@ -118,14 +196,14 @@ def relay(database: str, limit: int | None = None) -> int:
         database: database alias. limit: rows per call (default ``BATCH_SIZE``).
 
     Returns:
-        How many jobs this call added.
+        How many rows this call moved.
     """
     from .models import OutboxJob
 
     limit = limit or int(bullq_settings.OUTBOX["BATCH_SIZE"])
     pks = list(OutboxJob.objects.using(database).order_by("created_at", "id")
                .values_list("pk", flat=True)[:limit])
-    return sum(1 for pk in pks if relay_row(database, pk) is not None)
+    return sum(1 for pk in pks if relay_row(database, pk))
 
 
 def relay_all() -> int:
@@ -144,6 +222,36 @@ def relay_all() -> int:
     return moved
 
 
+def _freeze(node: FlowTree, now: int) -> dict[str, Any]:
+    """A flow node as stored: opts a plain dict, ``delay`` replaced by ``due`` (ms since the
+    epoch), ``timestamp`` now, children likewise."""
+    opts = dict(node.get("opts") or {})
+    if not opts.get("job_id"):
+        raise ValueError(f"flow node {node.get('name')!r}: an outbox flow needs a job_id "
+                         "on every node")
+    delay = opts.pop("delay", None)
+    if delay is not None:
+        opts["due"] = now + to_delay_ms(delay, now)
+    opts.setdefault("timestamp", now)
+    return {**node, "opts": opts,
+            "children": [_freeze(child, now) for child in node.get("children") or []]}
+
+
+def _thaw(node: dict[str, Any], now: int) -> FlowTree:
+    opts = dict(node.get("opts") or {})
+    due = opts.pop("due", None)
+    if due is not None:
+        opts["delay"] = max(0, int(due) - now)
+    return {**node, "opts": opts,
+            "children": [_thaw(child, now) for child in node.get("children") or []]}
+
+
+def _epoch_ms(value: datetime, what: str) -> int:
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError(f"{what}: a naive datetime is ambiguous: pass an aware datetime")
+    return int(round(value.timestamp() * 1000))
+
+
 async def arelay_forever(interval: float) -> None:
     """Run :func:`relay_all` in a thread every ``interval`` s until cancelled (``runworker``)."""
     while True:
@@ -151,4 +259,5 @@ async def arelay_forever(interval: float) -> None:
         await asyncio.sleep(interval)
 
 
-__all__ = ["arelay_forever", "new_job_id", "push", "relay", "relay_all", "relay_row", "write"]
+__all__ = ["KIND_FLOW", "KIND_JOB", "KIND_SCHEDULER", "arelay_forever", "new_job_id", "push",
+           "relay", "relay_all", "relay_row", "write", "write_flow", "write_scheduler"]

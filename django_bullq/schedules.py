@@ -8,6 +8,7 @@ remove one with ``get_queue(name).remove_job_scheduler(id)``.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 from typing import TYPE_CHECKING, Any
@@ -16,6 +17,7 @@ from redis.exceptions import RedisError
 
 from .conf import ConfigurationError, bullq_settings, get_queue
 from .core.errors import SchedulerIterationExists, SchedulerSlotsBusy
+from .transactional import Pending, defer, waits_for_commit
 
 if TYPE_CHECKING:
     from .core.job import Job
@@ -151,15 +153,32 @@ def schedule_call(task_: Task[..., Any], every: int | None, cron: str | None, tz
 
 def schedule(task_: Task[..., Any], scheduler_id: str, *, every: int | None = None,
              cron: str | None = None, tz: str | None = None, args: Any = (),
-             kwargs: Any = None, **repeat: Any) -> Job | None:
-    """Implementation of :meth:`Task.schedule`."""
+             kwargs: Any = None, **repeat: Any) -> Job | Pending[Job | None] | None:
+    """Implementation of :meth:`Task.schedule`: now, or at the commit (the on-commit rule of
+    :mod:`django_bullq.transactional`, with the task's ``database`` / ``on_commit`` /
+    ``outbox``)."""
     rep, template = schedule_call(task_, every, cron, tz, args, kwargs, repeat)
-    return get_queue(task_.queue_name).upsert_job_scheduler(scheduler_id, rep, template)
+    queue = get_queue(task_.queue_name)
+    if waits_for_commit(task_.database, task_.on_commit):
+        queue._upsert_call(scheduler_id, rep, template, {})  # bad values raise here, not later
+
+    def to_outbox() -> int:
+        from .outbox import write_scheduler
+
+        pk: int = write_scheduler(task_.database, queue.name, scheduler_id, rep, template).pk
+        return pk
+
+    return defer(functools.partial(queue.upsert_job_scheduler, scheduler_id, rep, template),
+                 to_outbox, Pending(f"job scheduler {scheduler_id!r} of queue {queue.name!r}"),
+                 database=task_.database, on_commit=task_.on_commit, outbox=task_.outbox)
 
 
 async def aschedule(task_: Task[..., Any], scheduler_id: str, *, every: int | None = None,
                     cron: str | None = None, tz: str | None = None, args: Any = (),
-                    kwargs: Any = None, **repeat: Any) -> Job | None:
-    """Implementation of :meth:`Task.aschedule`."""
+                    kwargs: Any = None, **repeat: Any) -> Job | Pending[Job | None] | None:
+    """Implementation of :meth:`Task.aschedule` (inside ``atomic()``: as :func:`schedule`)."""
+    if waits_for_commit(task_.database, task_.on_commit):
+        return schedule(task_, scheduler_id, every=every, cron=cron, tz=tz, args=args,
+                        kwargs=kwargs, **repeat)
     rep, template = schedule_call(task_, every, cron, tz, args, kwargs, repeat)
     return await get_queue(task_.queue_name).aupsert_job_scheduler(scheduler_id, rep, template)

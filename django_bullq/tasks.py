@@ -16,7 +16,6 @@ import functools
 import inspect
 import threading
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, NoReturn, ParamSpec, TypeVar, overload
 
@@ -28,7 +27,7 @@ from .core.job import Job
 from .core.options import JobOptions
 from .core.queue import Queue
 from .core.serialization import dumps
-from .transactional import asubmit, submit, waits_for_commit
+from .transactional import Pending, asubmit, submit, waits_for_commit
 
 #: Options of a task that are not BullMQ job options.
 TASK_OPTIONS = ("queue", "on_commit", "database", "process", "outbox")
@@ -98,25 +97,67 @@ def _origin(func: Callable[..., Any]) -> str:
     return f"{func.__module__}.{func.__qualname__}"
 
 
-@dataclass
-class PendingEnqueue:
+class PendingEnqueue(Pending[Job]):
     """What ``enqueue`` returns inside ``transaction.atomic()`` while it waits for the commit.
 
     Attributes:
         task_name: the job name. args / kwargs: the call (``args == [data]`` for raw tasks).
-        job: the :class:`Job` once the transaction committed and the job was added; None
-            before the commit, and forever if the transaction rolled back.
+        id: the job's id, given in advance (the task's ``job_id`` option, else a UUID v4):
+            after the commit the job is in Redis under exactly this id.
+        queue_name: the job's queue. database: the alias whose commit it waits for.
+
+    :attr:`job` is the :class:`Job` once the transaction committed and the job was added (None
+    before, and forever if the transaction rolled back); :attr:`state` says which.
     """
 
-    task_name: str
-    args: list[Any]
-    kwargs: dict[str, Any]
-    job: Job | None = field(default=None)
+    id: str  # always known: given in advance by submit()
+
+    def __init__(self, task_name: str, args: list[Any], kwargs: dict[str, Any]) -> None:
+        super().__init__(f"job {task_name!r}", id="")
+        self.task_name = task_name
+        self.args = args
+        self.kwargs = kwargs
+
+    @property
+    def job(self) -> Job | None:
+        """The :class:`Job` once it is in Redis, else None."""
+        return self.result
 
     @property
     def enqueued(self) -> bool:
         """True once the job is in Redis."""
-        return self.job is not None
+        return self.done
+
+    def wait(self, timeout: float | None = 30.0) -> Any:
+        """Block until the job finishes; return its return value (as :meth:`Job.wait`).
+
+        Call it after the transaction committed. With the outbox, a job whose move after the
+        commit failed (or never ran) is waited for under its id once ``runworker``'s relay
+        added it.
+
+        Args:
+            timeout: seconds, None for no limit.
+
+        Raises:
+            NotEnqueuedError: no job to wait for: ``reason`` ``"pending"`` (the transaction
+                has not committed yet: waiting inside it would never end), ``"rolled back"``,
+                ``"failed"`` (the add after the commit raised) or ``"outbox"`` (not relayed
+                yet). JobFailedError / JobTimeoutError: as :meth:`Job.wait`.
+        """
+        return self._job_to_wait().wait(timeout)
+
+    async def await_result(self, timeout: float | None = 30.0) -> Any:
+        """Async twin of :meth:`wait`."""
+        return await self._job_to_wait().await_result(timeout)
+
+    def _job_to_wait(self) -> Job:
+        if self.state in ("outbox", "rolled back") and self.id is not None:
+            # committed to the outbox and relayed by runworker since (a rolled-back id never
+            # reaches Redis): the job is there under the id given in advance
+            job = get_queue(self.queue_name).get_job(self.id)
+            if job is not None:
+                return job
+        return self.outcome()
 
 
 class Task(Generic[P, R]):
@@ -211,8 +252,9 @@ class Task(Generic[P, R]):
 
         Returns:
             The core :class:`Job`; inside ``transaction.atomic(using=database)`` with
-            ``on_commit`` (default), a :class:`PendingEnqueue` whose ``job`` is set when that
-            transaction commits (with the outbox: when this process moved the row to Redis).
+            ``on_commit`` (default), a :class:`PendingEnqueue` whose ``id`` is the job's id at
+            once and whose ``job`` is set when that transaction commits (with the outbox: when
+            this process moved the row to Redis); its ``wait()`` works after the commit.
 
         Raises:
             SerializationError: an argument is not JSON (the message names the task and the
@@ -225,10 +267,10 @@ class Task(Generic[P, R]):
         """
         data, options = self._prepare(args, kwargs)
         pending = PendingEnqueue(self.name, list(args), dict(kwargs))
-        job = submit(self.queue_name, self.name, data, _resolve(options),
-                     database=self.database, on_commit=self.on_commit, outbox=self.outbox,
-                     on_added=functools.partial(setattr, pending, "job"))
-        return pending if job is None else job
+        added = submit(self.queue_name, self.name, data, _resolve(options),
+                       database=self.database, on_commit=self.on_commit, outbox=self.outbox,
+                       pending=pending)
+        return added if isinstance(added, Job) else pending
 
     async def aenqueue(self, *args: P.args, **kwargs: P.kwargs) -> Job | PendingEnqueue:
         """Async twin of :meth:`enqueue` (same returns and errors)."""
@@ -237,7 +279,7 @@ class Task(Generic[P, R]):
         data, options = self._prepare(args, kwargs)
         job = await asubmit(self.queue_name, self.name, data, _resolve(options),
                             database=self.database, on_commit=False)
-        assert job is not None
+        assert isinstance(job, Job)
         return job
 
     def _queue(self) -> Queue:
@@ -262,8 +304,12 @@ class Task(Generic[P, R]):
 
     def schedule(self, scheduler_id: str, *, every: int | None = None, cron: str | None = None,
                  tz: str | None = None, args: Any = (), kwargs: Any = None,
-                 **repeat: Any) -> Job | None:
+                 **repeat: Any) -> Job | Pending[Job | None] | None:
         """Create or replace job scheduler ``scheduler_id`` that runs this task repeatedly.
+
+        Follows the task's ``on_commit`` / ``database`` / ``outbox`` like :meth:`enqueue`:
+        inside ``transaction.atomic(using=database)`` the scheduler is created when that
+        transaction commits (through the outbox when it is on), and a rollback creates none.
 
         Args:
             every: ms between runs; or cron: a cron pattern (6 fields = seconds first) read in
@@ -272,10 +318,12 @@ class Task(Generic[P, R]):
                 ``immediately``, ``offset`` (ms) — see ``Queue.upsert_job_scheduler``.
 
         Returns:
-            The pending iteration job, or None when the schedule is already over.
+            The pending iteration job, or None when the schedule is already over; inside
+            ``atomic()``, a :class:`~django_bullq.transactional.Pending` whose ``result`` is
+            that (after the commit).
 
         Raises:
-            ValueError: bad schedule values.
+            ValueError: bad schedule values (checked at the call, also when it waits).
             TypeError: bad schedule argument types.
             SerializationError: arguments not JSON.
         """
@@ -286,7 +334,7 @@ class Task(Generic[P, R]):
 
     async def aschedule(self, scheduler_id: str, *, every: int | None = None,
                         cron: str | None = None, tz: str | None = None, args: Any = (),
-                        kwargs: Any = None, **repeat: Any) -> Job | None:
+                        kwargs: Any = None, **repeat: Any) -> Job | Pending[Job | None] | None:
         """Async twin of :meth:`schedule`."""
         from .schedules import aschedule
 

@@ -184,6 +184,40 @@ class JobFailedError(BullqError):
         super().__init__(f"job {job_id} failed: {failed_reason}")
 
 
+class NotEnqueuedError(BullqError):
+    """A write that waits for a database commit has no result yet, or never will.
+
+    Raised by ``PendingEnqueue.wait()`` / ``await_result()`` and ``Pending.outcome()`` of the
+    Django layer (an ``enqueue``, ``add_flow`` or ``Task.schedule`` made inside
+    ``transaction.atomic()``, docs/tasks.md). Not a BullMQ error: BullMQ has no transactions.
+
+    Attributes:
+        what: the write, e.g. ``"job 'app.tasks.f' (id 0b6f...)"``. database: the alias whose
+            transaction it follows. reason: ``"pending"`` (that transaction has not committed
+            yet), ``"rolled back"`` (it rolled back, or its commit stopped before running this
+            write: nothing was written), ``"failed"`` (the write after the commit raised;
+            ``__cause__`` holds the error) or ``"outbox"`` (committed as an outbox row that
+            the commit could not move; ``runworker``'s relay will).
+    """
+
+    def __init__(self, what: str, database: str, reason: str) -> None:
+        self.what = what
+        self.database = database
+        self.reason = reason
+        super().__init__(f"{what} is not in Redis: {_WHY[reason].format(database=database)}")
+
+
+_WHY = {
+    "pending": "the transaction on database {database!r} has not committed yet "
+               "(call this after the atomic block)",
+    "rolled back": "the transaction on database {database!r} rolled back (or its commit "
+                   "stopped before running this write), so nothing was added",
+    "failed": "adding it after the commit of database {database!r} failed",
+    "outbox": "it committed to the outbox of database {database!r} but was not moved to Redis "
+              "yet; runworker's outbox relay will add it",
+}
+
+
 #: The message BullMQ workers recognise a manual rate limit by (Node ``RATE_LIMIT_ERROR``).
 RATE_LIMIT_ERROR = "bullmq:rateLimitExceeded"
 

@@ -70,6 +70,11 @@ class FlowProducer:
         self.max_payload_bytes = max_payload_bytes
         self._queues: dict[str, Queue] = {}
 
+    @classmethod
+    def for_queue(cls, queue: Queue) -> FlowProducer:
+        """A producer on ``queue``'s connection, key prefix and payload limit."""
+        return cls(queue.connection, prefix=queue.prefix, max_payload_bytes=queue.max_payload_bytes)
+
     def queue(self, name: str) -> Queue:
         """The :class:`Queue` named ``name`` under this producer's prefix (cached)."""
         queue = self._queues.get(name)
@@ -105,6 +110,12 @@ class FlowProducer:
                 slot (nothing is written).
         """
         return self.add_bulk([tree])[0]
+
+    def validate(self, tree: FlowTree) -> None:
+        """Check ``tree`` as :meth:`add` does, writing nothing (same errors as :meth:`add`
+        raises before it writes: ValueError, InvalidNameError, SerializationError,
+        CrossSlotError)."""
+        self._plan(tree, None)
 
     def add_bulk(self, trees: Iterable[FlowTree]) -> list[JobNode]:
         """Add several flows in one MULTI/EXEC (BullMQ ``addBulk``); returns their roots."""

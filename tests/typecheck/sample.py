@@ -33,6 +33,8 @@ def producer() -> None:
     assert_type(add.using(priority=1)(same(1)), int)
     assert_type(add.node(1), dict[str, Any])
     assert_type(render.enqueue("r1", pages=[1, 2]), Job | PendingEnqueue)
+    assert_type(add.enqueue(1).id, str)  # also inside atomic(): the id is given in advance
+    add.enqueue(1).wait(timeout=30)  # both have wait(); a PendingEnqueue's works after commit
 
     add.enqueue("1")  # type: ignore[arg-type]
     add.enqueue(1, 2, 3)  # type: ignore[call-arg]
