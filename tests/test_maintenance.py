@@ -151,8 +151,9 @@ async def test_obliterate_leaves_no_key_of_any_kind(queue: Queue, r: Any,
         async def work(job: Job) -> None:
             await job.alog("a line")
 
+        # the stalled check runs at start; its stalled-check key then lives 30 s (PX)
         worker = make_worker(queue, work, limiter_max=2, limiter_duration=60_000,
-                             metrics_max_data_points=5, stalled_interval=50)
+                             metrics_max_data_points=5, stalled_interval=30_000)
         await run_until(worker, lambda: queue.get_job_counts("completed")["completed"] >= 1)
         assert queue.get_deduplication_job_id("x") == first.id
         left = {k.removeprefix(queue.keys.key_prefix) for k in
