@@ -167,7 +167,7 @@ def check_connections(app_configs: Any = None, **kwargs: Any) -> list[CheckMessa
         if not isinstance(url, str):
             errors.append(_error(3, f"{where} needs a URL string.",
                                  "Use 'redis://host:6379/0' or {'URL': ..., 'OPTIONS': {...}}; "
-                                 "read it from the environment with environ.Env().str(...)."))
+                                 "read it from the environment (os.environ or django-environ)."))
             continue
         scheme = urlsplit(url).scheme
         if scheme not in URL_SCHEMES:

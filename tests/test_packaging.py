@@ -66,3 +66,21 @@ def test_wheel_ships_admin_templates_and_migrations(wheel: Path) -> None:
     # the pages' script and stylesheet are files (no inline code: a strict CSP admits them)
     for static in ("js/bullq-events.js", "js/bullq-admin.js", "css/bullq-admin.css"):
         assert f"django_bullq/static/django_bullq/{static}" in names
+
+
+def test_distributions_pass_twine_check_strict(tmp_path: Path) -> None:
+    """The sdist and the wheel carry valid metadata (README rendering, license file,
+    classifiers), as PyPI will check them: ``twine check --strict``."""
+    subprocess.run([sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir",
+                    str(tmp_path), str(ROOT)], check=True, capture_output=True, timeout=600)
+    (sdist,), (wheel_file,) = tmp_path.glob("*.tar.gz"), tmp_path.glob("*.whl")
+    built = [sdist, wheel_file]
+    done = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", *map(str, built)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    with zipfile.ZipFile(wheel_file) as zf:
+        metadata = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
+        text = zf.read(metadata).decode()
+        assert any(n.endswith(".dist-info/licenses/LICENSE") for n in zf.namelist())
+    assert "Requires-Python: >=3.12" in text and "License-Expression: MIT" in text
+    assert "django-environ" not in text.split("Provides-Extra: example")[0]
