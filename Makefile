@@ -17,8 +17,8 @@ PYTHON := $(shell for v in 3.14 3.13 3.12; do \
 
 SOAK_JOBS ?= 100000
 
-.PHONY: demo soak bench test test-core test-django52 venv venv52 venv-bench redis-server browser \
-	node-deps typecheck lint docs clean
+.PHONY: demo soak bench test venv venv52 venv-bench redis-server redis-up browser node-deps \
+	typecheck lint fmt docs clean
 
 $(VENV)/.installed: pyproject.toml
 	@test -n "$(PYTHON)" || { echo "no Python >= 3.12 found (pyenv or PATH)"; exit 1; }
@@ -85,6 +85,12 @@ typecheck: venv
 
 lint: venv
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+# Format the tree (ruff format); `make lint` fails on anything it would change.
+fmt: venv
+	$(PY) -m ruff format .
+	$(PY) -m ruff check --fix .
 
 # The docs site (Sphinx + MyST + autodoc) in docs/_build/html; any warning fails the build.
 docs: venv

@@ -34,42 +34,85 @@ def _env(name: str, default: float) -> float:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--libs", default=",".join(LIBRARY_KEYS),
-                   help=f"comma-separated, from {', '.join(LIBRARY_KEYS)}")
-    p.add_argument("--scenarios", default=",".join(SCENARIO_KEYS),
-                   help=f"comma-separated, from {', '.join(SCENARIO_KEYS)}")
-    p.add_argument("--rounds", type=int, default=int(_env("BENCH_ROUNDS", 3)),
-                   help="interleaved rounds; medians are reported (default 3)")
-    p.add_argument("--scale", type=float, default=_env("BENCH_SCALE", 1.0),
-                   help="multiplies every scenario's job count (default 1.0)")
-    p.add_argument("--jobs", type=int, default=0, help="job count of every scenario (overrides "
-                                                       "--scale)")
-    p.add_argument("--max-seconds", type=float, default=_env("BENCH_MAX_SECONDS", 10.0),
-                   help="a processing run stops after this many seconds (0 = never)")
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--libs",
+        default=",".join(LIBRARY_KEYS),
+        help=f"comma-separated, from {', '.join(LIBRARY_KEYS)}",
+    )
+    p.add_argument(
+        "--scenarios",
+        default=",".join(SCENARIO_KEYS),
+        help=f"comma-separated, from {', '.join(SCENARIO_KEYS)}",
+    )
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=int(_env("BENCH_ROUNDS", 3)),
+        help="interleaved rounds; medians are reported (default 3)",
+    )
+    p.add_argument(
+        "--scale",
+        type=float,
+        default=_env("BENCH_SCALE", 1.0),
+        help="multiplies every scenario's job count (default 1.0)",
+    )
+    p.add_argument(
+        "--jobs", type=int, default=0, help="job count of every scenario (overrides --scale)"
+    )
+    p.add_argument(
+        "--max-seconds",
+        type=float,
+        default=_env("BENCH_MAX_SECONDS", 10.0),
+        help="a processing run stops after this many seconds (0 = never)",
+    )
     p.add_argument("--chunk", type=int, default=1000, help="jobs per bulk-insert call")
     p.add_argument("--cpu-iterations", type=int, default=1000)
     p.add_argument("--io-ms", type=int, default=10)
-    p.add_argument("--growth-size", type=int, default=int(_env("BENCH_GROWTH_SIZE", 200_000)),
-                   help="completed / delayed set size of the growth runs (0 = skip them)")
-    p.add_argument("--growth-jobs", type=int, default=20_000,
-                   help="no-op jobs timed beside the grown sets")
-    p.add_argument("--growth-rounds", type=int, default=5,
-                   help="interleaved rounds of each growth comparison (default 5)")
-    p.add_argument("--memory-jobs", type=int, default=int(_env("BENCH_MEMORY_JOBS", 200_000)),
-                   help="jobs of the worker-memory run (0 = skip it)")
-    p.add_argument("--python", default=str(BENCH_PYTHON if BENCH_PYTHON.exists()
-                                           else sys.executable),
-                   help="interpreter of the Python adapters (default .venv-bench's)")
+    p.add_argument(
+        "--growth-size",
+        type=int,
+        default=int(_env("BENCH_GROWTH_SIZE", 200_000)),
+        help="completed / delayed set size of the growth runs (0 = skip them)",
+    )
+    p.add_argument(
+        "--growth-jobs", type=int, default=20_000, help="no-op jobs timed beside the grown sets"
+    )
+    p.add_argument(
+        "--growth-rounds",
+        type=int,
+        default=5,
+        help="interleaved rounds of each growth comparison (default 5)",
+    )
+    p.add_argument(
+        "--memory-jobs",
+        type=int,
+        default=int(_env("BENCH_MEMORY_JOBS", 200_000)),
+        help="jobs of the worker-memory run (0 = skip it)",
+    )
+    p.add_argument(
+        "--python",
+        default=str(BENCH_PYTHON if BENCH_PYTHON.exists() else sys.executable),
+        help="interpreter of the Python adapters (default .venv-bench's)",
+    )
     p.add_argument("--node", default=shutil.which("node") or "node")
     p.add_argument("--out-json", default=str(ROOT / "benchmarks" / "results.json"))
     p.add_argument("--out-md", default=str(ROOT / "docs" / "benchmarks.md"))
-    p.add_argument("--only-growth", action="store_true",
-                   help="run only the growth runs; they replace the growth part of the "
-                        "existing --out-json, and --out-md is written again")
-    p.add_argument("--note", default=os.environ.get("BENCH_NOTE", ""),
-                   help="a sentence for the top of the Markdown (default $BENCH_NOTE)")
+    p.add_argument(
+        "--only-growth",
+        action="store_true",
+        help="run only the growth runs; they replace the growth part of the "
+        "existing --out-json, and --out-md is written again",
+    )
+    p.add_argument(
+        "--note",
+        default=os.environ.get("BENCH_NOTE", ""),
+        help="a sentence for the top of the Markdown (default $BENCH_NOTE)",
+    )
     return p.parse_args(argv)
 
 
@@ -85,18 +128,24 @@ def run_growth(args: argparse.Namespace, settings: Settings, client: Any) -> dic
     """The growth runs asked for (an empty dict when their sizes are 0)."""
     grown: dict[str, Any] = {}
     if args.growth_size > 0:
-        grown["completed"] = growth.completed_growth(settings, client, args.growth_size,
-                                                     args.growth_jobs, args.growth_rounds)
-        grown["delayed"] = growth.delayed_growth(settings, client, args.growth_size,
-                                                 args.growth_jobs, args.growth_rounds)
+        grown["completed"] = growth.completed_growth(
+            settings, client, args.growth_size, args.growth_jobs, args.growth_rounds
+        )
+        grown["delayed"] = growth.delayed_growth(
+            settings, client, args.growth_size, args.growth_jobs, args.growth_rounds
+        )
     if args.memory_jobs > 0:
         grown["memory"] = growth.worker_memory(settings, client, args.memory_jobs)
     return grown
 
 
 def growth_config(args: argparse.Namespace) -> dict[str, Any]:
-    return {"growth_size": args.growth_size, "growth_jobs": args.growth_jobs,
-            "growth_rounds": args.growth_rounds, "memory_jobs": args.memory_jobs}
+    return {
+        "growth_size": args.growth_size,
+        "growth_jobs": args.growth_jobs,
+        "growth_rounds": args.growth_rounds,
+        "memory_jobs": args.memory_jobs,
+    }
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -114,34 +163,55 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         except OSError as exc:
             raise SystemExit(f"--only-growth needs an earlier {args.out_json}: {exc}") from exc
         scenario_keys = [key for key in SCENARIO_KEYS if key in previous]
-        lib_keys = [lib.key for lib in LIBRARIES
-                    if any(lib.key in previous[key] for key in scenario_keys)]
+        lib_keys = [
+            lib.key for lib in LIBRARIES if any(lib.key in previous[key] for key in scenario_keys)
+        ]
     libraries = [lib for lib in LIBRARIES if lib.key in lib_keys]
     scenarios = [s for s in SCENARIOS if s.key in scenario_keys]
     sizes = {s.key: args.jobs or max(int(s.jobs * args.scale), 10) for s in scenarios}
     server = RedisServer().start()
     client = redis.Redis.from_url(server.url)
     try:
-        settings = Settings(url=server.url, python=args.python, node=args.node,
-                            max_seconds=args.max_seconds, cpu_iterations=args.cpu_iterations,
-                            io_ms=args.io_ms, chunk=args.chunk)
+        settings = Settings(
+            url=server.url,
+            python=args.python,
+            node=args.node,
+            max_seconds=args.max_seconds,
+            cpu_iterations=args.cpu_iterations,
+            io_ms=args.io_ms,
+            chunk=args.chunk,
+        )
         described = machine.describe(args.python, args.node, client)
-        runs = {} if args.only_growth else run_matrix(scenarios, libraries, sizes, args.rounds,
-                                                      settings, client)
+        runs = (
+            {}
+            if args.only_growth
+            else run_matrix(scenarios, libraries, sizes, args.rounds, settings, client)
+        )
         grown = run_growth(args, settings, client)
     finally:
         client.close()
         server.cleanup()
     if args.only_growth:
         stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-        grown["separate_run"] = (f"from a separate growth-only run ({stamp}, load average at "
-                                 f"start {described['load_average_at_start']})")
-        data = {**previous, "growth": grown,
-                "config": {**previous["config"], **growth_config(args)}}
+        grown["separate_run"] = (
+            f"from a separate growth-only run ({stamp}, load average at "
+            f"start {described['load_average_at_start']})"
+        )
+        data = {
+            **previous,
+            "growth": grown,
+            "config": {**previous["config"], **growth_config(args)},
+        }
     else:
-        config = {"rounds": args.rounds, "sizes": sizes, "max_seconds": args.max_seconds,
-                  "chunk": args.chunk, "cpu_iterations": args.cpu_iterations,
-                  "io_ms": args.io_ms, **growth_config(args)}
+        config = {
+            "rounds": args.rounds,
+            "sizes": sizes,
+            "max_seconds": args.max_seconds,
+            "chunk": args.chunk,
+            "cpu_iterations": args.cpu_iterations,
+            "io_ms": args.io_ms,
+            **growth_config(args),
+        }
         data = report.results(runs, scenarios, grown, described, config)
     method = (ROOT / "benchmarks" / "method.md").read_text()
     note = args.note or str(previous.get("config", {}).get("note", ""))

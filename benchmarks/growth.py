@@ -41,10 +41,22 @@ def seed_completed(client: Any, queue_name: str, size: int, prefix: str = "bull"
         members = {}
         for i in range(start, min(start + SEED_CHUNK, size)):
             stamp = now - size + i
-            pipe.hset(f"{base}:seed-{i}", mapping={
-                "name": "bench", "data": f'{{"i":{i}}}', "opts": '{"attempts":0}',
-                "timestamp": stamp, "delay": 0, "priority": 0, "processedOn": stamp,
-                "ats": 1, "atm": 1, "returnvalue": "null", "finishedOn": stamp})
+            pipe.hset(
+                f"{base}:seed-{i}",
+                mapping={
+                    "name": "bench",
+                    "data": f'{{"i":{i}}}',
+                    "opts": '{"attempts":0}',
+                    "timestamp": stamp,
+                    "delay": 0,
+                    "priority": 0,
+                    "processedOn": stamp,
+                    "ats": 1,
+                    "atm": 1,
+                    "returnvalue": "null",
+                    "finishedOn": stamp,
+                },
+            )
             members[f"seed-{i}"] = stamp
         pipe.zadd(f"{base}:completed", members)
         pipe.execute()
@@ -55,8 +67,12 @@ def seed_delayed(url: str, queue_name: str, size: int) -> None:
     queue = Queue(queue_name, url)
     try:
         for start in range(0, size, SEED_CHUNK):
-            queue.add_bulk([("later", {"i": i}, {"delay": DELAY_MS})
-                            for i in range(start, min(start + SEED_CHUNK, size))])
+            queue.add_bulk(
+                [
+                    ("later", {"i": i}, {"delay": DELAY_MS})
+                    for i in range(start, min(start + SEED_CHUNK, size))
+                ]
+            )
     finally:
         queue.close()
 
@@ -66,14 +82,22 @@ def fill_waiting(url: str, queue_name: str, size: int) -> None:
     queue = Queue(queue_name, url)
     try:
         for start in range(0, size, SEED_CHUNK):
-            queue.add_bulk([("bench", {"i": i}) for i in range(start, min(start + SEED_CHUNK,
-                                                                           size))])
+            queue.add_bulk(
+                [("bench", {"i": i}) for i in range(start, min(start + SEED_CHUNK, size))]
+            )
     finally:
         queue.close()
 
 
-def _compare(settings: Settings, client: Any, small: str, grown: str, jobs: int, rounds: int,
-             keep: tuple[int | None, int | None]) -> dict[str, Any]:
+def _compare(
+    settings: Settings,
+    client: Any,
+    small: str,
+    grown: str,
+    jobs: int,
+    rounds: int,
+    keep: tuple[int | None, int | None],
+) -> dict[str, Any]:
     """Medians of jobs/s and Redis CPU µs per job on ``small`` and ``grown``, interleaved.
 
     Args:
@@ -93,21 +117,26 @@ def _compare(settings: Settings, client: Any, small: str, grown: str, jobs: int,
         return {"error": "a run failed (see the log)"}
     base, big = statistics.median(rates[small]), statistics.median(rates[grown])
     base_cpu, big_cpu = statistics.median(cpu[small]), statistics.median(cpu[grown])
-    return {"small_jobs_per_s": round(base), "grown_jobs_per_s": round(big),
-            "change_pct": round((big - base) * 100 / base, 1),
-            "small_redis_us_per_job": round(base_cpu, 1),
-            "grown_redis_us_per_job": round(big_cpu, 1),
-            "redis_us_change_pct": round((big_cpu - base_cpu) * 100 / base_cpu, 1)}
+    return {
+        "small_jobs_per_s": round(base),
+        "grown_jobs_per_s": round(big),
+        "change_pct": round((big - base) * 100 / base, 1),
+        "small_redis_us_per_job": round(base_cpu, 1),
+        "grown_redis_us_per_job": round(big_cpu, 1),
+        "redis_us_change_pct": round((big_cpu - base_cpu) * 100 / base_cpu, 1),
+    }
 
 
 def _note(name: str, m: Measurement) -> None:
-    text = m.error or (f"{m.jobs_per_second:,.0f} jobs/s, "
-                       f"{m.cost.get('cpu_us_per_job', 0):.0f} µs Redis CPU/job")
+    text = m.error or (
+        f"{m.jobs_per_second:,.0f} jobs/s, {m.cost.get('cpu_us_per_job', 0):.0f} µs Redis CPU/job"
+    )
     print(f"[growth] {name:24} {text}", file=sys.stderr, flush=True)
 
 
-def completed_growth(settings: Settings, client: Any, size: int, jobs: int,
-                     rounds: int) -> dict[str, Any]:
+def completed_growth(
+    settings: Settings, client: Any, size: int, jobs: int, rounds: int
+) -> dict[str, Any]:
     """A completed set of ``size`` jobs against one of :data:`SMALL`, each kept at its size.
 
     Both queues trim one old job per completion, so the comparison isolates the set's size.
@@ -116,19 +145,18 @@ def completed_growth(settings: Settings, client: Any, size: int, jobs: int,
     small = min(SMALL, size)
     seed_completed(client, "bench-small", small)
     seed_completed(client, "bench-grown", size)
-    out = _compare(settings, client, "bench-small", "bench-grown", jobs, rounds,
-                   keep=(small, size))
+    out = _compare(settings, client, "bench-small", "bench-grown", jobs, rounds, keep=(small, size))
     out["completed_set"] = int(client.zcard("bull:bench-grown:completed"))
     return {"size": size, "small_size": small, **out}
 
 
-def delayed_growth(settings: Settings, client: Any, size: int, jobs: int,
-                   rounds: int) -> dict[str, Any]:
+def delayed_growth(
+    settings: Settings, client: Any, size: int, jobs: int, rounds: int
+) -> dict[str, Any]:
     """Throughput beside ``size`` delayed jobs against a queue with none."""
     client.flushall()
     seed_delayed(settings.url, "bench-grown", size)
-    out = _compare(settings, client, "bench-small", "bench-grown", jobs, rounds,
-                   keep=(None, None))
+    out = _compare(settings, client, "bench-small", "bench-grown", jobs, rounds, keep=(None, None))
     out["delayed_set"] = int(client.zcard("bull:bench-grown:delayed"))
     return {"size": size, "small_size": 0, **out}
 
@@ -146,7 +174,14 @@ def worker_memory(settings: Settings, client: Any, size: int) -> dict[str, Any]:
         return {"size": size, "error": m.error or "too few RSS samples"}
     # Index 1 is the 10% mark: after the start-up allocations, before the long haul.
     start, end = samples[1], samples[-1]
-    return {"size": size, "jobs": m.jobs, "rss_mb_at_5pct": samples[0],
-            "rss_mb_at_10pct": start, "rss_mb_at_end": end, "rss_mb_max": max(samples),
-            "growth_from_10pct_pct": round((end - start) * 100 / start, 1),
-            "jobs_per_s": round(m.jobs_per_second), "rss_mb_samples": samples}
+    return {
+        "size": size,
+        "jobs": m.jobs,
+        "rss_mb_at_5pct": samples[0],
+        "rss_mb_at_10pct": start,
+        "rss_mb_at_end": end,
+        "rss_mb_max": max(samples),
+        "growth_from_10pct_pct": round((end - start) * 100 / start, 1),
+        "jobs_per_s": round(m.jobs_per_second),
+        "rss_mb_samples": samples,
+    }

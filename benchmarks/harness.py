@@ -78,8 +78,14 @@ class Child:
     def __init__(self, command: list[str], timeout: float) -> None:
         self.timeout = timeout
         self.stderr: IO[str] = tempfile.TemporaryFile("w+")
-        self.proc = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self.stderr, text=True)
+        self.proc = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            text=True,
+        )
         self.lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -117,17 +123,33 @@ class Child:
         self.stderr.close()
 
 
-def spec_for(settings: Settings, queue_name: str, kind: str, jobs: int, concurrency: int = 1,
-             work: str = "noop", **extra: Any) -> dict[str, Any]:
+def spec_for(
+    settings: Settings,
+    queue_name: str,
+    kind: str,
+    jobs: int,
+    concurrency: int = 1,
+    work: str = "noop",
+    **extra: Any,
+) -> dict[str, Any]:
     """The JSON spec an adapter gets (see benchmarks/adapters/common.py)."""
-    return {"url": settings.url, "queue": queue_name, "kind": kind, "jobs": jobs,
-            "concurrency": concurrency, "work": work, "cpu_iterations": settings.cpu_iterations,
-            "io_ms": settings.io_ms, "chunk": settings.chunk, "producers": settings.producers,
-            "max_seconds": settings.max_seconds if kind == "process" else 0, **extra}
+    return {
+        "url": settings.url,
+        "queue": queue_name,
+        "kind": kind,
+        "jobs": jobs,
+        "concurrency": concurrency,
+        "work": work,
+        "cpu_iterations": settings.cpu_iterations,
+        "io_ms": settings.io_ms,
+        "chunk": settings.chunk,
+        "producers": settings.producers,
+        "max_seconds": settings.max_seconds if kind == "process" else 0,
+        **extra,
+    }
 
 
-def measure(library: Library, spec: dict[str, Any], settings: Settings,
-            client: Any) -> Measurement:
+def measure(library: Library, spec: dict[str, Any], settings: Settings, client: Any) -> Measurement:
     """Run ``library``'s adapter on ``spec`` once; the server's counters are read around it.
 
     Args:
@@ -147,10 +169,12 @@ def measure(library: Library, spec: dict[str, Any], settings: Settings,
     finally:
         child.close()
     jobs = int(result["jobs"])
-    measurement = Measurement(jobs=jobs, seconds=float(result["seconds"]),
-                              round_trips=int(result["round_trips"]),
-                              extra={k: v for k, v in result.items()
-                                     if k not in ("jobs", "seconds", "round_trips")})
+    measurement = Measurement(
+        jobs=jobs,
+        seconds=float(result["seconds"]),
+        round_trips=int(result["round_trips"]),
+        extra={k: v for k, v in result.items() if k not in ("jobs", "seconds", "round_trips")},
+    )
     if jobs > 0:
         measurement.cost = redis_cost.cost(before, after, jobs).as_dict()
     return measurement

@@ -26,12 +26,14 @@ def cpu_model() -> str:
 def python_versions(python: str) -> dict[str, str]:
     """Python and Python library versions, as the adapters' interpreter sees them."""
     names = [lib.distribution for lib in LIBRARIES if lib.distribution]
-    code = ("import importlib.metadata as m, json, platform\n"
-            "out = {'python': platform.python_version()}\n"
-            f"for n in {names!r}:\n"
-            "    try: out[n] = m.version(n)\n"
-            "    except m.PackageNotFoundError: out[n] = ''\n"
-            "print(json.dumps(out))")
+    code = (
+        "import importlib.metadata as m, json, platform\n"
+        "out = {'python': platform.python_version()}\n"
+        f"for n in {names!r}:\n"
+        "    try: out[n] = m.version(n)\n"
+        "    except m.PackageNotFoundError: out[n] = ''\n"
+        "print(json.dumps(out))"
+    )
     done = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True)
     versions: dict[str, str] = json.loads(done.stdout)
     return versions
@@ -39,8 +41,11 @@ def python_versions(python: str) -> dict[str, str]:
 
 def node_version(node: str) -> str:
     try:
-        return subprocess.run([node, "--version"], capture_output=True, text=True,
-                              check=True).stdout.strip().lstrip("v")
+        return (
+            subprocess.run([node, "--version"], capture_output=True, text=True, check=True)
+            .stdout.strip()
+            .lstrip("v")
+        )
     except (OSError, subprocess.CalledProcessError):
         return ""
 

@@ -14,8 +14,14 @@ from .scenarios import Library, Scenario
 Runs = dict[str, dict[str, list[Measurement]]]
 
 
-def run_matrix(scenarios: Sequence[Scenario], libraries: Sequence[Library],
-               sizes: dict[str, int], rounds: int, settings: Settings, client: Any) -> Runs:
+def run_matrix(
+    scenarios: Sequence[Scenario],
+    libraries: Sequence[Library],
+    sizes: dict[str, int],
+    rounds: int,
+    settings: Settings,
+    client: Any,
+) -> Runs:
     """``rounds`` rounds; in each, every scenario for every library (order rotated per round).
 
     The private server is flushed before each run. A library that answers "n/a" for a
@@ -23,16 +29,23 @@ def run_matrix(scenarios: Sequence[Scenario], libraries: Sequence[Library],
     """
     runs: Runs = {s.key: {lib.key: [] for lib in libraries} for s in scenarios}
     for index in range(rounds):
-        order = list(libraries[index % len(libraries):]) + list(
-            libraries[:index % len(libraries)])
+        order = list(libraries[index % len(libraries) :]) + list(
+            libraries[: index % len(libraries)]
+        )
         for scenario in scenarios:
             for library in order:
                 done = runs[scenario.key][library.key]
                 if done and done[0].na:
                     continue
                 client.flushall()
-                spec = spec_for(settings, f"bench-{scenario.key}", scenario.kind,
-                                sizes[scenario.key], scenario.concurrency, scenario.work)
+                spec = spec_for(
+                    settings,
+                    f"bench-{scenario.key}",
+                    scenario.kind,
+                    sizes[scenario.key],
+                    scenario.concurrency,
+                    scenario.work,
+                )
                 result = measure(library, spec, settings, client)
                 done.append(result)
                 _progress(index, scenario, library, result)
@@ -45,11 +58,16 @@ def _progress(index: int, scenario: Scenario, library: Library, m: Measurement) 
     elif m.error:
         text = f"ERROR {m.error}"
     else:
-        text = (f"{m.jobs_per_second:,.0f} jobs/s ({m.jobs} jobs in {m.seconds:.2f} s, "
-                f"{m.cost.get('cpu_us_per_job', 0):.0f} µs Redis CPU/job, "
-                f"{m.round_trips_per_job:.2f} round trips/job)")
-    print(f"[round {index + 1}] {scenario.key:18} {library.key:13} {text}", file=sys.stderr,
-          flush=True)
+        text = (
+            f"{m.jobs_per_second:,.0f} jobs/s ({m.jobs} jobs in {m.seconds:.2f} s, "
+            f"{m.cost.get('cpu_us_per_job', 0):.0f} µs Redis CPU/job, "
+            f"{m.round_trips_per_job:.2f} round trips/job)"
+        )
+    print(
+        f"[round {index + 1}] {scenario.key:18} {library.key:13} {text}",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def median_rate(runs: list[Measurement]) -> float | None:
@@ -64,11 +82,9 @@ def median_cost(runs: list[Measurement]) -> dict[str, Any] | None:
     if not good:
         return None
     fields = ("commands_per_job", "scripts_per_job", "cpu_us_per_job", "main_thread_cpu_pct")
-    out: dict[str, Any] = {f: round(statistics.median(m.cost[f] for m in good), 2)
-                           for f in fields}
+    out: dict[str, Any] = {f: round(statistics.median(m.cost[f] for m in good), 2) for f in fields}
     out["round_trips_per_job"] = round(statistics.median(m.round_trips_per_job for m in good), 2)
-    out["ceiling_jobs_per_s"] = round(1e6 / out["cpu_us_per_job"]) if out["cpu_us_per_job"] \
-        else 0
+    out["ceiling_jobs_per_s"] = round(1e6 / out["cpu_us_per_job"]) if out["cpu_us_per_job"] else 0
     # The command mix of the median-rate run (it hardly varies between runs).
     middle = sorted(good, key=lambda m: m.jobs_per_second)[len(good) // 2]
     out["by_command"] = middle.cost["by_command"]

@@ -9,8 +9,13 @@ from .matrix import Runs, median_cost, median_rate
 from .scenarios import COST_SCENARIO, OURS, Library, Scenario
 
 
-def results(runs: Runs, scenarios: Sequence[Scenario], growth: dict[str, Any],
-            machine: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+def results(
+    runs: Runs,
+    scenarios: Sequence[Scenario],
+    growth: dict[str, Any],
+    machine: dict[str, Any],
+    config: dict[str, Any],
+) -> dict[str, Any]:
     """The JSON document: ``{scenario: {library: jobs/s | null}}`` plus the other keys.
 
     Other keys: ``redis_cost`` (scenario -> library -> per-job figures), ``not_applicable``
@@ -27,13 +32,29 @@ def results(runs: Runs, scenarios: Sequence[Scenario], growth: dict[str, Any],
         out[scenario.key] = {lib: _round(median_rate(r)) for lib, r in by_lib.items()}
         cost[scenario.key] = {lib: median_cost(r) for lib, r in by_lib.items()}
         na[scenario.key] = {lib: r[0].na for lib, r in by_lib.items() if r and r[0].na}
-        errors[scenario.key] = {lib: [m.error for m in r if m.error]
-                                for lib, r in by_lib.items() if any(m.error for m in r)}
-        raw[scenario.key] = {lib: [{"jobs": m.jobs, "seconds": round(m.seconds, 4),
-                                    "round_trips": m.round_trips} for m in r if not m.na]
-                             for lib, r in by_lib.items()}
-    return {**out, "redis_cost": cost, "not_applicable": na, "errors": errors, "runs": raw,
-            "growth": growth, "machine": machine, "config": config}
+        errors[scenario.key] = {
+            lib: [m.error for m in r if m.error]
+            for lib, r in by_lib.items()
+            if any(m.error for m in r)
+        }
+        raw[scenario.key] = {
+            lib: [
+                {"jobs": m.jobs, "seconds": round(m.seconds, 4), "round_trips": m.round_trips}
+                for m in r
+                if not m.na
+            ]
+            for lib, r in by_lib.items()
+        }
+    return {
+        **out,
+        "redis_cost": cost,
+        "not_applicable": na,
+        "errors": errors,
+        "runs": raw,
+        "growth": growth,
+        "machine": machine,
+        "config": config,
+    }
 
 
 def _round(value: float | None) -> float | None:
@@ -44,8 +65,9 @@ def _num(value: float | None, digits: int = 0) -> str:
     return "—" if value is None else f"{value:,.{digits}f}"
 
 
-def throughput_table(data: dict[str, Any], scenarios: Sequence[Scenario],
-                     libraries: Sequence[Library]) -> list[str]:
+def throughput_table(
+    data: dict[str, Any], scenarios: Sequence[Scenario], libraries: Sequence[Library]
+) -> list[str]:
     """Markdown rows: jobs/s per library; each peer's cell also gives django_bullq / peer."""
     head = ["Scenario", *(lib.title for lib in libraries)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -60,8 +82,11 @@ def throughput_table(data: dict[str, Any], scenarios: Sequence[Scenario],
                 reason = data["not_applicable"][scenario.key].get(lib.key)
                 if reason and f"{lib.title}: {reason}" not in notes:
                     notes.append(f"{lib.title}: {reason}")
-                cells.append(f"n/a [{notes.index(f'{lib.title}: {reason}') + 1}]" if reason
-                             else "failed (see results.json `errors`)")
+                cells.append(
+                    f"n/a [{notes.index(f'{lib.title}: {reason}') + 1}]"
+                    if reason
+                    else "failed (see results.json `errors`)"
+                )
             elif lib.key == OURS or ours is None:
                 cells.append(_num(value))
             else:
@@ -72,30 +97,36 @@ def throughput_table(data: dict[str, Any], scenarios: Sequence[Scenario],
     return lines
 
 
-def cost_table(data: dict[str, Any], scenario_key: str,
-               libraries: Sequence[Library]) -> list[str]:
+def cost_table(data: dict[str, Any], scenario_key: str, libraries: Sequence[Library]) -> list[str]:
     """Markdown rows of the per-job Redis figures of one scenario."""
-    lines = ["| Library | Commands / job | Scripts / job | Redis CPU µs / job | "
-             "Predicted ceiling (jobs/s) | Round trips / job |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| Library | Commands / job | Scripts / job | Redis CPU µs / job | "
+        "Predicted ceiling (jobs/s) | Round trips / job |",
+        "|---|---|---|---|---|---|",
+    ]
     for lib in libraries:
         c = data["redis_cost"].get(scenario_key, {}).get(lib.key)
         if c is None:
             continue
-        lines.append(f"| {lib.title} | {c['commands_per_job']:.1f} | {c['scripts_per_job']:.2f}"
-                     f" | {c['cpu_us_per_job']:.1f} | {_num(c['ceiling_jobs_per_s'])}"
-                     f" | {c['round_trips_per_job']:.2f} |")
+        lines.append(
+            f"| {lib.title} | {c['commands_per_job']:.1f} | {c['scripts_per_job']:.2f}"
+            f" | {c['cpu_us_per_job']:.1f} | {_num(c['ceiling_jobs_per_s'])}"
+            f" | {c['round_trips_per_job']:.2f} |"
+        )
     return lines
 
 
 def targets(data: dict[str, Any], io_ms: int) -> list[str]:
     """Issue 5's targets, each with the measured figure and whether it is met."""
+
     def ratio(scenario: str, peer: str) -> float | None:
         row = data.get(scenario, {})
         ours, theirs = row.get(OURS), row.get(peer)
         return ours / theirs if ours and theirs else None
 
-    def line(text: str, value: float | None, goal: float, unit: str = "×",
-             lower_is_better: bool = False) -> str:
+    def line(
+        text: str, value: float | None, goal: float, unit: str = "×", lower_is_better: bool = False
+    ) -> str:
         if value is None:
             return f"- {text}: not measured"
         met = value <= goal if lower_is_better else value >= goal
@@ -111,15 +142,40 @@ def targets(data: dict[str, Any], io_ms: int) -> list[str]:
         out.append(line(f"{c}: ≥ 3× PyPI bullmq", ratio(c, "bullmq"), 3))
         out.append(line(f"{c}: ≥ 1.5× Dramatiq", ratio(c, "dramatiq"), 1.5))
         out.append(line(f"{c} (stretch): ≥ 1× Node bullmq", ratio(c, "node-bullmq"), 1))
-    out.append(line("single inserts, 10 producers: ≥ 2× PyPI bullmq",
-                    ratio("single_insert_p10", "bullmq"), 2))
+    out.append(
+        line(
+            "single inserts, 10 producers: ≥ 2× PyPI bullmq",
+            ratio("single_insert_p10", "bullmq"),
+            2,
+        )
+    )
     out.append(line("bulk insert: ≥ 1× Node bullmq", ratio("bulk_insert", "node-bullmq"), 1))
-    out.append(line(f"10 ms I/O at c=50: ≥ 95% of the ideal {ideal:,.0f} jobs/s",
-                    io * 100 / ideal if io else None, 95, "%"))
-    out.append(line("Redis CPU per no-op job ≤ Node bullmq's (ours / Node)",
-                    ours_cpu / node_cpu if ours_cpu and node_cpu else None, 1, "×", True))
-    out.append(line("round trips per no-op job ≤ 2", (cost.get(OURS) or {}).get(
-        "round_trips_per_job"), 2, "", True))
+    out.append(
+        line(
+            f"10 ms I/O at c=50: ≥ 95% of the ideal {ideal:,.0f} jobs/s",
+            io * 100 / ideal if io else None,
+            95,
+            "%",
+        )
+    )
+    out.append(
+        line(
+            "Redis CPU per no-op job ≤ Node bullmq's (ours / Node)",
+            ours_cpu / node_cpu if ours_cpu and node_cpu else None,
+            1,
+            "×",
+            True,
+        )
+    )
+    out.append(
+        line(
+            "round trips per no-op job ≤ 2",
+            (cost.get(OURS) or {}).get("round_trips_per_job"),
+            2,
+            "",
+            True,
+        )
+    )
     return out
 
 
@@ -129,8 +185,10 @@ def growth_lines(growth: dict[str, Any]) -> list[str]:
     if growth.get("separate_run"):
         lines.append(f"These figures are {growth['separate_run']}.")
         lines.append("")
-    for key, what, small in (("completed", "completed set (retention bounded at its size)",
-                              "a set bounded at {:,}"), ("delayed", "delayed set", "none")):
+    for key, what, small in (
+        ("completed", "completed set (retention bounded at its size)", "a set bounded at {:,}"),
+        ("delayed", "delayed set", "none"),
+    ):
         g = growth.get(key)
         if not g:
             continue
@@ -139,28 +197,36 @@ def growth_lines(growth: dict[str, Any]) -> list[str]:
             continue
         # The target is "no slower than 10%"; a faster grown run is noise, not a failure.
         change = g["change_pct"]
-        verdict = "not slower" if change >= 0 else (
-            "within 10%" if change >= -10 else "more than 10% slower")
+        verdict = (
+            "not slower"
+            if change >= 0
+            else ("within 10%" if change >= -10 else "more than 10% slower")
+        )
         lines.append(
             f"- {what} of {g['size']:,} jobs: {g['grown_jobs_per_s']:,} jobs/s against "
             f"{g['small_jobs_per_s']:,} with {small.format(g['small_size'])} "
             f"({g['change_pct']:+.1f}%, {verdict}); Redis CPU {g['grown_redis_us_per_job']:.0f} "
             f"against {g['small_redis_us_per_job']:.0f} µs per job "
-            f"({g['redis_us_change_pct']:+.1f}%).")
+            f"({g['redis_us_change_pct']:+.1f}%)."
+        )
     sizes = [g["size"] for g in growth.values() if isinstance(g, dict) and "size" in g]
     if sizes:
         used = ", ".join(f"{n:,}" for n in sorted(set(sizes)))
-        lines.append(f"- Sizes: {used} (issue 5 asks for 1,000,000; `make bench` defaults to "
-                     "200,000 to stay near 15 minutes on 2 cores; `BENCH_GROWTH_SIZE` and "
-                     "`BENCH_MEMORY_JOBS` set them).")
+        lines.append(
+            f"- Sizes: {used} (issue 5 asks for 1,000,000; `make bench` defaults to "
+            "200,000 to stay near 15 minutes on 2 cores; `BENCH_GROWTH_SIZE` and "
+            "`BENCH_MEMORY_JOBS` set them)."
+        )
     mem = growth.get("memory")
     if mem and "error" not in mem:
-        lines.append(f"- worker RSS over {mem['jobs']:,} no-op jobs (concurrency 10): "
-                     f"{mem['rss_mb_at_10pct']:.1f} MB at 10% of them, "
-                     f"{mem['rss_mb_at_end']:.1f} MB at the end "
-                     f"({mem['growth_from_10pct_pct']:+.1f}%: "
-                     f"{'flat' if abs(mem['growth_from_10pct_pct']) <= 5 else 'NOT flat'}), "
-                     f"peak {mem['rss_mb_max']:.1f} MB.")
+        lines.append(
+            f"- worker RSS over {mem['jobs']:,} no-op jobs (concurrency 10): "
+            f"{mem['rss_mb_at_10pct']:.1f} MB at 10% of them, "
+            f"{mem['rss_mb_at_end']:.1f} MB at the end "
+            f"({mem['growth_from_10pct_pct']:+.1f}%: "
+            f"{'flat' if abs(mem['growth_from_10pct_pct']) <= 5 else 'NOT flat'}), "
+            f"peak {mem['rss_mb_max']:.1f} MB."
+        )
     elif mem:
         lines.append(f"- worker memory: {mem['error']}")
     return lines
@@ -169,38 +235,67 @@ def growth_lines(growth: dict[str, Any]) -> list[str]:
 def machine_lines(machine: dict[str, Any], libraries: Sequence[Library]) -> list[str]:
     versions = ", ".join(
         f"{lib.title} {machine.get(lib.distribution) or machine.get('node_bullmq', '')}"
-        for lib in libraries)
-    return [f"- CPU: {machine['cpu']}, {machine['cores']} cores ({machine['os']}); "
-            f"load average at start {machine['load_average_at_start']}",
-            f"- Python {machine['python']}, Node {machine['node']}, Redis {machine['redis']} "
-            f"(a private server started by the bench: no persistence, default config)",
-            f"- Versions: {versions}"]
+        for lib in libraries
+    )
+    return [
+        f"- CPU: {machine['cpu']}, {machine['cores']} cores ({machine['os']}); "
+        f"load average at start {machine['load_average_at_start']}",
+        f"- Python {machine['python']}, Node {machine['node']}, Redis {machine['redis']} "
+        f"(a private server started by the bench: no persistence, default config)",
+        f"- Versions: {versions}",
+    ]
 
 
-def markdown(data: dict[str, Any], scenarios: Sequence[Scenario],
-             libraries: Sequence[Library], method: str, note: str) -> str:
+def markdown(
+    data: dict[str, Any],
+    scenarios: Sequence[Scenario],
+    libraries: Sequence[Library],
+    method: str,
+    note: str,
+) -> str:
     """The whole of docs/benchmarks.md."""
     cfg = data["config"]
-    parts = ["# Benchmarks", "",
-             "Written by `make bench` (`python -m benchmarks`, code in `benchmarks/`). "
-             + note, "",
-             "## Machine", "", *machine_lines(data["machine"], libraries), "",
-             f"## Throughput (jobs/s, median of {cfg['rounds']} interleaved runs)", "",
-             "In parentheses: django_bullq's rate divided by the peer's (above 1 = faster).",
-             "Sizes: " + ", ".join(f"{k} {v:,}" for k, v in cfg["sizes"].items()) + " jobs; "
-             f"processing runs stop after {cfg['max_seconds']} s.", "",
-             *throughput_table(data, scenarios, libraries), "",
-             "## Redis cost per job", "",
-             "From the server's counters (`INFO commandstats`, `INFO cpu` used_cpu_sys + "
-             "used_cpu_user) read before and after each run; commands include those run inside "
-             "scripts; round trips are counted in the client (a pipeline counts once). The "
-             "predicted ceiling is 1,000,000 / Redis CPU µs per job: what one Redis core could "
-             "serve if nothing else limited it.", "",
-             "### Processing no-op jobs at concurrency 10", "",
-             *cost_table(data, COST_SCENARIO, libraries), "",
-             "### Single inserts from 10 producers", "",
-             *cost_table(data, "single_insert_p10", libraries), "",
-             "## Growth (django_bullq)", "", *growth_lines(data["growth"]), "",
-             "## Targets of issue 5", "", *targets(data, int(cfg["io_ms"])), "",
-             method]
+    parts = [
+        "# Benchmarks",
+        "",
+        "Written by `make bench` (`python -m benchmarks`, code in `benchmarks/`). " + note,
+        "",
+        "## Machine",
+        "",
+        *machine_lines(data["machine"], libraries),
+        "",
+        f"## Throughput (jobs/s, median of {cfg['rounds']} interleaved runs)",
+        "",
+        "In parentheses: django_bullq's rate divided by the peer's (above 1 = faster).",
+        "Sizes: " + ", ".join(f"{k} {v:,}" for k, v in cfg["sizes"].items()) + " jobs; "
+        f"processing runs stop after {cfg['max_seconds']} s.",
+        "",
+        *throughput_table(data, scenarios, libraries),
+        "",
+        "## Redis cost per job",
+        "",
+        "From the server's counters (`INFO commandstats`, `INFO cpu` used_cpu_sys + "
+        "used_cpu_user) read before and after each run; commands include those run inside "
+        "scripts; round trips are counted in the client (a pipeline counts once). The "
+        "predicted ceiling is 1,000,000 / Redis CPU µs per job: what one Redis core could "
+        "serve if nothing else limited it.",
+        "",
+        "### Processing no-op jobs at concurrency 10",
+        "",
+        *cost_table(data, COST_SCENARIO, libraries),
+        "",
+        "### Single inserts from 10 producers",
+        "",
+        *cost_table(data, "single_insert_p10", libraries),
+        "",
+        "## Growth (django_bullq)",
+        "",
+        *growth_lines(data["growth"]),
+        "",
+        "## Targets of issue 5",
+        "",
+        *targets(data, int(cfg["io_ms"])),
+        "",
+        method,
+    ]
     return "\n".join(parts).rstrip() + "\n"

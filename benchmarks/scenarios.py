@@ -36,8 +36,9 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("noop_c1", "No-op jobs, concurrency 1", "process", 5_000, 1),
     Scenario("noop_c10", "No-op jobs, concurrency 10", "process", 20_000, 10),
     Scenario("noop_c50", "No-op jobs, concurrency 50", "process", 20_000, 50),
-    Scenario("cpu_c10", "CPU-bound jobs (1,000 sin/cos), concurrency 10", "process", 5_000, 10,
-             "cpu"),
+    Scenario(
+        "cpu_c10", "CPU-bound jobs (1,000 sin/cos), concurrency 10", "process", 5_000, 10, "cpu"
+    ),
     Scenario("io10ms_c10", "10 ms I/O jobs, concurrency 10", "process", 3_000, 10, "io"),
     Scenario("io10ms_c50", "10 ms I/O jobs, concurrency 50", "process", 10_000, 50, "io"),
 )

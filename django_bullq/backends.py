@@ -86,32 +86,57 @@ class BullQBackend(BaseTaskBackend):
         """
         self.validate_task(task)
         result = self._new_result(task, args, kwargs)
-        submit(task.queue_name, task.module_path, _data(result), self._job_options(task, result),
-               database=self.database, on_commit=self.on_commit, outbox=self.outbox,
-               on_added=functools.partial(self._enqueued, result))
+        submit(
+            task.queue_name,
+            task.module_path,
+            _data(result),
+            self._job_options(task, result),
+            database=self.database,
+            on_commit=self.on_commit,
+            outbox=self.outbox,
+            on_added=functools.partial(self._enqueued, result),
+        )
         return result
 
     async def aenqueue(self, task: Task[..., Any], args: Any, kwargs: Any) -> Any:
         """Async twin of :meth:`enqueue` (a native async add)."""
         self.validate_task(task)
         result = self._new_result(task, args, kwargs)
-        await asubmit(task.queue_name, task.module_path, _data(result),
-                      self._job_options(task, result), database=self.database,
-                      on_commit=self.on_commit, outbox=self.outbox,
-                      on_added=functools.partial(self._enqueued, result))
+        await asubmit(
+            task.queue_name,
+            task.module_path,
+            _data(result),
+            self._job_options(task, result),
+            database=self.database,
+            on_commit=self.on_commit,
+            outbox=self.outbox,
+            on_added=functools.partial(self._enqueued, result),
+        )
         return result
 
     def _new_result(self, task: Task[..., Any], args: Any, kwargs: Any) -> Any:
-        return TaskResult(task=task, id=get_random_string(32), status=TaskResultStatus.READY,
-                          enqueued_at=None, started_at=None, last_attempted_at=None,
-                          finished_at=None, args=args, kwargs=kwargs, backend=self.alias,
-                          errors=[], worker_ids=[])
+        return TaskResult(
+            task=task,
+            id=get_random_string(32),
+            status=TaskResultStatus.READY,
+            enqueued_at=None,
+            started_at=None,
+            last_attempted_at=None,
+            finished_at=None,
+            args=args,
+            kwargs=kwargs,
+            backend=self.alias,
+            errors=[],
+            worker_ids=[],
+        )
 
     def _job_options(self, task: Task[..., Any], result: Any) -> dict[str, Any]:
         run_after = aware(task.run_after) if task.run_after is not None else None
         options: dict[str, Any] = {
-            "job_id": result.id, "priority": to_bullmq_priority(task.priority),
-            "extra": {MARKER: {"backend": self.alias, "runAfter": datetime_to_ms(run_after)}}}
+            "job_id": result.id,
+            "priority": to_bullmq_priority(task.priority),
+            "extra": {MARKER: {"backend": self.alias, "runAfter": datetime_to_ms(run_after)}},
+        }
         if run_after is not None:
             options["delay"] = run_after
         return options
@@ -169,17 +194,20 @@ class BullQBackend(BaseTaskBackend):
         try:
             found = import_string(job.name)
         except ImportError as exc:
-            raise TaskResultDoesNotExist(f"job {job.id}: cannot import task {job.name!r}: "
-                                         f"{exc}") from exc
+            raise TaskResultDoesNotExist(
+                f"job {job.id}: cannot import task {job.name!r}: {exc}"
+            ) from exc
         if not isinstance(found, Task):
-            raise TaskResultDoesNotExist(f"job {job.id}: {job.name!r} is not a django.tasks "
-                                         f"task")
+            raise TaskResultDoesNotExist(f"job {job.id}: {job.name!r} is not a django.tasks task")
         marker = job.opts.get(MARKER) or {}
         run_after = marker.get("runAfter") if isinstance(marker, dict) else None
         return dataclasses.replace(
-            found, priority=from_bullmq_priority(job.priority), backend=self.alias,
+            found,
+            priority=from_bullmq_priority(job.priority),
+            backend=self.alias,
             queue_name=job.queue.name if job.queue is not None else found.queue_name,
-            run_after=ms_to_datetime(run_after) if isinstance(run_after, int) else None)
+            run_after=ms_to_datetime(run_after) if isinstance(run_after, int) else None,
+        )
 
     # --- system checks ---------------------------------------------------------------------
 
@@ -191,14 +219,22 @@ class BullQBackend(BaseTaskBackend):
             try:
                 validate_queue_name(name)
             except BullqError as exc:
-                errors.append(Error(f"{where}['QUEUES']: {exc}", id="django_bullq.E011",
-                                    hint="Queue names are bullq queue names; see "
-                                         "docs/django-tasks.md."))
+                errors.append(
+                    Error(
+                        f"{where}['QUEUES']: {exc}",
+                        id="django_bullq.E011",
+                        hint="Queue names are bullq queue names; see docs/django-tasks.md.",
+                    )
+                )
         for key in self.options:
             if key not in OPTION_KEYS:
-                errors.append(Error(f"{where}['OPTIONS'] has an unknown key {key!r}.",
-                                    id="django_bullq.E011",
-                                    hint=f"Known keys: {', '.join(OPTION_KEYS)}."))
+                errors.append(
+                    Error(
+                        f"{where}['OPTIONS'] has an unknown key {key!r}.",
+                        id="django_bullq.E011",
+                        hint=f"Known keys: {', '.join(OPTION_KEYS)}.",
+                    )
+                )
         return errors
 
 

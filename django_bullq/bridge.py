@@ -60,8 +60,16 @@ def event_payload(event: QueueEvent) -> dict[str, Any]:
         ``{"type": "event", "event": name, "id": stream id, "jobId": str | None,
         "fields": dict}``.
     """
-    return fit_frame({"type": "event", "event": event.event, "id": event.id,
-                      "jobId": event.job_id, "fields": event.fields}, "fields")
+    return fit_frame(
+        {
+            "type": "event",
+            "event": event.event,
+            "id": event.id,
+            "jobId": event.job_id,
+            "fields": event.fields,
+        },
+        "fields",
+    )
 
 
 def _bounded(value: Any, chars: int, items: int, tail: bool = False) -> tuple[Any, bool]:
@@ -92,8 +100,7 @@ def _bounded(value: Any, chars: int, items: int, tail: bool = False) -> tuple[An
     return value, False
 
 
-def fit_frame(frame: dict[str, Any], body: str, tails: tuple[str, ...] = ()
-              ) -> dict[str, Any]:
+def fit_frame(frame: dict[str, Any], body: str, tails: tuple[str, ...] = ()) -> dict[str, Any]:
     """``frame`` made to fit :data:`MAX_FRAME_BYTES` once JSON-encoded.
 
     Only ``frame[body]`` (an event's ``fields``, a snapshot's ``job``) is shortened: strings,
@@ -107,8 +114,7 @@ def fit_frame(frame: dict[str, Any], body: str, tails: tuple[str, ...] = ()
     original = frame[body]
     for chars, items in _FIELD_LIMITS:
         if isinstance(original, dict):  # bound each field, never drop the body's own keys
-            value: Any = {k: _bounded(v, chars, items, k in tails)[0]
-                          for k, v in original.items()}
+            value: Any = {k: _bounded(v, chars, items, k in tails)[0] for k, v in original.items()}
         else:
             value = _bounded(original, chars, items)[0]
         candidate = {**frame, body: value, "truncated": True}
@@ -157,8 +163,9 @@ class Frame:
 
 def encode_event(event: QueueEvent) -> Frame:
     """The :class:`Frame` of ``event``."""
-    return Frame(id_tuple(event.id), event.id, event.event, event.job_id,
-                 json.dumps(event_payload(event)))
+    return Frame(
+        id_tuple(event.id), event.id, event.event, event.job_id, json.dumps(event_payload(event))
+    )
 
 
 class Feed:
@@ -311,16 +318,14 @@ class EventsHub:
             except asyncio.CancelledError:
                 raise
             except Exception:  # noqa: BLE001 - Redis hiccup: log, wait, read again
-                logger.exception("events reader of queue %s failed; retrying",
-                                 reader.queue.name)
+                logger.exception("events reader of queue %s failed; retrying", reader.queue.name)
                 await asyncio.sleep(1.0)
                 continue
             feed.append([encode_event(event) for event in events])
             await feed.wake_behind()  # after every read, so at least once a second
 
 
-_hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, EventsHub] = (
-    weakref.WeakKeyDictionary())
+_hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, EventsHub] = weakref.WeakKeyDictionary()
 
 
 def get_hub() -> EventsHub:

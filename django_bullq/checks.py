@@ -74,8 +74,13 @@ def check_settings_shape(app_configs: Any = None, **kwargs: Any) -> list[CheckMe
     """E001 BULLQ not a dict; E002 unknown key; E003 a top-level or WORKER value of wrong type."""
     raw = user_config()
     if not isinstance(raw, dict):
-        return [_error(1, "settings.BULLQ must be a dict.",
-                       "Write BULLQ = {'CONNECTIONS': {...}, ...}; " + _DOCS)]
+        return [
+            _error(
+                1,
+                "settings.BULLQ must be a dict.",
+                "Write BULLQ = {'CONNECTIONS': {...}, ...}; " + _DOCS,
+            )
+        ]
     errors: list[CheckMessage] = list(_unknown_keys(raw, DEFAULTS, "BULLQ"))
     for key in ("CONNECTIONS", "QUEUES", "WORKER"):
         if key in raw and not isinstance(raw[key], dict):
@@ -85,12 +90,17 @@ def check_settings_shape(app_configs: Any = None, **kwargs: Any) -> list[CheckMe
             errors.append(_error(3, f"BULLQ[{key!r}] must be a non-empty string.", _DOCS))
     limit = raw.get("MAX_PAYLOAD_BYTES", 0)
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
-        errors.append(_error(3, "BULLQ['MAX_PAYLOAD_BYTES'] must be an int >= 0 (bytes; 0 = no "
-                                f"limit), got {limit!r}.", _DOCS))
+        errors.append(
+            _error(
+                3,
+                "BULLQ['MAX_PAYLOAD_BYTES'] must be an int >= 0 (bytes; 0 = no "
+                f"limit), got {limit!r}.",
+                _DOCS,
+            )
+        )
     authorizer = raw.get("EVENTS_AUTHORIZER")
     if authorizer is not None and (not isinstance(authorizer, str) or "." not in authorizer):
-        errors.append(_error(3, "BULLQ['EVENTS_AUTHORIZER'] must be a dotted path or None.",
-                             _DOCS))
+        errors.append(_error(3, "BULLQ['EVENTS_AUTHORIZER'] must be a dotted path or None.", _DOCS))
     worker = raw.get("WORKER", {})
     if isinstance(worker, dict):
         errors += _unknown_keys(worker, WORKER_FIELDS, "BULLQ['WORKER']")
@@ -105,29 +115,47 @@ def _outbox_errors(outbox: Any) -> list[CheckMessage]:
 
     if not isinstance(outbox, dict):
         return [_error(3, "BULLQ['OUTBOX'] must be a dict.", _DOCS)]
-    errors: list[CheckMessage] = list(_unknown_keys(outbox, DEFAULTS["OUTBOX"],
-                                                    "BULLQ['OUTBOX']"))
+    errors: list[CheckMessage] = list(_unknown_keys(outbox, DEFAULTS["OUTBOX"], "BULLQ['OUTBOX']"))
     if "ENABLED" in outbox and not isinstance(outbox["ENABLED"], bool):
         errors.append(_error(3, "BULLQ['OUTBOX']['ENABLED'] must be a bool.", _DOCS))
     aliases = outbox.get("DATABASES", [])
     if not isinstance(aliases, list | tuple) or any(a not in settings.DATABASES for a in aliases):
-        errors.append(_error(3, f"BULLQ['OUTBOX']['DATABASES'] must list aliases of "
-                                f"settings.DATABASES, got {aliases!r}.", _DOCS))
+        errors.append(
+            _error(
+                3,
+                f"BULLQ['OUTBOX']['DATABASES'] must list aliases of "
+                f"settings.DATABASES, got {aliases!r}.",
+                _DOCS,
+            )
+        )
     for key, kind, floor in (("POLL_INTERVAL", (int, float), 0), ("BATCH_SIZE", (int,), 1)):
         value = outbox.get(key, DEFAULTS["OUTBOX"][key])
-        if isinstance(value, bool) or not isinstance(value, kind) or value < floor or (
-                key == "POLL_INTERVAL" and value == 0):
-            errors.append(_error(3, f"BULLQ['OUTBOX'][{key!r}] must be a number > 0"
-                                    f"{' (s)' if key == 'POLL_INTERVAL' else ' (int)'}, "
-                                    f"got {value!r}.", _DOCS))
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, kind)
+            or value < floor
+            or (key == "POLL_INTERVAL" and value == 0)
+        ):
+            errors.append(
+                _error(
+                    3,
+                    f"BULLQ['OUTBOX'][{key!r}] must be a number > 0"
+                    f"{' (s)' if key == 'POLL_INTERVAL' else ' (int)'}, "
+                    f"got {value!r}.",
+                    _DOCS,
+                )
+            )
     return errors
 
 
 def _unknown_keys(value: dict[str, Any], known: Any, where: str) -> Iterator[CheckMessage]:
     for key in value:
         if key not in known:
-            yield _error(2, f"{where} has an unknown key {key!r}.",
-                         f"Known keys: {', '.join(sorted(known))}.")
+            yield _error(
+                2,
+                f"{where} has an unknown key {key!r}.",
+                f"Known keys: {', '.join(sorted(known))}.",
+            )
 
 
 def _worker_values(worker: dict[str, Any]) -> Iterator[CheckMessage]:
@@ -139,8 +167,9 @@ def _worker_values(worker: dict[str, Any]) -> Iterator[CheckMessage]:
         if bad_type or (minimum is not None and value < minimum):
             allowed = " or ".join(t.__name__ for t in types)
             floor = f" >= {minimum}" if minimum is not None else ""
-            yield _error(3, f"BULLQ['WORKER'][{key!r}] must be {allowed}{floor}, got {value!r}.",
-                         _DOCS)
+            yield _error(
+                3, f"BULLQ['WORKER'][{key!r}] must be {allowed}{floor}, got {value!r}.", _DOCS
+            )
         elif key == "EVENT_LOOP":
             try:
                 loop_factory(value)
@@ -160,19 +189,34 @@ def check_connections(app_configs: Any = None, **kwargs: Any) -> list[CheckMessa
             errors += _unknown_keys(entry, CONNECTION_KEYS, where)
             url = entry.get("URL")
             if not isinstance(entry.get("OPTIONS", {}), dict):
-                errors.append(_error(3, f"{where}['OPTIONS'] must be a dict.",
-                                     "OPTIONS are keyword arguments of redis-py's client."))
+                errors.append(
+                    _error(
+                        3,
+                        f"{where}['OPTIONS'] must be a dict.",
+                        "OPTIONS are keyword arguments of redis-py's client.",
+                    )
+                )
         else:
             url = entry
         if not isinstance(url, str):
-            errors.append(_error(3, f"{where} needs a URL string.",
-                                 "Use 'redis://host:6379/0' or {'URL': ..., 'OPTIONS': {...}}; "
-                                 "read it from the environment with environ.Env().str(...)."))
+            errors.append(
+                _error(
+                    3,
+                    f"{where} needs a URL string.",
+                    "Use 'redis://host:6379/0' or {'URL': ..., 'OPTIONS': {...}}; "
+                    "read it from the environment (os.environ or django-environ).",
+                )
+            )
             continue
         scheme = urlsplit(url).scheme
         if scheme not in URL_SCHEMES:
-            errors.append(_error(4, f"{where} has URL scheme {scheme!r}, which is not supported.",
-                                 f"Use one of: {', '.join(URL_SCHEMES)}."))
+            errors.append(
+                _error(
+                    4,
+                    f"{where} has URL scheme {scheme!r}, which is not supported.",
+                    f"Use one of: {', '.join(URL_SCHEMES)}.",
+                )
+            )
     return errors
 
 
@@ -188,15 +232,21 @@ def check_queues(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
         where = f"BULLQ['QUEUES'][{name!r}]"
         errors += _queue_name_errors(name, where)
         if not isinstance(entry, dict):
-            errors.append(_error(3, f"{where} must be a dict.",
-                                 "Keys: " + ", ".join(QUEUE_KEYS) + "."))
+            errors.append(
+                _error(3, f"{where} must be a dict.", "Keys: " + ", ".join(QUEUE_KEYS) + ".")
+            )
             continue
         errors += _unknown_keys(entry, QUEUE_KEYS, where)
         alias = entry.get("CONNECTION", "default")
         if alias not in aliases:
-            errors.append(_error(5, f"{where} uses connection alias {alias!r}, which is not in "
-                                    f"BULLQ['CONNECTIONS'].",
-                                 f"Define it, or use one of: {', '.join(sorted(aliases))}."))
+            errors.append(
+                _error(
+                    5,
+                    f"{where} uses connection alias {alias!r}, which is not in "
+                    f"BULLQ['CONNECTIONS'].",
+                    f"Define it, or use one of: {', '.join(sorted(aliases))}.",
+                )
+            )
         prefix = entry.get("PREFIX", raw.get("PREFIX", DEFAULTS["PREFIX"]))
         errors += _prefix_errors(prefix, aliases.get(alias), where)
         errors += _job_option_errors(entry.get("DEFAULT_JOB_OPTIONS", {}), where)
@@ -207,9 +257,15 @@ def _queue_name_errors(name: Any, where: str, obj: Any = None) -> list[CheckMess
     try:
         validate_queue_name(name)
     except InvalidNameError as exc:
-        return [_error(6, f"{where}: {exc}.",
-                       "Queue names are non-empty and hold no ':', '{', '}' or control "
-                       "characters (BullMQ key layout).", obj)]
+        return [
+            _error(
+                6,
+                f"{where}: {exc}.",
+                "Queue names are non-empty and hold no ':', '{', '}' or control "
+                "characters (BullMQ key layout).",
+                obj,
+            )
+        ]
     return []
 
 
@@ -219,10 +275,13 @@ def _prefix_errors(prefix: Any, connection: Any, where: str) -> list[CheckMessag
     url = connection.get("URL") if isinstance(connection, dict) else connection
     if isinstance(url, str) and url.startswith("redis+cluster://"):
         if not has_hash_tag(prefix):
-            return [_error(9, f"{where} is on Redis Cluster but its prefix {prefix!r} holds no "
-                              f"hash tag.",
-                           f"Use a prefix such as '{{{prefix}}}' so all keys of a queue share "
-                           f"one slot.")]
+            return [
+                _error(
+                    9,
+                    f"{where} is on Redis Cluster but its prefix {prefix!r} holds no hash tag.",
+                    f"Use a prefix such as '{{{prefix}}}' so all keys of a queue share one slot.",
+                )
+            ]
     return []
 
 
@@ -232,8 +291,13 @@ def _job_option_errors(options: Any, where: str) -> list[CheckMessage]:
         return [_error(8, f"{where} must be a dict.", "Use JobOptions field names as keys.")]
     unknown = sorted(set(options) - set(JOB_OPTION_FIELDS))
     if unknown:
-        return [_error(8, f"{where} has unknown option(s): {', '.join(unknown)}.",
-                       f"Known: {', '.join(JOB_OPTION_FIELDS)} (snake_case, delays in ms).")]
+        return [
+            _error(
+                8,
+                f"{where} has unknown option(s): {', '.join(unknown)}.",
+                f"Known: {', '.join(JOB_OPTION_FIELDS)} (snake_case, delays in ms).",
+            )
+        ]
     try:
         JobOptions(**options).validate()
     except (TypeError, ValueError) as exc:
@@ -255,13 +319,21 @@ def check_default_queue(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
     alias = entry.get("CONNECTION", "default") if isinstance(entry, dict) else "default"
     if entry is None:
         # Not listed in QUEUES: the global PREFIX on the 'default' connection (E009 too).
-        errors += _prefix_errors(raw.get("PREFIX", DEFAULTS["PREFIX"]),
-                                 _connections(raw).get(alias), "BULLQ['DEFAULT_QUEUE']")
+        errors += _prefix_errors(
+            raw.get("PREFIX", DEFAULTS["PREFIX"]),
+            _connections(raw).get(alias),
+            "BULLQ['DEFAULT_QUEUE']",
+        )
     if alias not in _connections(raw):
-        errors.append(_error(7, f"BULLQ['DEFAULT_QUEUE'] {name!r} cannot be reached: connection "
-                                f"alias {alias!r} is not defined.",
-                             "Add a 'default' entry to BULLQ['CONNECTIONS'], or list the queue "
-                             "in BULLQ['QUEUES'] with a defined CONNECTION."))
+        errors.append(
+            _error(
+                7,
+                f"BULLQ['DEFAULT_QUEUE'] {name!r} cannot be reached: connection "
+                f"alias {alias!r} is not defined.",
+                "Add a 'default' entry to BULLQ['CONNECTIONS'], or list the queue "
+                "in BULLQ['QUEUES'] with a defined CONNECTION.",
+            )
+        )
     return errors
 
 
@@ -283,11 +355,14 @@ def check_runworker_command(app_configs: Any = None, **kwargs: Any) -> list[Chec
 
     owner = get_commands().get("runworker")
     if owner is not None and owner != "django_bullq":
-        return [CheckWarning(
-            f"'manage.py runworker' runs the command of {owner!r}, not django_bullq's.",
-            hint="List 'django_bullq' above 'channels' (and any other app shipping a "
-                 "runworker command) in INSTALLED_APPS; the app listed first wins.",
-            id="django_bullq.W001")]
+        return [
+            CheckWarning(
+                f"'manage.py runworker' runs the command of {owner!r}, not django_bullq's.",
+                hint="List 'django_bullq' above 'channels' (and any other app shipping a "
+                "runworker command) in INSTALLED_APPS; the app listed first wins.",
+                id="django_bullq.W001",
+            )
+        ]
     return []
 
 

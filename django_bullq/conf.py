@@ -130,7 +130,8 @@ def normalize_connection(alias: str, value: Any) -> dict[str, Any]:
             raise ConfigurationError(f"BULLQ['CONNECTIONS'][{alias!r}]['OPTIONS'] must be a dict")
         return {"URL": value["URL"], "OPTIONS": dict(options)}
     raise ConfigurationError(
-        f"BULLQ['CONNECTIONS'][{alias!r}] must be a URL string or {{'URL': str, 'OPTIONS': dict}}")
+        f"BULLQ['CONNECTIONS'][{alias!r}] must be a URL string or {{'URL': str, 'OPTIONS': dict}}"
+    )
 
 
 def get_config() -> dict[str, Any]:
@@ -157,8 +158,9 @@ def _merge(user: Any) -> dict[str, Any]:
     for key in ("CONNECTIONS", "QUEUES", "WORKER", "OUTBOX"):
         if not isinstance(merged[key], dict):
             raise ConfigurationError(f"BULLQ[{key!r}] must be a dict")
-    merged["CONNECTIONS"] = {alias: normalize_connection(alias, value)
-                             for alias, value in merged["CONNECTIONS"].items()}
+    merged["CONNECTIONS"] = {
+        alias: normalize_connection(alias, value) for alias, value in merged["CONNECTIONS"].items()
+    }
     merged["WORKER"] = {**DEFAULTS["WORKER"], **merged["WORKER"]}
     merged["OUTBOX"] = {**DEFAULTS["OUTBOX"], **merged["OUTBOX"]}
     return merged
@@ -194,7 +196,8 @@ def get_connection(alias: str = "default") -> Connection:
             if entry is None:
                 raise ConfigurationError(
                     f"BULLQ['CONNECTIONS'] has no alias {alias!r} "
-                    f"(known: {', '.join(sorted(get_config()['CONNECTIONS'])) or 'none'})")
+                    f"(known: {', '.join(sorted(get_config()['CONNECTIONS'])) or 'none'})"
+                )
             try:
                 conn = Connection(url=entry["URL"], options=dict(entry["OPTIONS"]))
             except ValueError as exc:
@@ -240,10 +243,15 @@ def get_queue(name: str | None = None) -> Queue:
                 defaults.validate()
             except (TypeError, ValueError) as exc:
                 raise ConfigurationError(
-                    f"BULLQ['QUEUES'][{name!r}]['DEFAULT_JOB_OPTIONS']: {exc}") from exc
-            queue = Queue(name, get_connection(entry["CONNECTION"]), prefix=entry["PREFIX"],
-                          default_job_options=defaults,
-                          max_payload_bytes=get_config()["MAX_PAYLOAD_BYTES"])
+                    f"BULLQ['QUEUES'][{name!r}]['DEFAULT_JOB_OPTIONS']: {exc}"
+                ) from exc
+            queue = Queue(
+                name,
+                get_connection(entry["CONNECTION"]),
+                prefix=entry["PREFIX"],
+                default_job_options=defaults,
+                max_payload_bytes=get_config()["MAX_PAYLOAD_BYTES"],
+            )
             _queues[name] = queue
         return queue
 

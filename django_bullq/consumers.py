@@ -57,8 +57,11 @@ MAX_REQUEST_CHARS = 1024
 
 def default_authorizer(user: Any, queue_name: str, job_id: str | None) -> bool:
     """Active staff users holding ``django_bullq.view_bullqqueue`` (superusers hold every perm)."""
-    return bool(getattr(user, "is_active", False) and getattr(user, "is_staff", False)
-                and user.has_perm(VIEW_PERMISSION))
+    return bool(
+        getattr(user, "is_active", False)
+        and getattr(user, "is_staff", False)
+        and user.has_perm(VIEW_PERMISSION)
+    )
 
 
 def authorize(user: Any, queue_name: str, job_id: str | None) -> bool:
@@ -86,7 +89,7 @@ def _route_names(scope: Mapping[str, Any], marker: str, parts: int) -> list[str]
         data = data.split(b"?", 1)[0]
         at = data.find(marker.encode("ascii"))
         if at >= 0:
-            segments = data[at + len(marker):].rstrip(b"/").split(b"/")
+            segments = data[at + len(marker) :].rstrip(b"/").split(b"/")
             if len(segments) == parts:
                 return [unquote_to_bytes(s).decode("utf-8") for s in segments]
     kwargs = scope.get("url_route", {}).get("kwargs", {})
@@ -152,8 +155,9 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):
             await self.refuse(CLOSE_UNAVAILABLE)
             return
         # subscribe first, then fix positions: nothing appended from here on can be missed
-        self._subscription = await get_hub().subscribe(self.queue, self.channel_layer,
-                                                       self.channel_name)
+        self._subscription = await get_hub().subscribe(
+            self.queue, self.channel_layer, self.channel_name
+        )
         await self.accept()
         position = await last_stream_id(self.queue)
         self.last_id = position
@@ -165,8 +169,9 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):
         if self.want_counts:
             await self.send_json(await self.counts())
 
-    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None,
-                      **kwargs: Any) -> None:
+    async def receive(
+        self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
+    ) -> None:
         """Client frames: short JSON text; binary, long or malformed frames are ignored."""
         if text_data is None or len(text_data) > MAX_REQUEST_CHARS:
             return
@@ -205,13 +210,27 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):
         job = await self.queue.aget_job(self.job_id)
         if job is None:
             return {"type": "snapshot", "id": self.last_id, "job": None}
-        return fit_frame({"type": "snapshot", "id": self.last_id, "job": {
-            "id": job.id, "name": job.name, "state": await job.aget_state(),
-            "progress": job.progress, "logs": await job.aget_logs(-SNAPSHOT_LOGS, -1),
-            "returnvalue": job.returnvalue, "failedReason": job.failed_reason,
-            "attemptsMade": job.attempts_made, "timestamp": job.timestamp,
-            "processedOn": job.processed_on, "finishedOn": job.finished_on}},
-            "job", ("logs",))
+        return fit_frame(
+            {
+                "type": "snapshot",
+                "id": self.last_id,
+                "job": {
+                    "id": job.id,
+                    "name": job.name,
+                    "state": await job.aget_state(),
+                    "progress": job.progress,
+                    "logs": await job.aget_logs(-SNAPSHOT_LOGS, -1),
+                    "returnvalue": job.returnvalue,
+                    "failedReason": job.failed_reason,
+                    "attemptsMade": job.attempts_made,
+                    "timestamp": job.timestamp,
+                    "processedOn": job.processed_on,
+                    "finishedOn": job.finished_on,
+                },
+            },
+            "job",
+            ("logs",),
+        )
 
     async def catch_up(self) -> None:
         """Send the events after ``last_id`` that the queue's feed has read, in stream order:
@@ -227,7 +246,8 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):
             frames = subscription.frames_after(self.last_id, CATCH_UP_STEP)
             if frames is None:
                 frames = await self.read_stream(CATCH_UP_STEP) or [
-                    self.lost_until(subscription.reaches)]
+                    self.lost_until(subscription.reaches)
+                ]
             if not frames:
                 break
             for frame in frames:
@@ -249,10 +269,13 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):
         """The ``gap`` frame of the entries after ``last_id`` up to ``stream_id``: gone from
         the stream (deleted with it, e.g. by an obliterate) and no longer buffered."""
         first = next_id(self.last_id)
-        logger.warning("events %s .. %s of queue %s are gone from the stream before this "
-                       "socket sent them", first, stream_id, self.queue.name)
-        return encode_event(QueueEvent(GAP, stream_id, None,
-                                       {"first": first, "last": stream_id}))
+        logger.warning(
+            "events %s .. %s of queue %s are gone from the stream before this socket sent them",
+            first,
+            stream_id,
+            self.queue.name,
+        )
+        return encode_event(QueueEvent(GAP, stream_id, None, {"first": first, "last": stream_id}))
 
     async def forward(self, frame: Frame) -> None:
         """Send one event unless already sent (ids only grow) or of another job."""

@@ -70,15 +70,16 @@ def parse_url(url: str) -> RedisTarget:
     parts = urlsplit(url)
     shown = redact_url(url)
     if parts.scheme != "redis":
-        raise BadURLError(f"{shown!r}: only redis:// URLs can be checked or started here "
-                          f"(not {parts.scheme or 'no scheme'}://)")
+        raise BadURLError(
+            f"{shown!r}: only redis:// URLs can be checked or started here "
+            f"(not {parts.scheme or 'no scheme'}://)"
+        )
     try:
         port = parts.port or 6379
     except ValueError as exc:
         raise BadURLError(f"{shown!r}: bad port ({exc})") from exc
     password = unquote(parts.password) if parts.password else None
-    return RedisTarget(url=url, host=parts.hostname or "127.0.0.1", port=port,
-                       password=password)
+    return RedisTarget(url=url, host=parts.hostname or "127.0.0.1", port=port, password=password)
 
 
 def answers(url: str, timeout: float = 1.0) -> bool:
@@ -93,18 +94,22 @@ def answers(url: str, timeout: float = 1.0) -> bool:
     try:
         return bool(client.ping())
     except (redis.AuthenticationError, redis.exceptions.NoPermissionError) as exc:
-        raise DevRedisError(f"a Redis answers at {shown} but refuses the credentials: {exc}") \
-            from exc
+        raise DevRedisError(
+            f"a Redis answers at {shown} but refuses the credentials: {exc}"
+        ) from exc
     except redis.ResponseError as exc:
         if "NOAUTH" in str(exc):
-            raise DevRedisError(f"a Redis answers at {shown} but wants a password: put it in the "
-                                f"URL (redis://:password@host:port/0)") from exc
+            raise DevRedisError(
+                f"a Redis answers at {shown} but wants a password: put it in the "
+                f"URL (redis://:password@host:port/0)"
+            ) from exc
         raise
     except (redis.ConnectionError, redis.TimeoutError, OSError):
         return False
     except redis.RedisError as exc:
-        raise DevRedisError(f"something answers at {shown} but it does not speak Redis: {exc}") \
-            from exc
+        raise DevRedisError(
+            f"something answers at {shown} but it does not speak Redis: {exc}"
+        ) from exc
     finally:
         client.close()
 
@@ -121,8 +126,10 @@ def find_redis_server() -> str:
     for candidate in FALLBACK_BINARIES:
         if Path(candidate).is_file():
             return candidate
-    raise DevRedisError("redis-server is not installed: run `make redis-server` (it runs "
-                        "`apt-get install redis-server`) or install Redis yourself")
+    raise DevRedisError(
+        "redis-server is not installed: run `make redis-server` (it runs "
+        "`apt-get install redis-server`) or install Redis yourself"
+    )
 
 
 def start_server(target: RedisTarget, timeout: float = START_TIMEOUT_S) -> Path:
@@ -139,29 +146,51 @@ def start_server(target: RedisTarget, timeout: float = START_TIMEOUT_S) -> Path:
         DevRedisError: remote host, binary missing, start failure or no answer in time.
     """
     if not target.is_local:
-        raise DevRedisError(f"nothing answers at {redact_url(target.url)}, and {target.host!r} "
-                            "is not this machine: start that Redis yourself or point REDIS_URL "
-                            "elsewhere")
+        raise DevRedisError(
+            f"nothing answers at {redact_url(target.url)}, and {target.host!r} "
+            "is not this machine: start that Redis yourself or point REDIS_URL "
+            "elsewhere"
+        )
     binary = find_redis_server()
     workdir = Path(tempfile.gettempdir()) / f"django_bullq-redis-{target.port}"
     workdir.mkdir(parents=True, exist_ok=True)
     bind = "::1" if target.host == "::1" else "127.0.0.1"
-    args = [binary, "--port", str(target.port), "--bind", bind, "--daemonize", "yes",
-            "--dir", str(workdir), "--logfile", str(workdir / "redis.log"),
-            "--pidfile", str(workdir / "redis.pid"), "--save", "", "--appendonly", "no"]
+    args = [
+        binary,
+        "--port",
+        str(target.port),
+        "--bind",
+        bind,
+        "--daemonize",
+        "yes",
+        "--dir",
+        str(workdir),
+        "--logfile",
+        str(workdir / "redis.log"),
+        "--pidfile",
+        str(workdir / "redis.pid"),
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+    ]
     if target.password:
         args += ["--requirepass", target.password]
     done = subprocess.run(args, capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        raise DevRedisError(f"redis-server failed to start (exit {done.returncode}): "
-                            f"{(done.stderr or done.stdout).strip()}")
+        raise DevRedisError(
+            f"redis-server failed to start (exit {done.returncode}): "
+            f"{(done.stderr or done.stdout).strip()}"
+        )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if answers(target.url, timeout=0.5):
             return workdir
         time.sleep(0.1)
-    raise DevRedisError(f"redis-server started but {redact_url(target.url)} did not answer "
-                        f"within {timeout:.0f} s; see {workdir / 'redis.log'}")
+    raise DevRedisError(
+        f"redis-server started but {redact_url(target.url)} did not answer "
+        f"within {timeout:.0f} s; see {workdir / 'redis.log'}"
+    )
 
 
 def ensure(url: str) -> str:

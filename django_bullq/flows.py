@@ -48,13 +48,19 @@ def check_one_home(tree: dict[str, Any]) -> None:
                     f"flow node {node.get('name')!r}: queue {name!r} is on connection "
                     f"{entry['CONNECTION']!r} with prefix {entry['PREFIX']!r}, but the flow's "
                     f"root queue {tree.get('queue_name')!r} is on {home[0]!r} with prefix "
-                    f"{home[1]!r}; one flow must stay on one connection and one prefix")
+                    f"{home[1]!r}; one flow must stay on one connection and one prefix"
+                )
         if isinstance(node, dict) and isinstance(node.get("children"), list):
             stack.extend(node["children"])
 
 
-def add_flow(tree: dict[str, Any], *, database: str = "default", on_commit: bool = True,
-             outbox: bool | None = None) -> JobNode | Pending[JobNode]:
+def add_flow(
+    tree: dict[str, Any],
+    *,
+    database: str = "default",
+    on_commit: bool = True,
+    outbox: bool | None = None,
+) -> JobNode | Pending[JobNode]:
     """Add ``tree`` (nodes from ``task.node(...)``) atomically; see FlowProducer.add.
 
     The on-commit rule of ``enqueue`` (:mod:`django_bullq.transactional`): inside
@@ -92,14 +98,26 @@ def add_flow(tree: dict[str, Any], *, database: str = "default", on_commit: bool
         pk: int = write_flow(database, tree).pk
         return pk
 
-    pending: Pending[JobNode] = Pending(f"flow {tree['name']!r} (root id {root_id})",
-                                        id=root_id, queue_name=root.name)
-    return defer(functools.partial(producer.add, tree), to_outbox, pending, database=database,
-                 on_commit=on_commit, outbox=outbox)
+    pending: Pending[JobNode] = Pending(
+        f"flow {tree['name']!r} (root id {root_id})", id=root_id, queue_name=root.name
+    )
+    return defer(
+        functools.partial(producer.add, tree),
+        to_outbox,
+        pending,
+        database=database,
+        on_commit=on_commit,
+        outbox=outbox,
+    )
 
 
-async def aadd_flow(tree: dict[str, Any], *, database: str = "default", on_commit: bool = True,
-                    outbox: bool | None = None) -> JobNode | Pending[JobNode]:
+async def aadd_flow(
+    tree: dict[str, Any],
+    *,
+    database: str = "default",
+    on_commit: bool = True,
+    outbox: bool | None = None,
+) -> JobNode | Pending[JobNode]:
     """Async twin of :func:`add_flow` (inside ``atomic()``: as :func:`add_flow`)."""
     if waits_for_commit(database, on_commit):
         return add_flow(tree, database=database, on_commit=on_commit, outbox=outbox)
@@ -107,9 +125,13 @@ async def aadd_flow(tree: dict[str, Any], *, database: str = "default", on_commi
     return await flow_producer(tree.get("queue_name")).aadd(tree)
 
 
-def add_chain(steps: list[dict[str, Any]], *, database: str = "default",
-              on_commit: bool = True, outbox: bool | None = None
-              ) -> JobNode | Pending[JobNode]:
+def add_chain(
+    steps: list[dict[str, Any]],
+    *,
+    database: str = "default",
+    on_commit: bool = True,
+    outbox: bool | None = None,
+) -> JobNode | Pending[JobNode]:
     """Run ``steps`` (nodes from ``task.node(...)``) one after the other; see ``chain``.
 
     Same on-commit rule, arguments and returns as :func:`add_flow` (the root is the last step).
@@ -117,9 +139,13 @@ def add_chain(steps: list[dict[str, Any]], *, database: str = "default",
     return add_flow(chain(steps), database=database, on_commit=on_commit, outbox=outbox)
 
 
-async def aadd_chain(steps: list[dict[str, Any]], *, database: str = "default",
-                     on_commit: bool = True, outbox: bool | None = None
-                     ) -> JobNode | Pending[JobNode]:
+async def aadd_chain(
+    steps: list[dict[str, Any]],
+    *,
+    database: str = "default",
+    on_commit: bool = True,
+    outbox: bool | None = None,
+) -> JobNode | Pending[JobNode]:
     """Async twin of :func:`add_chain`."""
     return await aadd_flow(chain(steps), database=database, on_commit=on_commit, outbox=outbox)
 
@@ -132,8 +158,9 @@ def with_job_ids(tree: dict[str, Any]) -> dict[str, Any]:
     children = tree.get("children")
     copy = {**tree, "opts": opts}
     if isinstance(children, list):
-        copy["children"] = [with_job_ids(child) if isinstance(child, dict) else child
-                            for child in children]
+        copy["children"] = [
+            with_job_ids(child) if isinstance(child, dict) else child for child in children
+        ]
     return copy
 
 
@@ -144,5 +171,12 @@ def _opts(node: dict[str, Any]) -> dict[str, Any]:
     return dict(raw)
 
 
-__all__ = ["aadd_chain", "aadd_flow", "add_chain", "add_flow", "check_one_home", "flow_producer",
-           "with_job_ids"]
+__all__ = [
+    "aadd_chain",
+    "aadd_flow",
+    "add_chain",
+    "add_flow",
+    "check_one_home",
+    "flow_producer",
+    "with_job_ids",
+]

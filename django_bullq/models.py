@@ -60,8 +60,9 @@ class OutboxJob(models.Model):
     a flow; ``created_at``.
     """
 
-    kind: models.CharField[str, str] = models.CharField(max_length=16, choices=OUTBOX_KINDS,
-                                                        default="job")
+    kind: models.CharField[str, str] = models.CharField(
+        max_length=16, choices=OUTBOX_KINDS, default="job"
+    )
     job_id: models.CharField[str, str] = models.CharField(max_length=255, unique=True)
     queue: models.CharField[str, str] = models.CharField(max_length=255)
     name: models.TextField[str, str] = models.TextField()

@@ -44,8 +44,7 @@ def new_job_id() -> str:
     return f"ob-{uuid.uuid4().hex}"
 
 
-def write(database: str, queue_name: str, name: str, data: Any,
-          options: dict[str, Any]) -> Any:
+def write(database: str, queue_name: str, name: str, data: Any, options: dict[str, Any]) -> Any:
     """Store a job as an outbox row on ``database`` (inside the caller's transaction).
 
     Args:
@@ -71,9 +70,13 @@ def write(database: str, queue_name: str, name: str, data: Any,
     if delay is not None:
         stored["due"] = now + to_delay_ms(delay, now)
     return OutboxJob.objects.using(database).create(
-        job_id=stored.pop("job_id"), queue=queue_name, name=name,
-        data=dumps(data, f"data of job {name!r}"), options=dumps(stored, "outbox job options"),
-        created_at=timezone.now())
+        job_id=stored.pop("job_id"),
+        queue=queue_name,
+        name=name,
+        data=dumps(data, f"data of job {name!r}"),
+        options=dumps(stored, "outbox job options"),
+        created_at=timezone.now(),
+    )
 
 
 def write_flow(database: str, tree: FlowTree) -> Any:
@@ -97,13 +100,22 @@ def write_flow(database: str, tree: FlowTree) -> Any:
     stored = _freeze(tree, now_ms())
     root_opts = stored["opts"]
     return OutboxJob.objects.using(database).create(
-        kind=KIND_FLOW, job_id=root_opts["job_id"], queue=stored["queue_name"],
-        name=stored["name"], data=dumps(stored, f"flow {stored['name']!r}"),
-        created_at=timezone.now())
+        kind=KIND_FLOW,
+        job_id=root_opts["job_id"],
+        queue=stored["queue_name"],
+        name=stored["name"],
+        data=dumps(stored, f"flow {stored['name']!r}"),
+        created_at=timezone.now(),
+    )
 
 
-def write_scheduler(database: str, queue_name: str, scheduler_id: str, repeat: dict[str, Any],
-                    template: dict[str, Any]) -> Any:
+def write_scheduler(
+    database: str,
+    queue_name: str,
+    scheduler_id: str,
+    repeat: dict[str, Any],
+    template: dict[str, Any],
+) -> Any:
     """Store a job scheduler upsert as an outbox row on ``database`` (caller's transaction).
 
     Args:
@@ -121,13 +133,19 @@ def write_scheduler(database: str, queue_name: str, scheduler_id: str, repeat: d
     """
     from .models import OutboxJob
 
-    stored = {key: _epoch_ms(value, key) if isinstance(value, datetime) else value
-              for key, value in repeat.items()}
+    stored = {
+        key: _epoch_ms(value, key) if isinstance(value, datetime) else value
+        for key, value in repeat.items()
+    }
     return OutboxJob.objects.using(database).create(
-        kind=KIND_SCHEDULER, job_id=new_job_id(), queue=queue_name, name=scheduler_id,
+        kind=KIND_SCHEDULER,
+        job_id=new_job_id(),
+        queue=queue_name,
+        name=scheduler_id,
         data=dumps(template, f"template of scheduler {scheduler_id!r}"),
         options=dumps(stored, f"repeat options of scheduler {scheduler_id!r}"),
-        created_at=timezone.now())
+        created_at=timezone.now(),
+    )
 
 
 def push(row: Any) -> Any:
@@ -142,8 +160,9 @@ def push(row: Any) -> Any:
         tree = _thaw(loads(row.data), now_ms())
         return FlowProducer.for_queue(get_queue(row.queue)).add(tree)
     if row.kind == KIND_SCHEDULER:
-        return get_queue(row.queue).upsert_job_scheduler(row.name, loads(row.options, {}),
-                                                         loads(row.data))
+        return get_queue(row.queue).upsert_job_scheduler(
+            row.name, loads(row.options, {}), loads(row.data)
+        )
     options = loads(row.options, {})
     due = options.pop("due", None)
     if due is not None:
@@ -174,8 +193,9 @@ def relay_row(database: str, pk: int, on_moved: Callable[[Any], None] | None = N
                 return False
             moved = push(row)
     except Exception:  # noqa: BLE001 - the row is kept; the relay retries it
-        logger.exception("outbox: write of row %s on database %r not moved to Redis yet", pk,
-                         database)
+        logger.exception(
+            "outbox: write of row %s on database %r not moved to Redis yet", pk, database
+        )
         return False
     if on_moved is not None:
         on_moved(moved)
@@ -201,8 +221,11 @@ def relay(database: str, limit: int | None = None) -> int:
     from .models import OutboxJob
 
     limit = limit or int(bullq_settings.OUTBOX["BATCH_SIZE"])
-    pks = list(OutboxJob.objects.using(database).order_by("created_at", "id")
-               .values_list("pk", flat=True)[:limit])
+    pks = list(
+        OutboxJob.objects.using(database)
+        .order_by("created_at", "id")
+        .values_list("pk", flat=True)[:limit]
+    )
     return sum(1 for pk in pks if relay_row(database, pk))
 
 
@@ -227,14 +250,18 @@ def _freeze(node: FlowTree, now: int) -> dict[str, Any]:
     epoch), ``timestamp`` now, children likewise."""
     opts = dict(node.get("opts") or {})
     if not opts.get("job_id"):
-        raise ValueError(f"flow node {node.get('name')!r}: an outbox flow needs a job_id "
-                         "on every node")
+        raise ValueError(
+            f"flow node {node.get('name')!r}: an outbox flow needs a job_id on every node"
+        )
     delay = opts.pop("delay", None)
     if delay is not None:
         opts["due"] = now + to_delay_ms(delay, now)
     opts.setdefault("timestamp", now)
-    return {**node, "opts": opts,
-            "children": [_freeze(child, now) for child in node.get("children") or []]}
+    return {
+        **node,
+        "opts": opts,
+        "children": [_freeze(child, now) for child in node.get("children") or []],
+    }
 
 
 def _thaw(node: dict[str, Any], now: int) -> FlowTree:
@@ -242,8 +269,11 @@ def _thaw(node: dict[str, Any], now: int) -> FlowTree:
     due = opts.pop("due", None)
     if due is not None:
         opts["delay"] = max(0, int(due) - now)
-    return {**node, "opts": opts,
-            "children": [_thaw(child, now) for child in node.get("children") or []]}
+    return {
+        **node,
+        "opts": opts,
+        "children": [_thaw(child, now) for child in node.get("children") or []],
+    }
 
 
 def _epoch_ms(value: datetime, what: str) -> int:
@@ -259,5 +289,17 @@ async def arelay_forever(interval: float) -> None:
         await asyncio.sleep(interval)
 
 
-__all__ = ["KIND_FLOW", "KIND_JOB", "KIND_SCHEDULER", "arelay_forever", "new_job_id", "push",
-           "relay", "relay_all", "relay_row", "write", "write_flow", "write_scheduler"]
+__all__ = [
+    "KIND_FLOW",
+    "KIND_JOB",
+    "KIND_SCHEDULER",
+    "arelay_forever",
+    "new_job_id",
+    "push",
+    "relay",
+    "relay_all",
+    "relay_row",
+    "write",
+    "write_flow",
+    "write_scheduler",
+]

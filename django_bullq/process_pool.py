@@ -42,7 +42,9 @@ def pool() -> concurrent.futures.ProcessPoolExecutor:
             _pool = concurrent.futures.ProcessPoolExecutor(
                 max_workers=max(1, os.cpu_count() or 1),
                 mp_context=multiprocessing.get_context("spawn"),
-                initializer=_init_child, initargs=(settings.SETTINGS_MODULE,))
+                initializer=_init_child,
+                initargs=(settings.SETTINGS_MODULE,),
+            )
         return _pool
 
 
@@ -82,8 +84,7 @@ def _call_in_child(module: str, qualname: str, payload: str) -> str:
     return dumps(func(*call["args"], **call["kwargs"]), f"return value of {module}.{qualname}")
 
 
-def run_in_process(task_: Task[..., Any], job: Job, args: list[Any],
-                   kwargs: dict[str, Any]) -> Any:
+def run_in_process(task_: Task[..., Any], job: Job, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """Run ``task_``'s function in the pool and wait for it (in the worker thread).
 
     Returns:
@@ -95,8 +96,9 @@ def run_in_process(task_: Task[..., Any], job: Job, args: list[Any],
         Exception: whatever the function raised in the child (as re-raised by the pool).
     """
     module, qualname = task_.func.__module__, task_.func.__qualname__
-    future = pool().submit(_call_in_child, module, qualname,
-                           dumps({"args": args, "kwargs": kwargs}))
+    future = pool().submit(
+        _call_in_child, module, qualname, dumps({"args": args, "kwargs": kwargs})
+    )
     token = job.cancel_token
     while True:
         try:

@@ -72,8 +72,10 @@ class Recycler:
             elif self.max_memory_mb:
                 used = rss_mb()
                 if used >= self.max_memory_mb:
-                    self.reason = (f"RSS {used:.0f} MB after job {job.id} "
-                                   f"(--max-memory {self.max_memory_mb:g})")
+                    self.reason = (
+                        f"RSS {used:.0f} MB after job {job.id} "
+                        f"(--max-memory {self.max_memory_mb:g})"
+                    )
             if self.reason is None:
                 return
         logger.info("worker process %d: recycling: %s", os.getpid(), self.reason)

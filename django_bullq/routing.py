@@ -15,10 +15,8 @@ from .consumers import JobEventsConsumer, QueueEventsConsumer, UnknownRouteConsu
 
 # django-stubs types re_path's view as an HTTP view; Channels' URLRouter takes ASGI apps.
 websocket_urlpatterns = [
-    re_path(r"^ws/bullq/queues/(?P<queue>.+)/$",
-            QueueEventsConsumer.as_asgi()),  # type: ignore[arg-type]
-    re_path(r"^ws/bullq/jobs/(?P<queue>.+)/(?P<job_id>[^/]+)/$",
-            JobEventsConsumer.as_asgi()),  # type: ignore[arg-type]
+    re_path(r"^ws/bullq/queues/(?P<queue>.+)/$", QueueEventsConsumer.as_asgi()),  # type: ignore[arg-type]
+    re_path(r"^ws/bullq/jobs/(?P<queue>.+)/(?P<job_id>[^/]+)/$", JobEventsConsumer.as_asgi()),  # type: ignore[arg-type]
     # anything else under ws/bullq/ is a bad request (4400), not an unrouted socket (HTTP 500)
     re_path(r"^ws/bullq/", UnknownRouteConsumer.as_asgi()),  # type: ignore[arg-type]
 ]

@@ -82,12 +82,18 @@ def discard_leaked_transaction(conn: Any, job: Job | None = None) -> bool:
     Returns:
         True when something had to be undone.
     """
-    leaked = conn.in_atomic_block or conn.needs_rollback or (
-        conn.connection is not None and not conn.get_autocommit())
+    leaked = (
+        conn.in_atomic_block
+        or conn.needs_rollback
+        or (conn.connection is not None and not conn.get_autocommit())
+    )
     if not leaked:
         return False
-    logger.warning("job %s left an open transaction on database %r; rolling it back",
-                   job.id if job is not None else "?", conn.alias)
+    logger.warning(
+        "job %s left an open transaction on database %r; rolling it back",
+        job.id if job is not None else "?",
+        conn.alias,
+    )
     conn.atomic_blocks = []
     conn.savepoint_ids = []
     conn.in_atomic_block = False
@@ -99,8 +105,9 @@ def discard_leaked_transaction(conn: Any, job: Job | None = None) -> bool:
             conn.rollback()
             conn.set_autocommit(True)
     except Exception:  # noqa: BLE001 - an unusable connection is dropped, not reused
-        logger.warning("database %r: rollback failed, closing the connection", conn.alias,
-                       exc_info=True)
+        logger.warning(
+            "database %r: rollback failed, closing the connection", conn.alias, exc_info=True
+        )
         with contextlib.suppress(Exception):
             conn.close()
         conn.connection = None
@@ -118,8 +125,12 @@ def build_worker(queue_name: str, **overrides: Any) -> Worker:
     Raises:
         ConfigurationError: bad settings. InvalidNameError: bad queue name.
     """
-    return Worker(get_queue(queue_name), process_job, worker_options(**overrides),
-                  hooks=[(before_job, after_job)])
+    return Worker(
+        get_queue(queue_name),
+        process_job,
+        worker_options(**overrides),
+        hooks=[(before_job, after_job)],
+    )
 
 
 class WorkerGroup:
@@ -164,8 +175,9 @@ class WorkerGroup:
                     loop.add_signal_handler(sig, self._on_signal, sig)
                     installed.append(sig)
         try:
-            results = await asyncio.gather(*(self._run_one(w, burst) for w in self.workers),
-                                           return_exceptions=True)
+            results = await asyncio.gather(
+                *(self._run_one(w, burst) for w in self.workers), return_exceptions=True
+            )
         finally:
             for sig in installed:
                 loop.remove_signal_handler(sig)
@@ -183,9 +195,14 @@ class WorkerGroup:
             raise
 
 
-def run_workers(queue_names: Sequence[str], *, burst: bool = False,
-                handle_signals: bool = True, recycler: Recycler | None = None,
-                **overrides: Any) -> WorkerGroup:
+def run_workers(
+    queue_names: Sequence[str],
+    *,
+    burst: bool = False,
+    handle_signals: bool = True,
+    recycler: Recycler | None = None,
+    **overrides: Any,
+) -> WorkerGroup:
     """Build one worker per queue and run them on a new event loop until they stop.
 
     Args:
@@ -200,13 +217,20 @@ def run_workers(queue_names: Sequence[str], *, burst: bool = False,
         The finished :class:`WorkerGroup` (``forced`` tells whether a second signal came).
     """
     group = WorkerGroup([build_worker(name, **overrides) for name in queue_names])
-    eventloop.run(arun_group(group, burst=burst, handle_signals=handle_signals,
-                             recycler=recycler), group.workers[0].opts.event_loop)
+    eventloop.run(
+        arun_group(group, burst=burst, handle_signals=handle_signals, recycler=recycler),
+        group.workers[0].opts.event_loop,
+    )
     return group
 
 
-async def arun_group(group: WorkerGroup, *, burst: bool = False, handle_signals: bool = True,
-                     recycler: Recycler | None = None) -> None:
+async def arun_group(
+    group: WorkerGroup,
+    *,
+    burst: bool = False,
+    handle_signals: bool = True,
+    recycler: Recycler | None = None,
+) -> None:
     """Run ``group`` on the running loop with the recycler and the outbox relay (see
     :func:`run_workers` for the arguments)."""
     if recycler is not None and recycler.enabled:

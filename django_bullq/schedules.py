@@ -26,8 +26,21 @@ if TYPE_CHECKING:
 logger = logging.getLogger("django_bullq.schedules")
 
 #: Keys of one ``BULLQ["SCHEDULERS"][id]`` entry.
-ENTRY_KEYS = ("queue", "task", "name", "every", "cron", "tz", "args", "kwargs", "data",
-              "options", "limit", "start_date", "end_date")
+ENTRY_KEYS = (
+    "queue",
+    "task",
+    "name",
+    "every",
+    "cron",
+    "tz",
+    "args",
+    "kwargs",
+    "data",
+    "options",
+    "limit",
+    "start_date",
+    "end_date",
+)
 
 
 def find_task(name: str) -> Task[..., Any] | None:
@@ -44,8 +57,9 @@ def find_task(name: str) -> Task[..., Any] | None:
     return found
 
 
-def task_template(task_: Task[..., Any], args: Any = (), kwargs: Any = None,
-                  options: dict[str, Any] | None = None) -> dict[str, Any]:
+def task_template(
+    task_: Task[..., Any], args: Any = (), kwargs: Any = None, options: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The scheduler template that calls ``task_`` with ``args``/``kwargs`` (raw: ``args[0]``).
 
     ``options`` are JobOptions fields over the task's own job options (``delay`` and ``job_id``
@@ -58,13 +72,17 @@ def task_template(task_: Task[..., Any], args: Any = (), kwargs: Any = None,
         data: Any = args[0]
     else:
         data = {"args": list(args), "kwargs": dict(kwargs or {})}
-    opts = {k: v for k, v in {**task_.job_options, **(options or {})}.items()
-            if k not in ("delay", "job_id") and v is not None}
+    opts = {
+        k: v
+        for k, v in {**task_.job_options, **(options or {})}.items()
+        if k not in ("delay", "job_id") and v is not None
+    }
     return {"name": task_.name, "data": data, "opts": opts}
 
 
-def entry_call(scheduler_id: str, entry: dict[str, Any]
-               ) -> tuple[str, dict[str, Any], dict[str, Any]]:
+def entry_call(
+    scheduler_id: str, entry: dict[str, Any]
+) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """``(queue name, repeat, template)`` for one declared scheduler.
 
     Raises:
@@ -75,25 +93,39 @@ def entry_call(scheduler_id: str, entry: dict[str, Any]
         raise ConfigurationError(f"BULLQ['SCHEDULERS'][{scheduler_id!r}] must be a dict")
     unknown = set(entry) - set(ENTRY_KEYS)
     if unknown:
-        raise ConfigurationError(f"BULLQ['SCHEDULERS'][{scheduler_id!r}]: unknown key(s) "
-                                 f"{sorted(unknown)}; known: {', '.join(ENTRY_KEYS)}")
+        raise ConfigurationError(
+            f"BULLQ['SCHEDULERS'][{scheduler_id!r}]: unknown key(s) "
+            f"{sorted(unknown)}; known: {', '.join(ENTRY_KEYS)}"
+        )
     if ("task" in entry) == ("name" in entry):
-        raise ConfigurationError(f"BULLQ['SCHEDULERS'][{scheduler_id!r}]: give exactly one of "
-                                 "'task' (a registered task name) or 'name' (a job name)")
-    repeat = {"every": entry.get("every"), "pattern": entry.get("cron"), "tz": entry.get("tz"),
-              "limit": entry.get("limit"), "start_date": entry.get("start_date"),
-              "end_date": entry.get("end_date")}
+        raise ConfigurationError(
+            f"BULLQ['SCHEDULERS'][{scheduler_id!r}]: give exactly one of "
+            "'task' (a registered task name) or 'name' (a job name)"
+        )
+    repeat = {
+        "every": entry.get("every"),
+        "pattern": entry.get("cron"),
+        "tz": entry.get("tz"),
+        "limit": entry.get("limit"),
+        "start_date": entry.get("start_date"),
+        "end_date": entry.get("end_date"),
+    }
     if "task" in entry:
         task_ = find_task(entry["task"])
         if task_ is None:
-            raise ConfigurationError(f"BULLQ['SCHEDULERS'][{scheduler_id!r}]: no task "
-                                     f"registered as {entry['task']!r}")
-        template = task_template(task_, entry.get("args", ()), entry.get("kwargs"),
-                                 entry.get("options"))
+            raise ConfigurationError(
+                f"BULLQ['SCHEDULERS'][{scheduler_id!r}]: no task registered as {entry['task']!r}"
+            )
+        template = task_template(
+            task_, entry.get("args", ()), entry.get("kwargs"), entry.get("options")
+        )
         queue = entry.get("queue") or task_.queue_name or bullq_settings.DEFAULT_QUEUE
     else:
-        template = {"name": entry["name"], "data": entry.get("data", {}),
-                    "opts": dict(entry.get("options") or {})}
+        template = {
+            "name": entry["name"],
+            "data": entry.get("data", {}),
+            "opts": dict(entry.get("options") or {}),
+        }
         queue = entry.get("queue") or bullq_settings.DEFAULT_QUEUE
     return queue, {k: v for k, v in repeat.items() if v is not None}, template
 
@@ -127,8 +159,9 @@ def upsert_declared() -> list[str]:
         except (ValueError, TypeError) as exc:
             raise ConfigurationError(f"BULLQ['SCHEDULERS'][{scheduler_id!r}]: {exc}") from exc
         except (SchedulerIterationExists, SchedulerSlotsBusy) as exc:
-            logger.warning("job scheduler %s on queue %s left as it is: %s", scheduler_id,
-                           queue, exc)
+            logger.warning(
+                "job scheduler %s on queue %s left as it is: %s", scheduler_id, queue, exc
+            )
             continue
         except RedisError as exc:
             logger.error("could not upsert job scheduler %s: %s", scheduler_id, exc)
@@ -138,9 +171,15 @@ def upsert_declared() -> list[str]:
     return done
 
 
-def schedule_call(task_: Task[..., Any], every: int | None, cron: str | None, tz: str | None,
-                  args: Any, kwargs: Any, repeat: dict[str, Any]
-                  ) -> tuple[dict[str, Any], dict[str, Any]]:
+def schedule_call(
+    task_: Task[..., Any],
+    every: int | None,
+    cron: str | None,
+    tz: str | None,
+    args: Any,
+    kwargs: Any,
+    repeat: dict[str, Any],
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(repeat, template)`` for :meth:`Task.schedule`."""
     if (every is None) == (cron is None):
         raise ValueError("give exactly one of every (ms) or cron")
@@ -151,9 +190,17 @@ def schedule_call(task_: Task[..., Any], every: int | None, cron: str | None, tz
     return rep, task_template(task_, args, kwargs)
 
 
-def schedule(task_: Task[..., Any], scheduler_id: str, *, every: int | None = None,
-             cron: str | None = None, tz: str | None = None, args: Any = (),
-             kwargs: Any = None, **repeat: Any) -> Job | Pending[Job | None] | None:
+def schedule(
+    task_: Task[..., Any],
+    scheduler_id: str,
+    *,
+    every: int | None = None,
+    cron: str | None = None,
+    tz: str | None = None,
+    args: Any = (),
+    kwargs: Any = None,
+    **repeat: Any,
+) -> Job | Pending[Job | None] | None:
     """Implementation of :meth:`Task.schedule`: now, or at the commit (the on-commit rule of
     :mod:`django_bullq.transactional`, with the task's ``database`` / ``on_commit`` /
     ``outbox``)."""
@@ -168,17 +215,31 @@ def schedule(task_: Task[..., Any], scheduler_id: str, *, every: int | None = No
         pk: int = write_scheduler(task_.database, queue.name, scheduler_id, rep, template).pk
         return pk
 
-    return defer(functools.partial(queue.upsert_job_scheduler, scheduler_id, rep, template),
-                 to_outbox, Pending(f"job scheduler {scheduler_id!r} of queue {queue.name!r}"),
-                 database=task_.database, on_commit=task_.on_commit, outbox=task_.outbox)
+    return defer(
+        functools.partial(queue.upsert_job_scheduler, scheduler_id, rep, template),
+        to_outbox,
+        Pending(f"job scheduler {scheduler_id!r} of queue {queue.name!r}"),
+        database=task_.database,
+        on_commit=task_.on_commit,
+        outbox=task_.outbox,
+    )
 
 
-async def aschedule(task_: Task[..., Any], scheduler_id: str, *, every: int | None = None,
-                    cron: str | None = None, tz: str | None = None, args: Any = (),
-                    kwargs: Any = None, **repeat: Any) -> Job | Pending[Job | None] | None:
+async def aschedule(
+    task_: Task[..., Any],
+    scheduler_id: str,
+    *,
+    every: int | None = None,
+    cron: str | None = None,
+    tz: str | None = None,
+    args: Any = (),
+    kwargs: Any = None,
+    **repeat: Any,
+) -> Job | Pending[Job | None] | None:
     """Implementation of :meth:`Task.aschedule` (inside ``atomic()``: as :func:`schedule`)."""
     if waits_for_commit(task_.database, task_.on_commit):
-        return schedule(task_, scheduler_id, every=every, cron=cron, tz=tz, args=args,
-                        kwargs=kwargs, **repeat)
+        return schedule(
+            task_, scheduler_id, every=every, cron=cron, tz=tz, args=args, kwargs=kwargs, **repeat
+        )
     rep, template = schedule_call(task_, every, cron, tz, args, kwargs, repeat)
     return await get_queue(task_.queue_name).aupsert_job_scheduler(scheduler_id, rep, template)

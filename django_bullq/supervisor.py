@@ -42,9 +42,16 @@ class Supervisor:
         poll_s: seconds between checks of the children.
     """
 
-    def __init__(self, count: int, command: Callable[[int], Sequence[str]],
-                 env: Mapping[str, str] | None = None, *, max_restarts: int = MAX_RESTARTS,
-                 restart_window_s: float = RESTART_WINDOW_S, poll_s: float = 0.05) -> None:
+    def __init__(
+        self,
+        count: int,
+        command: Callable[[int], Sequence[str]],
+        env: Mapping[str, str] | None = None,
+        *,
+        max_restarts: int = MAX_RESTARTS,
+        restart_window_s: float = RESTART_WINDOW_S,
+        poll_s: float = 0.05,
+    ) -> None:
         if count < 1:
             raise ValueError("count must be >= 1")
         self.count = count
@@ -82,8 +89,9 @@ class Supervisor:
             The highest exit code of the children's final exits (a child ended by a forwarded
             signal counts 0), at least 1 after a crash loop.
         """
-        previous = {sig: signal.signal(sig, self.forward) for sig in (signal.SIGTERM,
-                                                                      signal.SIGINT)}
+        previous = {
+            sig: signal.signal(sig, self.forward) for sig in (signal.SIGTERM, signal.SIGINT)
+        }
         try:
             for slot in range(1, self.count + 1):
                 if not self.forwarded:  # a signal during start-up: start no more children
@@ -113,8 +121,9 @@ class Supervisor:
             return
         if code == RECYCLE_EXIT:
             self.recycled += 1
-            logger.info("supervisor: worker process %d (pid %d) recycled; starting a new one",
-                        slot, pid)
+            logger.info(
+                "supervisor: worker process %d (pid %d) recycled; starting a new one", slot, pid
+            )
             self.spawn(slot)
             return
         if code == 0:
@@ -125,9 +134,15 @@ class Supervisor:
         while self.deaths and self.deaths[0] < now - self.restart_window_s:
             self.deaths.popleft()
         if len(self.deaths) > self.max_restarts:
-            logger.error("supervisor: worker process %d (pid %d) exited with %d; %d deaths "
-                         "within %.0f s: giving up", slot, pid, code, len(self.deaths),
-                         self.restart_window_s)
+            logger.error(
+                "supervisor: worker process %d (pid %d) exited with %d; %d deaths "
+                "within %.0f s: giving up",
+                slot,
+                pid,
+                code,
+                len(self.deaths),
+                self.restart_window_s,
+            )
             self.codes.append(code)
             self.gave_up = True
             self.pending.clear()
@@ -136,8 +151,13 @@ class Supervisor:
                     child.send_signal(signal.SIGTERM)
             return
         delay = min(0.1 * 2 ** (len(self.deaths) - 1), 5.0)
-        logger.warning("supervisor: worker process %d (pid %d) died (exit %d); replacing it in "
-                       "%.1f s", slot, pid, code, delay)
+        logger.warning(
+            "supervisor: worker process %d (pid %d) died (exit %d); replacing it in %.1f s",
+            slot,
+            pid,
+            code,
+            delay,
+        )
         self.restarts += 1
         self.pending[slot] = now + delay
 

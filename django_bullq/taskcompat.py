@@ -45,7 +45,20 @@ except ImportError:  # Django 5.2: the backport
     )
     from django_tasks.utils import normalize_json  # type: ignore[no-redef]
 
-__all__ = ["TASK_MAX_PRIORITY", "TASK_MIN_PRIORITY", "BaseTaskBackend", "InvalidTask", "Task",
-           "TaskContext", "TaskError", "TaskResult", "TaskResultDoesNotExist",
-           "TaskResultStatus", "normalize_json", "task_backends", "task_enqueued", "task_finished",
-           "task_started"]
+__all__ = [
+    "TASK_MAX_PRIORITY",
+    "TASK_MIN_PRIORITY",
+    "BaseTaskBackend",
+    "InvalidTask",
+    "Task",
+    "TaskContext",
+    "TaskError",
+    "TaskResult",
+    "TaskResultDoesNotExist",
+    "TaskResultStatus",
+    "normalize_json",
+    "task_backends",
+    "task_enqueued",
+    "task_finished",
+    "task_started",
+]

@@ -37,8 +37,11 @@ _HIGHEST: int = int(TASK_MAX_PRIORITY)
 
 #: BullMQ state -> TaskResultStatus; every other state (wait, prioritized, delayed,
 #: waiting-children, paused) is READY.
-_STATUS = {"active": TaskResultStatus.RUNNING, "completed": TaskResultStatus.SUCCESSFUL,
-           "failed": TaskResultStatus.FAILED}
+_STATUS = {
+    "active": TaskResultStatus.RUNNING,
+    "completed": TaskResultStatus.SUCCESSFUL,
+    "failed": TaskResultStatus.FAILED,
+}
 
 
 def to_bullmq_priority(priority: int) -> int:
@@ -79,9 +82,11 @@ def read_record(job: Job) -> dict[str, Any]:
         record = {}
     if not isinstance(record, dict):
         record = {}
-    return {"worker_ids": [str(w) for w in record.get("worker_ids") or []],
-            "started_at": record.get("started_at"),
-            "errors": [e for e in record.get("errors") or [] if isinstance(e, dict)]}
+    return {
+        "worker_ids": [str(w) for w in record.get("worker_ids") or []],
+        "started_at": record.get("started_at"),
+        "errors": [e for e in record.get("errors") or [] if isinstance(e, dict)],
+    }
 
 
 def write_record(job: Job, record: dict[str, Any]) -> None:
@@ -89,8 +94,9 @@ def write_record(job: Job, record: dict[str, Any]) -> None:
     queue = job.queue
     if queue is None:
         raise RuntimeError("this Job is not bound to a Queue")
-    queue.scripts.run("recordTaskRun", [queue.keys.job(job.id)], [dumps(record, "task record")],
-                      job_id=job.id)
+    queue.scripts.run(
+        "recordTaskRun", [queue.keys.job(job.id)], [dumps(record, "task record")], job_id=job.id
+    )
     job.raw[RECORD_FIELD] = dumps(record)
 
 
@@ -103,12 +109,20 @@ def errors_of(job: Job, record: dict[str, Any], status: Any) -> list[Any]:
     """The record's errors as ``TaskError``; a FAILED job without any (refused before it ran,
     stalled too often) gets one from BullMQ's ``failedReason`` / ``stacktrace``, with class
     :class:`django_bullq.core.errors.JobFailedError`."""
-    errors = [TaskError(exception_class_path=str(e.get("exception_class_path", "")),
-                        traceback=str(e.get("traceback", ""))) for e in record["errors"]]
+    errors = [
+        TaskError(
+            exception_class_path=str(e.get("exception_class_path", "")),
+            traceback=str(e.get("traceback", "")),
+        )
+        for e in record["errors"]
+    ]
     if not errors and status == TaskResultStatus.FAILED:
         trace = job.stacktrace[-1] if job.stacktrace else (job.failed_reason or "")
-        errors.append(TaskError(exception_class_path="django_bullq.core.errors.JobFailedError",
-                                traceback=trace))
+        errors.append(
+            TaskError(
+                exception_class_path="django_bullq.core.errors.JobFailedError", traceback=trace
+            )
+        )
     return errors
 
 
@@ -119,18 +133,34 @@ def build_result(task: Task[..., Any], job: Job, state: str, alias: str) -> Any:
     status = status_of(state)
     data = job.data if isinstance(job.data, dict) else {}
     result: TaskResult[Any, Any] = TaskResult(
-        task=task, id=job.id, status=status, enqueued_at=ms_to_datetime(job.timestamp),
+        task=task,
+        id=job.id,
+        status=status,
+        enqueued_at=ms_to_datetime(job.timestamp),
         started_at=ms_to_datetime(record["started_at"]),
         finished_at=ms_to_datetime(job.finished_on) if state in ("completed", "failed") else None,
         last_attempted_at=ms_to_datetime(job.processed_on) if record["worker_ids"] else None,
-        args=list(data.get("args") or []), kwargs=dict(data.get("kwargs") or {}),
-        backend=alias, errors=errors_of(job, record, status),
-        worker_ids=record["worker_ids"])
+        args=list(data.get("args") or []),
+        kwargs=dict(data.get("kwargs") or {}),
+        backend=alias,
+        errors=errors_of(job, record, status),
+        worker_ids=record["worker_ids"],
+    )
     if status == TaskResultStatus.SUCCESSFUL:
         object.__setattr__(result, "_return_value", job.returnvalue)
     return result
 
 
-__all__ = ["MARKER", "RECORD_FIELD", "build_result", "datetime_to_ms", "errors_of",
-           "from_bullmq_priority", "ms_to_datetime", "read_record", "status_of",
-           "to_bullmq_priority", "write_record"]
+__all__ = [
+    "MARKER",
+    "RECORD_FIELD",
+    "build_result",
+    "datetime_to_ms",
+    "errors_of",
+    "from_bullmq_priority",
+    "ms_to_datetime",
+    "read_record",
+    "status_of",
+    "to_bullmq_priority",
+    "write_record",
+]

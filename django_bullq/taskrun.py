@@ -69,8 +69,9 @@ class DjangoTaskRun:
                 raise TypeError(f"{type(backend).__name__} is not django_bullq's BullQBackend")
             task = backend.task_of(job)
         except Exception as exc:  # noqa: BLE001 - InvalidTaskBackend, TaskResultDoesNotExist...
-            raise UnrecoverableError(f"cannot run django.tasks job {job.name!r} (backend "
-                                     f"{alias!r}): {exc}") from exc
+            raise UnrecoverableError(
+                f"cannot run django.tasks job {job.name!r} (backend {alias!r}): {exc}"
+            ) from exc
         return cls(job, backend, task)
 
     def __init__(self, job: Job, backend: Any, task: Any) -> None:
@@ -80,8 +81,9 @@ class DjangoTaskRun:
         self.is_async = iscoroutinefunction(task.func)
         self.result = build_result(task, job, "active", backend.alias)
         leading = (None,) if task.takes_context else ()
-        self.args, self.kwargs = split_call(task.module_path, job.data,
-                                            signature(task.func), leading)
+        self.args, self.kwargs = split_call(
+            task.module_path, job.data, signature(task.func), leading
+        )
 
     # --- the attempt -----------------------------------------------------------------------
 
@@ -126,9 +128,12 @@ class DjangoTaskRun:
         if record["started_at"] is None:
             record["started_at"] = now
         write_record(self.job, record)
-        self._set(status=TaskResultStatus.RUNNING, worker_ids=record["worker_ids"],
-                  started_at=ms_to_datetime(record["started_at"]),
-                  last_attempted_at=ms_to_datetime(now))
+        self._set(
+            status=TaskResultStatus.RUNNING,
+            worker_ids=record["worker_ids"],
+            started_at=ms_to_datetime(record["started_at"]),
+            last_attempted_at=ms_to_datetime(now),
+        )
         task_started.send(type(self.backend), task_result=self.result)
 
     def undo_start(self) -> None:
@@ -150,8 +155,10 @@ class DjangoTaskRun:
     def fail(self, exc: BaseException) -> None:
         """Record ``exc`` as a TaskError, mark FAILED (READY if retried), send task_finished."""
         kind = type(exc)
-        error = {"exception_class_path": f"{kind.__module__}.{kind.__qualname__}",
-                 "traceback": "".join(traceback.format_exception(exc))}
+        error = {
+            "exception_class_path": f"{kind.__module__}.{kind.__qualname__}",
+            "traceback": "".join(traceback.format_exception(exc)),
+        }
         record = read_record(self.job)
         record["errors"].append(error)
         write_record(self.job, record)
@@ -175,5 +182,6 @@ class DjangoTaskRun:
     def _set(self, **fields: Any) -> None:
         for name, value in fields.items():
             object.__setattr__(self.result, name, value)
+
 
 __all__ = ["DjangoTaskRun"]

@@ -42,7 +42,8 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 _current_job: contextvars.ContextVar[Job | None] = contextvars.ContextVar(
-    "django_bullq_current_job", default=None)
+    "django_bullq_current_job", default=None
+)
 
 
 class TaskRegistryError(BullqError, ValueError):
@@ -69,7 +70,8 @@ class TaskRegistry:
             if known is not None and _origin(known.func) != _origin(task.func):
                 raise TaskRegistryError(
                     f"job name {task.name!r} is already bound to {_origin(known.func)}; "
-                    f"cannot bind it to {_origin(task.func)} too")
+                    f"cannot bind it to {_origin(task.func)} too"
+                )
             self._tasks[task.name] = task
 
     def unregister(self, name: str) -> None:
@@ -182,10 +184,19 @@ class Task(Generic[P, R]):
         process: run the function in a separate process (CPU-bound work; sync functions only).
     """
 
-    def __init__(self, func: Callable[P, R], *, name: str | None = None, raw: bool = False,
-                 queue: str | None = None, on_commit: bool = True, database: str = "default",
-                 job_options: dict[str, Any] | None = None, process: bool = False,
-                 outbox: bool | None = None) -> None:
+    def __init__(
+        self,
+        func: Callable[P, R],
+        *,
+        name: str | None = None,
+        raw: bool = False,
+        queue: str | None = None,
+        on_commit: bool = True,
+        database: str = "default",
+        job_options: dict[str, Any] | None = None,
+        process: bool = False,
+        outbox: bool | None = None,
+    ) -> None:
         if not callable(func):
             raise TypeError("@task must decorate a function")
         self.func: Callable[P, R] = func
@@ -238,12 +249,17 @@ class Task(Generic[P, R]):
                     job_options.pop(key, None)
                 else:
                     job_options[key] = value
-        return Task(self.func, name=self.name, raw=self.raw,
-                    queue=options.get("queue", self.queue_name),
-                    on_commit=options.get("on_commit", self.on_commit),
-                    database=options.get("database", self.database), job_options=job_options,
-                    process=options.get("process", self.process),
-                    outbox=options.get("outbox", self.outbox))
+        return Task(
+            self.func,
+            name=self.name,
+            raw=self.raw,
+            queue=options.get("queue", self.queue_name),
+            on_commit=options.get("on_commit", self.on_commit),
+            database=options.get("database", self.database),
+            job_options=job_options,
+            process=options.get("process", self.process),
+            outbox=options.get("outbox", self.outbox),
+        )
 
     # --- enqueue ---------------------------------------------------------------------------
 
@@ -267,9 +283,16 @@ class Task(Generic[P, R]):
         """
         data, options = self._prepare(args, kwargs)
         pending = PendingEnqueue(self.name, list(args), dict(kwargs))
-        added = submit(self.queue_name, self.name, data, _resolve(options),
-                       database=self.database, on_commit=self.on_commit, outbox=self.outbox,
-                       pending=pending)
+        added = submit(
+            self.queue_name,
+            self.name,
+            data,
+            _resolve(options),
+            database=self.database,
+            on_commit=self.on_commit,
+            outbox=self.outbox,
+            pending=pending,
+        )
         return added if isinstance(added, Job) else pending
 
     async def aenqueue(self, *args: P.args, **kwargs: P.kwargs) -> Job | PendingEnqueue:
@@ -277,21 +300,28 @@ class Task(Generic[P, R]):
         if waits_for_commit(self.database, self.on_commit):
             return self.enqueue(*args, **kwargs)
         data, options = self._prepare(args, kwargs)
-        job = await asubmit(self.queue_name, self.name, data, _resolve(options),
-                            database=self.database, on_commit=False)
+        job = await asubmit(
+            self.queue_name,
+            self.name,
+            data,
+            _resolve(options),
+            database=self.database,
+            on_commit=False,
+        )
         assert isinstance(job, Job)
         return job
 
     def _queue(self) -> Queue:
         return get_queue(self.queue_name)
 
-    def _prepare(self, args: tuple[Any, ...], kwargs: dict[str, Any]
-                 ) -> tuple[Any, dict[str, Any]]:
+    def _prepare(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         if self.raw:
             if len(args) != 1 or kwargs:
-                raise TypeError(f"raw task {self.name!r} is enqueued with exactly one value "
-                                f"(the job data), got {len(args)} positional and "
-                                f"{len(kwargs)} keyword argument(s)")
+                raise TypeError(
+                    f"raw task {self.name!r} is enqueued with exactly one value "
+                    f"(the job data), got {len(args)} positional and "
+                    f"{len(kwargs)} keyword argument(s)"
+                )
             dumps(args[0], f"data of task {self.name!r}")
             return args[0], dict(self.job_options)
         for index, value in enumerate(args):
@@ -302,9 +332,17 @@ class Task(Generic[P, R]):
 
     # --- job schedulers --------------------------------------------------------------------
 
-    def schedule(self, scheduler_id: str, *, every: int | None = None, cron: str | None = None,
-                 tz: str | None = None, args: Any = (), kwargs: Any = None,
-                 **repeat: Any) -> Job | Pending[Job | None] | None:
+    def schedule(
+        self,
+        scheduler_id: str,
+        *,
+        every: int | None = None,
+        cron: str | None = None,
+        tz: str | None = None,
+        args: Any = (),
+        kwargs: Any = None,
+        **repeat: Any,
+    ) -> Job | Pending[Job | None] | None:
         """Create or replace job scheduler ``scheduler_id`` that runs this task repeatedly.
 
         Follows the task's ``on_commit`` / ``database`` / ``outbox`` like :meth:`enqueue`:
@@ -329,17 +367,27 @@ class Task(Generic[P, R]):
         """
         from .schedules import schedule
 
-        return schedule(self, scheduler_id, every=every, cron=cron, tz=tz, args=args,
-                        kwargs=kwargs, **repeat)
+        return schedule(
+            self, scheduler_id, every=every, cron=cron, tz=tz, args=args, kwargs=kwargs, **repeat
+        )
 
-    async def aschedule(self, scheduler_id: str, *, every: int | None = None,
-                        cron: str | None = None, tz: str | None = None, args: Any = (),
-                        kwargs: Any = None, **repeat: Any) -> Job | Pending[Job | None] | None:
+    async def aschedule(
+        self,
+        scheduler_id: str,
+        *,
+        every: int | None = None,
+        cron: str | None = None,
+        tz: str | None = None,
+        args: Any = (),
+        kwargs: Any = None,
+        **repeat: Any,
+    ) -> Job | Pending[Job | None] | None:
         """Async twin of :meth:`schedule`."""
         from .schedules import aschedule
 
-        return await aschedule(self, scheduler_id, every=every, cron=cron, tz=tz, args=args,
-                               kwargs=kwargs, **repeat)
+        return await aschedule(
+            self, scheduler_id, every=every, cron=cron, tz=tz, args=args, kwargs=kwargs, **repeat
+        )
 
     # --- running ---------------------------------------------------------------------------
 
@@ -363,8 +411,13 @@ class Task(Generic[P, R]):
             SerializationError: an argument is not JSON. TypeError: wrong call for a raw task.
         """
         data, options = self._prepare(args, kwargs)
-        return {"name": self.name, "queue_name": self._queue().name, "data": data,
-                "opts": _resolve(options), "children": []}
+        return {
+            "name": self.name,
+            "queue_name": self._queue().name,
+            "data": data,
+            "opts": _resolve(options),
+            "children": [],
+        }
 
 
 def _check_job_options(name: str, options: dict[str, Any]) -> None:
@@ -404,16 +457,32 @@ def task(func: Callable[P, R], /) -> Task[P, R]: ...
 
 
 @overload
-def task(*, name: str | None = None, raw: bool = False, queue: str | None = None,
-         on_commit: bool = True, database: str = "default", process: bool = False,
-         outbox: bool | None = None,
-         **job_options: Any) -> Callable[[Callable[P, R]], Task[P, R]]: ...
+def task(
+    *,
+    name: str | None = None,
+    raw: bool = False,
+    queue: str | None = None,
+    on_commit: bool = True,
+    database: str = "default",
+    process: bool = False,
+    outbox: bool | None = None,
+    **job_options: Any,
+) -> Callable[[Callable[P, R]], Task[P, R]]: ...
 
 
-def task(func: Callable[..., Any] | None = None, /, *, name: str | None = None,
-         raw: bool = False, queue: str | None = None, on_commit: bool = True,
-         database: str = "default", process: bool = False, outbox: bool | None = None,
-         **job_options: Any) -> Any:
+def task(
+    func: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    raw: bool = False,
+    queue: str | None = None,
+    on_commit: bool = True,
+    database: str = "default",
+    process: bool = False,
+    outbox: bool | None = None,
+    **job_options: Any,
+) -> Any:
     """Make a function a task: ``@task`` or ``@task(queue=..., attempts=3, ...)``.
 
     Args:
@@ -446,9 +515,17 @@ def task(func: Callable[..., Any] | None = None, /, *, name: str | None = None,
     """
 
     def decorate(function: Callable[..., Any]) -> Task[..., Any]:
-        made = Task(function, name=name, raw=raw, queue=queue, on_commit=on_commit,
-                    database=database, job_options=job_options, process=process,
-                    outbox=outbox)
+        made = Task(
+            function,
+            name=name,
+            raw=raw,
+            queue=queue,
+            on_commit=on_commit,
+            database=database,
+            job_options=job_options,
+            process=process,
+            outbox=outbox,
+        )
         registry.register(made)
         return made
 
@@ -494,8 +571,9 @@ async def arate_limit(ms: int) -> NoReturn:
 # --- the worker side -----------------------------------------------------------------------
 
 
-def split_call(name: str, data: Any, signature: inspect.Signature,
-               leading: tuple[Any, ...] = ()) -> tuple[list[Any], dict[str, Any]]:
+def split_call(
+    name: str, data: Any, signature: inspect.Signature, leading: tuple[Any, ...] = ()
+) -> tuple[list[Any], dict[str, Any]]:
     """``{"args": [...], "kwargs": {...}}`` job data as a call checked against ``signature``.
 
     Args:
@@ -510,17 +588,20 @@ def split_call(name: str, data: Any, signature: inspect.Signature,
     if not isinstance(data, dict) or set(data) - {"args", "kwargs"}:
         shape = type(data).__name__ if not isinstance(data, dict) else f"keys {sorted(data)}"
         raise UnrecoverableError(
-            f"job data for task {name!r} must be {{\"args\": [...], \"kwargs\": {{...}}}}, "
-            f"got {shape} (bind raw producers with @task(name=..., raw=True))")
+            f'job data for task {name!r} must be {{"args": [...], "kwargs": {{...}}}}, '
+            f"got {shape} (bind raw producers with @task(name=..., raw=True))"
+        )
     args, kwargs = data.get("args", []), data.get("kwargs", {})
     if not isinstance(args, list) or not isinstance(kwargs, dict):
-        raise UnrecoverableError(f"job data for task {name!r}: 'args' must be a list and "
-                                 f"'kwargs' an object")
+        raise UnrecoverableError(
+            f"job data for task {name!r}: 'args' must be a list and 'kwargs' an object"
+        )
     try:
         signature.bind(*leading, *args, **kwargs)
     except TypeError as exc:
         raise UnrecoverableError(
-            f"job data does not match the signature of task {name!r}: {exc}") from exc
+            f"job data does not match the signature of task {name!r}: {exc}"
+        ) from exc
     return args, kwargs
 
 
@@ -567,8 +648,10 @@ def _process_django_task(job: Job) -> Any:
     try:
         from .taskrun import DjangoTaskRun
     except ImportError as exc:
-        raise UnrecoverableError(f"job {job.name!r} is a django.tasks task, but neither "
-                                 f"django.tasks nor django-tasks is importable") from exc
+        raise UnrecoverableError(
+            f"job {job.name!r} is a django.tasks task, but neither "
+            f"django.tasks nor django-tasks is importable"
+        ) from exc
     run = DjangoTaskRun.of(job)
     if run.is_async:
         return run_async(job, run.acall)
@@ -601,5 +684,15 @@ async def run_async(job: Job, call: Callable[[], Awaitable[Any]]) -> Any:
         await sync_to_async(after_job)(job)
 
 
-__all__ = ["PendingEnqueue", "Task", "TaskRegistry", "TaskRegistryError", "arate_limit",
-           "current_job", "process_job", "rate_limit", "registry", "task"]
+__all__ = [
+    "PendingEnqueue",
+    "Task",
+    "TaskRegistry",
+    "TaskRegistryError",
+    "arate_limit",
+    "current_job",
+    "process_job",
+    "rate_limit",
+    "registry",
+    "task",
+]

@@ -64,8 +64,7 @@ class Pending(Generic[T]):
         error: the exception the write raised after the commit (state ``"failed"``).
     """
 
-    def __init__(self, what: str, *, id: str | None = None,
-                 queue_name: str | None = None) -> None:
+    def __init__(self, what: str, *, id: str | None = None, queue_name: str | None = None) -> None:
         self.what = what
         self.id = id
         self.queue_name = queue_name
@@ -145,8 +144,10 @@ def outbox_enabled(choice: bool | None = None) -> bool:
     """
     enabled = bool(bullq_settings.OUTBOX["ENABLED"])
     if choice and not enabled:
-        raise ConfigurationError("outbox=True needs BULLQ['OUTBOX']['ENABLED'] = True "
-                                 "(runworker relays the outbox only then)")
+        raise ConfigurationError(
+            "outbox=True needs BULLQ['OUTBOX']['ENABLED'] = True "
+            "(runworker relays the outbox only then)"
+        )
     return enabled if choice is None else bool(choice)
 
 
@@ -155,9 +156,15 @@ def waits_for_commit(database: str, on_commit: bool) -> bool:
     return on_commit and transaction.get_connection(database).in_atomic_block
 
 
-def defer(write: Callable[[], T], to_outbox: Callable[[], int], pending: Pending[T], *,
-          database: str = "default", on_commit: bool = True,
-          outbox: bool | None = None) -> T | Pending[T]:
+def defer(
+    write: Callable[[], T],
+    to_outbox: Callable[[], int],
+    pending: Pending[T],
+    *,
+    database: str = "default",
+    on_commit: bool = True,
+    outbox: bool | None = None,
+) -> T | Pending[T]:
     """Run ``write()`` now, or after the commit of ``database``'s transaction.
 
     Args:
@@ -193,10 +200,18 @@ def defer(write: Callable[[], T], to_outbox: Callable[[], int], pending: Pending
     return pending
 
 
-def submit(queue_name: str | None, name: str, data: Any, options: dict[str, Any], *,
-           database: str = "default", on_commit: bool = True, outbox: bool | None = None,
-           on_added: OnAdded | None = None, pending: Pending[Job] | None = None
-           ) -> Job | Pending[Job]:
+def submit(
+    queue_name: str | None,
+    name: str,
+    data: Any,
+    options: dict[str, Any],
+    *,
+    database: str = "default",
+    on_commit: bool = True,
+    outbox: bool | None = None,
+    on_added: OnAdded | None = None,
+    pending: Pending[Job] | None = None,
+) -> Job | Pending[Job]:
     """Add job ``name`` with ``data`` to queue ``queue_name`` now or after the commit.
 
     Args:
@@ -238,19 +253,40 @@ def submit(queue_name: str | None, name: str, data: Any, options: dict[str, Any]
         pk: int = outbox_mod.write(database, queue.name, name, data, options).pk
         return pk
 
-    return defer(functools.partial(queue.add, name, data, **options), to_outbox, pending,
-                 database=database, on_commit=on_commit, outbox=outbox)
+    return defer(
+        functools.partial(queue.add, name, data, **options),
+        to_outbox,
+        pending,
+        database=database,
+        on_commit=on_commit,
+        outbox=outbox,
+    )
 
 
-async def asubmit(queue_name: str | None, name: str, data: Any, options: dict[str, Any], *,
-                  database: str = "default", on_commit: bool = True,
-                  outbox: bool | None = None, on_added: OnAdded | None = None
-                  ) -> Job | Pending[Job]:
+async def asubmit(
+    queue_name: str | None,
+    name: str,
+    data: Any,
+    options: dict[str, Any],
+    *,
+    database: str = "default",
+    on_commit: bool = True,
+    outbox: bool | None = None,
+    on_added: OnAdded | None = None,
+) -> Job | Pending[Job]:
     """Async twin of :func:`submit`: a native async add when it does not wait for a commit."""
     if waits_for_commit(database, on_commit):
         # Only reachable from sync code running an event loop inside atomic(): as submit.
-        return submit(queue_name, name, data, options, database=database,
-                      on_commit=on_commit, outbox=outbox, on_added=on_added)
+        return submit(
+            queue_name,
+            name,
+            data,
+            options,
+            database=database,
+            on_commit=on_commit,
+            outbox=outbox,
+            on_added=on_added,
+        )
     job = await get_queue(queue_name).aadd(name, data, **options)
     _notify(on_added, job)
     return job
@@ -277,5 +313,12 @@ def _notify(on_added: OnAdded | None, job: Job) -> None:
         on_added(job)
 
 
-__all__ = ["Pending", "asubmit", "defer", "new_job_id", "outbox_enabled", "submit",
-           "waits_for_commit"]
+__all__ = [
+    "Pending",
+    "asubmit",
+    "defer",
+    "new_job_id",
+    "outbox_enabled",
+    "submit",
+    "waits_for_commit",
+]

@@ -15,9 +15,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 settings.configure(
-    INSTALLED_APPS=["django_bullq", "django.contrib.admin", "django.contrib.auth",
-                    "django.contrib.contenttypes", "django.contrib.sessions",
-                    "django.contrib.messages", "channels"],
+    INSTALLED_APPS=[
+        "django_bullq",
+        "django.contrib.admin",
+        "django.contrib.auth",
+        "django.contrib.contenttypes",
+        "django.contrib.sessions",
+        "django.contrib.messages",
+        "channels",
+    ],
     DATABASES={},
     USE_TZ=True,
 )
@@ -48,16 +54,25 @@ napoleon_use_rtype = False
 # nitpicky (-n): every cross-reference must resolve. The build is offline (no intersphinx), so
 # names from the standard library, Django, redis-py and Channels cannot resolve here.
 nitpick_ignore_regex = [
-    (r"py:.*", r"(typing|collections|collections\.abc|datetime|asyncio|concurrent|contextvars"
-               r"|inspect|threading|logging|pathlib|enum|types|zoneinfo|argparse|_asyncio)(\..*)?"),
+    (
+        r"py:.*",
+        r"(typing|collections|collections\.abc|datetime|asyncio|concurrent|contextvars"
+        r"|inspect|threading|logging|pathlib|enum|types|zoneinfo|argparse|_asyncio)(\..*)?",
+    ),
     (r"py:.*", r"(django|redis|channels|asgiref|cronsim)(\..*)?"),
     # django.tasks names re-exported by taskcompat (Django 6, or the django_tasks backport)
-    (r"py:.*", r"(django_tasks(\..*)?|InvalidTask|TaskResultDoesNotExist|TaskResultStatus"
-               r"|TaskResult|TaskContext|TaskError)"),
-    (r"py:class", r"(Any|Callable|Coroutine|Iterable|Mapping|Sequence|Awaitable|AsyncIterator"
-                  r"|Iterator|NoReturn|ParamSpec|TypeVar|Generic|datetime|timedelta|Path"
-                  r"|Enum|Exception|BaseException|ValueError|TypeError|KeyError|RuntimeError"
-                  r"|TimeoutError|ConnectionError|LookupError|ProcessPoolExecutor)"),
+    (
+        r"py:.*",
+        r"(django_tasks(\..*)?|InvalidTask|TaskResultDoesNotExist|TaskResultStatus"
+        r"|TaskResult|TaskContext|TaskError)",
+    ),
+    (
+        r"py:class",
+        r"(Any|Callable|Coroutine|Iterable|Mapping|Sequence|Awaitable|AsyncIterator"
+        r"|Iterator|NoReturn|ParamSpec|TypeVar|Generic|datetime|timedelta|Path"
+        r"|Enum|Exception|BaseException|ValueError|TypeError|KeyError|RuntimeError"
+        r"|TimeoutError|ConnectionError|LookupError|ProcessPoolExecutor)",
+    ),
 ]
 
 html_theme = "furo"
@@ -73,16 +88,27 @@ def _resolve_short_name(app: Any, env: Any, node: Any, contnode: Any) -> Any:
     if target.startswith("django_bullq.") and target.count(".") == 1:
         target = target.split(".", 1)[1]  # re-exports: django_bullq.FlowProducer
     domain = env.get_domain("py")
-    matches = sorted(name for name, obj in domain.objects.items()
-                     if name.endswith("." + target) and not obj.aliased)
+    matches = sorted(
+        name
+        for name, obj in domain.objects.items()
+        if name.endswith("." + target) and not obj.aliased
+    )
     if len(matches) != 1:
         return None
-    return domain.resolve_xref(env, node["refdoc"], app.builder, node["reftype"], matches[0],
-                               node, contnode)
+    return domain.resolve_xref(
+        env, node["refdoc"], app.builder, node["reftype"], matches[0], node, contnode
+    )
 
 
-def _factory_defaults(app: Any, what: str, name: str, obj: Any, options: Any,
-                      signature: str | None, return_annotation: str | None) -> Any:
+def _factory_defaults(
+    app: Any,
+    what: str,
+    name: str,
+    obj: Any,
+    options: Any,
+    signature: str | None,
+    return_annotation: str | None,
+) -> Any:
     """Dataclass fields with a ``default_factory`` show as ``=<factory>``, which Sphinx cannot
     parse as Python (it then splits the annotations at commas): show ``=...`` instead."""
     if signature and "<factory>" in signature:

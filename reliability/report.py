@@ -6,17 +6,22 @@ from pathlib import Path
 from typing import Any
 
 COLUMNS = (
-    ("enqueued", "enqueued"), ("completed", "completed"), ("failed", "failed"),
-    ("lost", "lost"), ("ran_more_than_once", "ran twice"),
+    ("enqueued", "enqueued"),
+    ("completed", "completed"),
+    ("failed", "failed"),
+    ("lost", "lost"),
+    ("ran_more_than_once", "ran twice"),
     ("active_at_kill", "active at a SIGKILL"),
     ("active_at_redis_restart", "active at the Redis restart"),
     ("ran_twice_outside_kills", "ran twice, not active at a kill/restart"),
-    ("signals_sent", "signals"), ("unexpected_worker_exits", "worker crashes"),
+    ("signals_sent", "signals"),
+    ("unexpected_worker_exits", "worker crashes"),
     ("first_completion_after_redis_restart_s", "first completion after restart (s)"),
     ("waiting_at_redis_restart", "jobs waiting at the restart"),
     ("delayed_due_after_redis_restart", "delayed jobs due after restart"),
     ("their_max_ms_late", "their max ms from due to finish"),
-    ("seconds", "seconds"), ("jobs_per_second", "jobs/s"),
+    ("seconds", "seconds"),
+    ("jobs_per_second", "jobs/s"),
 )
 
 INTRO = """# Reliability
@@ -89,16 +94,20 @@ def write_docs(report: dict[str, Any], path: Path) -> None:
     """Write the page: method, a table of every run's figures, the case verdicts, semantics."""
     machine = report["machine"]
     load = ", ".join(f"{x:.1f}" for x in machine["load_average_at_start"])
-    context = (f"Generated {report['generated']} on {machine['cpus']} CPU(s), Python "
-               f"{machine['python']}, {machine['redis']} (load average at start {load}; the "
-               "machine was shared, so throughput is indicative only).")
+    context = (
+        f"Generated {report['generated']} on {machine['cpus']} CPU(s), Python "
+        f"{machine['python']}, {machine['redis']} (load average at start {load}; the "
+        "machine was shared, so throughput is indicative only)."
+    )
     lines = [INTRO, "## Committed figures", "", context, ""]
     header = ["run"] + [label for _, label in COLUMNS]
     lines += ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     for run in report["runs"]:
         cfg, fig = run["config"], run["figures"]
-        name = (f"SIG{cfg['signal']}, {cfg['workers']} workers, Redis restart "
-                f"{cfg['redis_restart']}, appendfsync {cfg['appendfsync']}")
+        name = (
+            f"SIG{cfg['signal']}, {cfg['workers']} workers, Redis restart "
+            f"{cfg['redis_restart']}, appendfsync {cfg['appendfsync']}"
+        )
         lines.append("| " + " | ".join([name] + [_cell(fig.get(k)) for k, _ in COLUMNS]) + " |")
     lines += ["", "Cases:", ""]
     lines += [f"* **{case}**: {verdict}" for case, verdict in report["cases"].items()]

@@ -118,9 +118,24 @@ class WorkerPool:
         name = f"w{slot}-g{self.generation}"
         log = open(self.logdir / f"{name}.log", "wb")  # noqa: SIM115 - owned by the child
         proc = subprocess.Popen(
-            [sys.executable, "-m", "django", "runworker", QUEUE, "--name", name,
-             "--concurrency", str(self.config.concurrency), "-v", "0"],
-            cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                "-m",
+                "django",
+                "runworker",
+                QUEUE,
+                "--name",
+                name,
+                "--concurrency",
+                str(self.config.concurrency),
+                "-v",
+                "0",
+            ],
+            cwd=ROOT,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         log.close()
         self.procs[slot] = (name, proc)
 
@@ -176,8 +191,9 @@ def _produce(queue: Queue, config: RunConfig, counters: Counters, stop: threadin
             opts: dict[str, Any] = {"job_id": f"s{n}", **RETRY}
             if rng.random() < config.delayed_share:
                 opts["delay"] = rng.randint(1, max(3000, int(config.jobs * 0.8)))
-            batch.append((TASK, {"args": [n, round(rng.random() * config.job_ms, 2)],
-                                 "kwargs": {}}, opts))
+            batch.append(
+                (TASK, {"args": [n, round(rng.random() * config.job_ms, 2)], "kwargs": {}}, opts)
+            )
         while not stop.is_set():
             try:
                 queue.add_bulk(batch)
@@ -191,9 +207,16 @@ def _produce(queue: Queue, config: RunConfig, counters: Counters, stop: threadin
 def _add_b27_jobs(queue: Queue, config: RunConfig, counters: Counters) -> None:
     """B27's job A: delayed jobs that are not due yet when Redis goes down."""
     numbers = range(config.jobs, config.jobs + B27_DELAYED)
-    queue.add_bulk([(TASK, {"args": [n, 0], "kwargs": {}},
-                     {"job_id": f"s{n}", "delay": 3000 + 150 * (n - config.jobs), **RETRY})
-                    for n in numbers])
+    queue.add_bulk(
+        [
+            (
+                TASK,
+                {"args": [n, 0], "kwargs": {}},
+                {"job_id": f"s{n}", "delay": 3000 + 150 * (n - config.jobs), **RETRY},
+            )
+            for n in numbers
+        ]
+    )
     counters.b27_ids = [f"s{n}" for n in numbers]
 
 
@@ -219,9 +242,16 @@ def _retrying(call: Any, attempts: int = 100) -> Any:
     return call()
 
 
-def _chaos(config: RunConfig, pool: WorkerPool, server: RedisServer, client: Any,
-           effects: Any, counters: Counters, producer: threading.Thread,
-           queue: Queue) -> float:
+def _chaos(
+    config: RunConfig,
+    pool: WorkerPool,
+    server: RedisServer,
+    client: Any,
+    effects: Any,
+    counters: Counters,
+    producer: threading.Thread,
+    queue: Queue,
+) -> float:
     """Signal workers and restart Redis until 90 % is done; then wait for the rest.
 
     Returns:
@@ -240,8 +270,10 @@ def _chaos(config: RunConfig, pool: WorkerPool, server: RedisServer, client: Any
         finished = done + _retrying(lambda: client.zcard(f"bull:{QUEUE}:failed"))
         if done != last_done:
             last_done, last_move = done, now
-            if counters.redis_restarted_at is not None and \
-                    counters.first_done_after_restart_s is None:
+            if (
+                counters.redis_restarted_at is not None
+                and counters.first_done_after_restart_s is None
+            ):
                 counters.first_done_after_restart_s = now - counters.redis_restarted_at
         if not producer.is_alive() and finished >= counters.enqueued + len(counters.b27_ids):
             return now - start
@@ -251,15 +283,15 @@ def _chaos(config: RunConfig, pool: WorkerPool, server: RedisServer, client: Any
         if restart_due and done >= config.jobs * 0.4:
             restart_due = False
             _add_b27_jobs(queue, config, counters)
-            counters.active_at_restart = set(
-                client.lrange(f"bull:{QUEUE}:active", 0, -1))
+            counters.active_at_restart = set(client.lrange(f"bull:{QUEUE}:active", 0, -1))
             server.restart(hard=config.redis_restart == "hard")
             counters.redis_restarted_at = time.monotonic()
             counters.redis_back_ms = int(time.time() * 1000)
             counters.waiting_at_restart = _retrying(lambda: client.llen(f"bull:{QUEUE}:wait"))
             # Jobs fetched between the snapshot and the shutdown are in the restored list.
-            counters.active_at_restart |= _retrying(lambda: set(
-                client.lrange(f"bull:{QUEUE}:active", 0, -1)))
+            counters.active_at_restart |= _retrying(
+                lambda: set(client.lrange(f"bull:{QUEUE}:active", 0, -1))
+            )
             continue
         if now >= next_kill and done < config.jobs * 0.9:
             # Signal a worker that is up and fetching (SIGTERM while Django still imports
@@ -270,7 +302,8 @@ def _chaos(config: RunConfig, pool: WorkerPool, server: RedisServer, client: Any
             counters.signals += 1
             if sig == signal.SIGKILL:
                 counters.active_at_kill |= _retrying(
-                    lambda name=name: _snapshot_active(client, name))
+                    lambda name=name: _snapshot_active(client, name)
+                )
             elif code != 0:
                 counters.bad_term_exits.append(f"{name} exit {code}")
             pool.start(slot)
@@ -291,13 +324,16 @@ def _delayed_after_restart(client: Any, counters: Counters) -> dict[str, Any]:
         due = int(timestamp or 0) + delay
         if delay > 0 and due > counters.redis_back_ms and finished:
             late.append(int(finished) - due)
-    return {"waiting_at_redis_restart": counters.waiting_at_restart,
-            "delayed_due_after_redis_restart": len(late),
-            "their_max_ms_late": max(late) if late else None}
+    return {
+        "waiting_at_redis_restart": counters.waiting_at_restart,
+        "delayed_due_after_redis_restart": len(late),
+        "their_max_ms_late": max(late) if late else None,
+    }
 
 
-def _count(config: RunConfig, client: Any, effects: Any,
-           counters: Counters, seconds: float) -> dict[str, Any]:
+def _count(
+    config: RunConfig, client: Any, effects: Any, counters: Counters, seconds: float
+) -> dict[str, Any]:
     done = set(effects.smembers("soak:done"))
     runs = {k: int(v) for k, v in effects.hgetall("soak:runs").items()}
     failed_ids = set(client.zrange(f"bull:{QUEUE}:failed", 0, -1))
@@ -319,8 +355,9 @@ def _count(config: RunConfig, client: Any, effects: Any,
         "ran_more_than_once": len(twice),
         "active_at_kill": len(counters.active_at_kill),
         "active_at_redis_restart": len(counters.active_at_restart),
-        "ran_twice_outside_kills": len(twice - counters.active_at_kill
-                                       - counters.active_at_restart),
+        "ran_twice_outside_kills": len(
+            twice - counters.active_at_kill - counters.active_at_restart
+        ),
         "signals_sent": counters.signals,
         "unexpected_worker_exits": counters.unexpected_exits,
         "sigterm_exits_not_0": counters.bad_term_exits,
@@ -328,7 +365,9 @@ def _count(config: RunConfig, client: Any, effects: Any,
         "redis_restart": config.redis_restart,
         "first_completion_after_redis_restart_s": (
             round(counters.first_done_after_restart_s, 2)
-            if counters.first_done_after_restart_s is not None else None),
+            if counters.first_done_after_restart_s is not None
+            else None
+        ),
         **_delayed_after_restart(client, counters),
         "seconds": round(seconds, 1),
         "jobs_per_second": round(len(enqueued) / seconds, 1) if seconds else None,
@@ -341,9 +380,13 @@ def run(config: RunConfig, logdir: Path | None = None) -> dict[str, Any]:
     logdir.mkdir(parents=True, exist_ok=True)
     server = RedisServer(persistent=True, appendfsync=config.appendfsync).start()
     side = RedisServer().start()
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "reliability.soakapp.settings",
-           "BULLQ_SOAK_REDIS_URL": server.url, "BULLQ_SOAK_EFFECTS_URL": side.url,
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "reliability.soakapp.settings",
+        "BULLQ_SOAK_REDIS_URL": server.url,
+        "BULLQ_SOAK_EFFECTS_URL": side.url,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
     pool = WorkerPool(config, env, logdir)
     client: Any = redis.Redis.from_url(server.url, decode_responses=True)
     effects: Any = redis.Redis.from_url(side.url, decode_responses=True)
@@ -353,8 +396,9 @@ def run(config: RunConfig, logdir: Path | None = None) -> dict[str, Any]:
     try:
         for slot in range(config.workers):
             pool.start(slot)
-        producer = threading.Thread(target=_produce, args=(queue, config, counters, stop),
-                                    daemon=True)
+        producer = threading.Thread(
+            target=_produce, args=(queue, config, counters, stop), daemon=True
+        )
         producer.start()
         seconds = _chaos(config, pool, server, client, effects, counters, producer, queue)
         stop.set()
@@ -378,22 +422,34 @@ def run(config: RunConfig, logdir: Path | None = None) -> dict[str, Any]:
 def full_set(jobs: int, workers: int) -> list[RunConfig]:
     """The runs of ``make soak``: SIGKILL with both AOF policies, then SIGTERM only."""
     return [
-        RunConfig(jobs=jobs, workers=workers, signal="KILL", redis_restart="graceful",
-                  appendfsync="everysec"),
-        RunConfig(jobs=jobs, workers=workers, signal="KILL", redis_restart="hard",
-                  appendfsync="always"),
-        RunConfig(jobs=jobs, workers=workers, signal="TERM", redis_restart="none",
-                  appendfsync="everysec"),
+        RunConfig(
+            jobs=jobs,
+            workers=workers,
+            signal="KILL",
+            redis_restart="graceful",
+            appendfsync="everysec",
+        ),
+        RunConfig(
+            jobs=jobs, workers=workers, signal="KILL", redis_restart="hard", appendfsync="always"
+        ),
+        RunConfig(
+            jobs=jobs, workers=workers, signal="TERM", redis_restart="none", appendfsync="everysec"
+        ),
     ]
 
 
 def machine() -> dict[str, Any]:
     """Where the run happened (so figures are read with their context)."""
-    version = subprocess.run(["redis-server", "--version"], capture_output=True, text=True,
-                             check=False).stdout.strip()
-    return {"cpus": os.cpu_count(), "python": platform.python_version(),
-            "platform": platform.platform(), "redis": version,
-            "load_average_at_start": list(os.getloadavg())}
+    version = subprocess.run(
+        ["redis-server", "--version"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    return {
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "redis": version,
+        "load_average_at_start": list(os.getloadavg()),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -405,8 +461,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # SIGTERM ends the soak like Ctrl-C: run's cleanup stops its Redis servers and workers.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    report: dict[str, Any] = {"generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-              "machine": machine(), "runs": []}
+    report: dict[str, Any] = {
+        "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": machine(),
+        "runs": [],
+    }
     for config in full_set(args.jobs, args.workers):
         result = run(config)
         report["runs"].append(result)
@@ -424,15 +483,17 @@ def cases(runs: list[dict[str, Any]]) -> dict[str, str]:
     terms = [r["figures"] for r in runs if r["config"]["signal"] == "TERM"]
     restarts = [r["figures"] for r in runs if r["config"]["redis_restart"] != "none"]
     b10 = all(f["lost"] == 0 and f["ran_twice_outside_kills"] == 0 for f in kills) and all(
-        f["lost"] == 0 and f["ran_more_than_once"] == 0 for f in terms)
-    b27 = all(f["lost"] == 0 and f["first_completion_after_redis_restart_s"] is not None
-              for f in restarts)
+        f["lost"] == 0 and f["ran_more_than_once"] == 0 for f in terms
+    )
+    b27 = all(
+        f["lost"] == 0 and f["first_completion_after_redis_restart_s"] is not None for f in restarts
+    )
     return {
         "B10": ("pass" if b10 else "FAIL") + ": workers SIGKILLed / SIGTERMed while jobs run; "
-               "no job lost, re-runs only of jobs active at a SIGKILL, none after SIGTERM",
+        "no job lost, re-runs only of jobs active at a SIGKILL, none after SIGTERM",
         "B27": ("pass" if b27 else "FAIL") + ": Redis restarted mid-run (graceful with "
-               "everysec, SIGKILL with always); work, delayed jobs included, resumes and "
-               "nothing is lost",
+        "everysec, SIGKILL with always); work, delayed jobs included, resumes and "
+        "nothing is lost",
     }
 
 

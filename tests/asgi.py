@@ -8,7 +8,9 @@ django_asgi_app = get_asgi_application()
 
 from django_bullq.routing import websocket_urlpatterns  # noqa: E402 - after Django setup
 
-application = ProtocolTypeRouter({
-    "http": django_asgi_app,
-    "websocket": AuthMiddlewareStack(URLRouter(websocket_urlpatterns)),
-})
+application = ProtocolTypeRouter(
+    {
+        "http": django_asgi_app,
+        "websocket": AuthMiddlewareStack(URLRouter(websocket_urlpatterns)),
+    }
+)

@@ -19,8 +19,14 @@ from datetime import UTC, datetime, timedelta
 from functools import cache
 from zoneinfo import ZoneInfo
 
-ZONES = ("UTC", "Europe/London", "Europe/Paris", "America/New_York", "Australia/Sydney",
-         "Pacific/Auckland")
+ZONES = (
+    "UTC",
+    "Europe/London",
+    "Europe/Paris",
+    "America/New_York",
+    "Australia/Sydney",
+    "Pacific/Auckland",
+)
 YEAR = 2021
 MINUTE_MS = 60_000
 HOUR_MS = 60 * MINUTE_MS
@@ -54,8 +60,11 @@ class Spec:
         return self.kind in ("daily", "weekly")
 
     def matches(self, wall: datetime) -> bool:
-        return (wall.minute in self.minutes and wall.hour in self.hours
-                and wall.isoweekday() % 7 in self.days)
+        return (
+            wall.minute in self.minutes
+            and wall.hour in self.hours
+            and wall.isoweekday() % 7 in self.days
+        )
 
 
 def daily(minute: int, hour: int, second: int | None = None) -> Spec:
@@ -64,8 +73,13 @@ def daily(minute: int, hour: int, second: int | None = None) -> Spec:
 
 
 def weekly(minute: int, hour: int, day: int) -> Spec:
-    return Spec(f"{minute} {hour} * * {day}", "weekly", frozenset({minute}), frozenset({hour}),
-                frozenset({day}))
+    return Spec(
+        f"{minute} {hour} * * {day}",
+        "weekly",
+        frozenset({minute}),
+        frozenset({hour}),
+        frozenset({day}),
+    )
 
 
 def hourly(minute: int) -> Spec:
@@ -77,12 +91,26 @@ def every(n: int) -> Spec:
 
 
 SPECS = (
-    daily(0, 1), daily(30, 1), daily(0, 2), daily(30, 2), daily(59, 2), daily(0, 3),
-    daily(45, 0), daily(30, 2, second=0), daily(30, 1, second=15), daily(30, 2, second=15),
+    daily(0, 1),
+    daily(30, 1),
+    daily(0, 2),
+    daily(30, 2),
+    daily(59, 2),
+    daily(0, 3),
+    daily(45, 0),
+    daily(30, 2, second=0),
+    daily(30, 1, second=15),
+    daily(30, 2, second=15),
     Spec("0 6 * * MON", "weekly", frozenset({0}), frozenset({6}), frozenset({1})),
-    weekly(30, 1, 0), weekly(30, 2, 0), weekly(0, 2, 6),
-    hourly(0), hourly(30), hourly(59),
-    every(15), every(7), every(30),
+    weekly(30, 1, 0),
+    weekly(30, 2, 0),
+    weekly(0, 2, 6),
+    hourly(0),
+    hourly(30),
+    hourly(59),
+    every(15),
+    every(7),
+    every(30),
 )
 
 
@@ -120,8 +148,10 @@ def window_ms(spec: Spec, transition_ms: int) -> tuple[int, int]:
 @cache
 def _walls(tz: str, lo: int, hi: int) -> tuple[tuple[int, datetime], ...]:
     zone = ZoneInfo(tz)
-    return tuple((t, datetime.fromtimestamp(t / 1000, UTC).astimezone(zone))
-                 for t in range(lo, hi + 1, MINUTE_MS))
+    return tuple(
+        (t, datetime.fromtimestamp(t / 1000, UTC).astimezone(zone))
+        for t in range(lo, hi + 1, MINUTE_MS)
+    )
 
 
 def model_runs(spec: Spec, tz: str, lo: int, hi: int) -> list[int]:
@@ -152,7 +182,7 @@ def model_next(spec: Spec, tz: str, transition_ms: int, after_ms: int, count: in
     runs = model_for(spec, tz, transition_ms)
     i = bisect.bisect_right(runs, after_ms)
     assert i + count <= len(runs), "window too small for this chain"
-    return list(runs[i:i + count])
+    return list(runs[i : i + count])
 
 
 def chain_length(spec: Spec) -> int:
@@ -172,6 +202,10 @@ class Case:
 
 def grid() -> list[Case]:
     """6 zones x 2 transitions x ``SPECS`` x ``OFFSETS_MIN``."""
-    return [Case(tz, spec, t, kind, t + offset * MINUTE_MS)
-            for tz in ZONES for t, kind in transitions(tz) for spec in SPECS
-            for offset in OFFSETS_MIN]
+    return [
+        Case(tz, spec, t, kind, t + offset * MINUTE_MS)
+        for tz in ZONES
+        for t, kind in transitions(tz)
+        for spec in SPECS
+        for offset in OFFSETS_MIN
+    ]

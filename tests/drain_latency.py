@@ -139,10 +139,15 @@ def measure_drain(queue: Queue, url: str, jobs: int) -> DrainLatency:
         script_calls = _evalsha_calls(admin) - evalsha_before
         pings.sort()
         return DrainLatency(
-            jobs=jobs, removed=removed, script_calls=script_calls,
+            jobs=jobs,
+            removed=removed,
+            script_calls=script_calls,
             longest_call_ms=max(calls, default=0) / 1000,
             ping_p99_ms=pings[max(0, math.ceil(len(pings) * 0.99) - 1)] if pings else 0.0,
-            ping_max_ms=pings[-1] if pings else 0.0, pings=len(pings), wall_s=wall)
+            ping_max_ms=pings[-1] if pings else 0.0,
+            pings=len(pings),
+            wall_s=wall,
+        )
     finally:
         admin.config_set("slowlog-log-slower-than", old["slowlog-log-slower-than"])
         admin.config_set("slowlog-max-len", old["slowlog-max-len"])

@@ -17,8 +17,10 @@ from tests.redis_server import free_port
 
 
 def _bin_dir() -> str:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"),
-                   key=lambda p: int(p.split("/")[4]) if p.split("/")[4].isdigit() else 0)
+    found = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+        key=lambda p: int(p.split("/")[4]) if p.split("/")[4].isdigit() else 0,
+    )
     if not found:
         raise RuntimeError("PostgreSQL server binaries not found: apt-get install postgresql")
     return os.path.dirname(found[-1])
@@ -45,15 +47,28 @@ class PostgresServer:
     def start(self) -> PostgresServer:
         if self._as_postgres:
             shutil.chown(self.dir, "postgres", "postgres")
-        self._run(f"{self.bin}/initdb", "-D", self.data, "-U", self.user, "-A", "trust",
-                  "--no-sync")
-        self._run(f"{self.bin}/pg_ctl", "-D", self.data, "-w", "-l",
-                  os.path.join(self.dir, "log"), "-o",
-                  f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off",
-                  "start")
+        self._run(
+            f"{self.bin}/initdb", "-D", self.data, "-U", self.user, "-A", "trust", "--no-sync"
+        )
+        self._run(
+            f"{self.bin}/pg_ctl",
+            "-D",
+            self.data,
+            "-w",
+            "-l",
+            os.path.join(self.dir, "log"),
+            "-o",
+            f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off",
+            "start",
+        )
         deadline = time.monotonic() + 20
-        while subprocess.run([f"{self.bin}/pg_isready", "-h", "127.0.0.1", "-p",
-                              str(self.port)], stdout=subprocess.DEVNULL).returncode != 0:
+        while (
+            subprocess.run(
+                [f"{self.bin}/pg_isready", "-h", "127.0.0.1", "-p", str(self.port)],
+                stdout=subprocess.DEVNULL,
+            ).returncode
+            != 0
+        ):
             if time.monotonic() > deadline:
                 raise RuntimeError("private PostgreSQL did not start")
             time.sleep(0.1)

@@ -24,8 +24,8 @@ def run(pytest_args: list[str]) -> int:
         marker = Path(tmp) / "session-finished"  # absolute: a test's chdir cannot move it
         env = {**os.environ, "BULLQ_PYTEST_DONE": str(marker)}
         status = subprocess.call(
-            [sys.executable, "-m", "pytest", "-p", "tests.session_marker", *pytest_args],
-            env=env)
+            [sys.executable, "-m", "pytest", "-p", "tests.session_marker", *pytest_args], env=env
+        )
         if not marker.exists():
             print(CUT_SHORT.format(status=status), file=sys.stderr, flush=True)
             return status or 1

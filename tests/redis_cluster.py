@@ -18,11 +18,21 @@ class RedisCluster:
     """Three masters sharing the 16384 slots; ``url`` is a ``redis+cluster://`` seed URL."""
 
     def __init__(self, masters: int = 3) -> None:
-        self.nodes = [RedisNode(["--cluster-enabled", "yes",
-                                 "--cluster-config-file", "nodes.conf",
-                                 "--cluster-port", str(free_port()),
-                                 "--cluster-node-timeout", "5000"])
-                      for _ in range(masters)]
+        self.nodes = [
+            RedisNode(
+                [
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    "nodes.conf",
+                    "--cluster-port",
+                    str(free_port()),
+                    "--cluster-node-timeout",
+                    "5000",
+                ]
+            )
+            for _ in range(masters)
+        ]
 
     @property
     def url(self) -> str:
@@ -33,16 +43,31 @@ class RedisCluster:
             for node in self.nodes:
                 node.start()
             cli = shutil.which("redis-cli") or "/usr/bin/redis-cli"
-            subprocess.run([cli, "--cluster", "create",
-                            *(f"127.0.0.1:{n.port}" for n in self.nodes),
-                            "--cluster-replicas", "0", "--cluster-yes"],
-                           check=True, capture_output=True, timeout=60)
+            subprocess.run(
+                [
+                    cli,
+                    "--cluster",
+                    "create",
+                    *(f"127.0.0.1:{n.port}" for n in self.nodes),
+                    "--cluster-replicas",
+                    "0",
+                    "--cluster-yes",
+                ],
+                check=True,
+                capture_output=True,
+                timeout=60,
+            )
             for node in self.nodes:
                 client = node.client()
                 try:
-                    wait_until(lambda c=client: c.cluster("info")["cluster_state"] == "ok"
-                               and len(c.cluster("nodes")) == len(self.nodes),
-                               30, f"cluster state ok on port {node.port}")
+                    wait_until(
+                        lambda c=client: (
+                            c.cluster("info")["cluster_state"] == "ok"
+                            and len(c.cluster("nodes")) == len(self.nodes)
+                        ),
+                        30,
+                        f"cluster state ok on port {node.port}",
+                    )
                 finally:
                     client.close()
         except BaseException:

@@ -59,8 +59,13 @@ class RedisNode:
         mode_args: options placed after everything else (``["--sentinel"]``).
     """
 
-    def __init__(self, args: Sequence[str] = (), client_kwargs: dict[str, Any] | None = None,
-                 config_text: str | None = None, mode_args: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        args: Sequence[str] = (),
+        client_kwargs: dict[str, Any] | None = None,
+        config_text: str | None = None,
+        mode_args: Sequence[str] = (),
+    ) -> None:
         self.binary = redis_binary()
         self.port = free_port()
         self.dir = tempfile.mkdtemp(prefix="bullq-node-")
@@ -72,8 +77,13 @@ class RedisNode:
 
     def client(self, **overrides: Any) -> redis.Redis:
         """A decoding sync client on this node (caller closes it)."""
-        kwargs = {"host": "127.0.0.1", "port": self.port, "decode_responses": True,
-                  **self.client_kwargs, **overrides}
+        kwargs = {
+            "host": "127.0.0.1",
+            "port": self.port,
+            "decode_responses": True,
+            **self.client_kwargs,
+            **overrides,
+        }
         return redis.Redis(**kwargs)
 
     def start(self) -> RedisNode:
@@ -82,12 +92,27 @@ class RedisNode:
             path = Path(self.dir) / "redis.conf"
             path.write_text(self.config_text)
             command.append(str(path))
-        command += ["--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
-                    "--save", "", "--appendonly", "no", "--daemonize", "no",
-                    "--loglevel", "warning", "--logfile", str(Path(self.dir) / "redis.log"),
-                    *self.args, *self.mode_args]
-        self.proc = subprocess.Popen(command, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL)
+        command += [
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            self.dir,
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--daemonize",
+            "no",
+            "--loglevel",
+            "warning",
+            "--logfile",
+            str(Path(self.dir) / "redis.log"),
+            *self.args,
+            *self.mode_args,
+        ]
+        self.proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         client = self.client()
         try:
             wait_until(self._answers(client), 10, f"redis-server on port {self.port}")
@@ -100,6 +125,7 @@ class RedisNode:
             if self.proc is not None and self.proc.poll() is not None:
                 raise AssertionError(f"redis-server exited: {self.log()}")
             return bool(client.ping())
+
         return check
 
     def log(self) -> str:

@@ -21,12 +21,13 @@ class SentinelSet:
         self.service = service
         self.master = RedisNode()
         self.replica = RedisNode(["--replicaof", "127.0.0.1", str(self.master.port)])
-        config = (f"sentinel monitor {service} 127.0.0.1 {self.master.port} 2\n"
-                  f"sentinel down-after-milliseconds {service} 1000\n"
-                  f"sentinel failover-timeout {service} 5000\n"
-                  f"sentinel parallel-syncs {service} 1\n")
-        self.sentinels = [RedisNode(config_text=config, mode_args=["--sentinel"])
-                          for _ in range(3)]
+        config = (
+            f"sentinel monitor {service} 127.0.0.1 {self.master.port} 2\n"
+            f"sentinel down-after-milliseconds {service} 1000\n"
+            f"sentinel failover-timeout {service} 5000\n"
+            f"sentinel parallel-syncs {service} 1\n"
+        )
+        self.sentinels = [RedisNode(config_text=config, mode_args=["--sentinel"]) for _ in range(3)]
 
     @property
     def url(self) -> str:
@@ -43,8 +44,11 @@ class SentinelSet:
             self.replica.start()
             replica = self.replica.client()
             try:
-                wait_until(lambda: replica.info("replication")["master_link_status"] == "up",
-                           20, "replica in sync")
+                wait_until(
+                    lambda: replica.info("replication")["master_link_status"] == "up",
+                    20,
+                    "replica in sync",
+                )
             finally:
                 replica.close()
             for sentinel in self.sentinels:
@@ -52,8 +56,11 @@ class SentinelSet:
             for sentinel in self.sentinels:
                 client = sentinel.client()
                 try:
-                    wait_until(lambda c=client: self._sees_everyone(c), 30,
-                               f"sentinel {sentinel.port} sees the others and the replica")
+                    wait_until(
+                        lambda c=client: self._sees_everyone(c),
+                        30,
+                        f"sentinel {sentinel.port} sees the others and the replica",
+                    )
                 finally:
                     client.close()
         except BaseException:
@@ -73,8 +80,9 @@ class SentinelSet:
                 continue
             client = sentinel.client()
             try:
-                _, port = client.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME",
-                                                 self.service)
+                _, port = client.execute_command(
+                    "SENTINEL", "GET-MASTER-ADDR-BY-NAME", self.service
+                )
                 return int(port)
             finally:
                 client.close()

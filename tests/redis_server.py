@@ -43,10 +43,26 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> "RedisServer":
-        args = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
-                "--save", "", "--daemonize", "no", "--loglevel", "warning"]
-        args += ["--appendonly", "yes", "--appendfsync", self.appendfsync] if self.persistent else [
-            "--appendonly", "no"]
+        args = [
+            self.binary,
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            self.dir,
+            "--save",
+            "",
+            "--daemonize",
+            "no",
+            "--loglevel",
+            "warning",
+        ]
+        args += (
+            ["--appendonly", "yes", "--appendfsync", self.appendfsync]
+            if self.persistent
+            else ["--appendonly", "no"]
+        )
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         client = redis.Redis(port=self.port)
         deadline = time.monotonic() + 10

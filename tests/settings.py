@@ -35,26 +35,34 @@ TASKS = {
 # A file (not :memory:) test database: worker threads open their own connections, and closing
 # a connection must really close it (cases B29, B30). One file per test process.
 # A second alias ("other") for the multi-database on-commit and outbox tests.
-DATABASES = {alias: {
-    "ENGINE": "django.db.backends.sqlite3",
-    "NAME": ":memory:",
-    "TEST": {"NAME": os.path.join(tempfile.gettempdir(),
-                                  f"bullq-test-{alias}-{os.getpid()}.sqlite3")},
-} for alias in ("default", "other")}
+DATABASES = {
+    alias: {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": ":memory:",
+        "TEST": {
+            "NAME": os.path.join(tempfile.gettempdir(), f"bullq-test-{alias}-{os.getpid()}.sqlite3")
+        },
+    }
+    for alias in ("default", "other")
+}
 MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
 ]
-TEMPLATES = [{
-    "BACKEND": "django.template.backends.django.DjangoTemplates",
-    "APP_DIRS": True,
-    "OPTIONS": {"context_processors": [
-        "django.template.context_processors.request",
-        "django.contrib.auth.context_processors.auth",
-        "django.contrib.messages.context_processors.messages",
-    ]},
-}]
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
 BULLQ = {
     "CONNECTIONS": {"default": {"URL": REDIS_URL}},
     "DEFAULT_QUEUE": "default",
@@ -66,5 +74,6 @@ BULLQ = {
 # Events over WebSockets (django_bullq.consumers): the in-memory layer (channels_redis in
 # production); daphne subprocesses of the delivery tests may get another through the environment.
 CHANNEL_LAYERS = json.loads(os.environ.get("BULLQ_TEST_CHANNEL_LAYERS", "null")) or {
-    "default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    "default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}
+}
 ASGI_APPLICATION = "tests.asgi.application"

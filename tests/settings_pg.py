@@ -10,12 +10,14 @@ from tests.settings import *  # noqa: F403
 
 _max_age = os.environ.get("BULLQ_TEST_CONN_MAX_AGE", "0")
 
-DATABASES = {"default": {
-    "ENGINE": "django.db.backends.postgresql",
-    "NAME": "postgres",
-    "USER": "bullq",
-    "HOST": "127.0.0.1",
-    "PORT": os.environ["BULLQ_TEST_PG_PORT"],
-    "CONN_MAX_AGE": None if _max_age == "none" else int(_max_age),
-    "CONN_HEALTH_CHECKS": os.environ.get("BULLQ_TEST_CONN_HEALTH_CHECKS") == "1",
-}}
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": "postgres",
+        "USER": "bullq",
+        "HOST": "127.0.0.1",
+        "PORT": os.environ["BULLQ_TEST_PG_PORT"],
+        "CONN_MAX_AGE": None if _max_age == "none" else int(_max_age),
+        "CONN_HEALTH_CHECKS": os.environ.get("BULLQ_TEST_CONN_HEALTH_CHECKS") == "1",
+    }
+}

@@ -22,14 +22,24 @@ from django_bullq.core.errors import InvalidNameError
 
 pytestmark = [pytest.mark.django_layer, pytest.mark.django_db]
 
-ACTION_PERMS = ["view_bullqqueue", "retry_job", "promote_job", "remove_job", "cancel_job",
-                "change_job", "pause_queue", "clean_queue", "obliterate_queue"]
+ACTION_PERMS = [
+    "view_bullqqueue",
+    "retry_job",
+    "promote_job",
+    "remove_job",
+    "cancel_job",
+    "change_job",
+    "pause_queue",
+    "clean_queue",
+    "obliterate_queue",
+]
 
 
 def make_user(perms: list[str], staff: bool = True) -> User:
     user = User.objects.create_user(f"u{uuid.uuid4().hex[:8]}", password="pw", is_staff=staff)
-    user.user_permissions.set(Permission.objects.filter(
-        content_type__app_label="django_bullq", codename__in=perms))
+    user.user_permissions.set(
+        Permission.objects.filter(content_type__app_label="django_bullq", codename__in=perms)
+    )
     return user
 
 
@@ -69,18 +79,35 @@ def fail_job(q: Queue, name: str = "boom", data: Any = None) -> str:
     pipe = q.client.pipeline()
     pipe.lrem(q.keys["wait"], 0, job.id)
     pipe.zadd(q.keys["failed"], {job.id: now})
-    pipe.hset(q.keys.job(job.id), mapping={"failedReason": "kaputt <b>", "finishedOn": now,
-                                          "stacktrace": json.dumps(["Trace <i>line</i>"]),
-                                          "attemptsMade": 1})
+    pipe.hset(
+        q.keys.job(job.id),
+        mapping={
+            "failedReason": "kaputt <b>",
+            "finishedOn": now,
+            "stacktrace": json.dumps(["Trace <i>line</i>"]),
+            "attemptsMade": 1,
+        },
+    )
     pipe.execute()
     return job.id
 
 
 # --- names ------------------------------------------------------------------------------------
 
+
 def test_encoded_names_round_trip_strictly() -> None:
-    for name in ["a#b", "test/transactions", "ünï-cødé", "a b", "%2F", "plain", ".", "..",
-                 "...", "%2E"]:
+    for name in [
+        "a#b",
+        "test/transactions",
+        "ünï-cødé",
+        "a b",
+        "%2F",
+        "plain",
+        ".",
+        "..",
+        "...",
+        "%2E",
+    ]:
         assert decode_name(encode_name(name)) == name
     assert encode_name(".") == "%2E" and encode_name("..") == "%2E%2E"
 
@@ -101,6 +128,7 @@ def test_dot_names_get_links_browsers_keep(admin_client: Client, qname: str) -> 
 
 # --- pages ------------------------------------------------------------------------------------
 
+
 def test_overview_lists_queues_with_counts(admin_client: Client, qname: str) -> None:
     q = get_queue(qname)
     q.add("a", {})
@@ -113,8 +141,10 @@ def test_overview_lists_queues_with_counts(admin_client: Client, qname: str) -> 
     assert row["counts"]["waiting"] == 1 and row["workers"] >= 1
     assert row["latency"] is not None and row["paused"] is False
     # the admin index shows the placeholder
-    assert reverse("admin:django_bullq_bullqqueue_changelist") in \
-        admin_client.get(reverse("admin:index")).content.decode()
+    assert (
+        reverse("admin:django_bullq_bullqqueue_changelist")
+        in admin_client.get(reverse("admin:index")).content.decode()
+    )
 
 
 def test_queue_page_lists_jobs_workers_and_chart(admin_client: Client, qname: str) -> None:
@@ -152,8 +182,9 @@ def test_job_detail_links_parent_and_children(admin_client: Client, qname: str) 
     from django_bullq.core.flow import FlowProducer
 
     q = get_queue(qname)
-    flow = FlowProducer(q.connection).add({"name": "parent", "queue_name": qname,
-                                           "children": [{"name": "kid", "queue_name": qname}]})
+    flow = FlowProducer(q.connection).add(
+        {"name": "parent", "queue_name": qname, "children": [{"name": "kid", "queue_name": qname}]}
+    )
     parent_id = flow.job.id
     child_id = flow.children[0].job.id
     body = admin_client.get(jurl(qname, parent_id)).content.decode()
@@ -181,8 +212,17 @@ def test_pagination_on_100000_jobs_reads_one_page(admin_client: Client, qname: s
     pipe = q.client.pipeline(transaction=False)
     chunk = []
     for i in range(1, total + 1):
-        pipe.hset(q.keys.job(str(i)), mapping={"name": "bulk", "data": "{}", "opts": "{}",
-                                              "timestamp": ts, "delay": 0, "priority": 0})
+        pipe.hset(
+            q.keys.job(str(i)),
+            mapping={
+                "name": "bulk",
+                "data": "{}",
+                "opts": "{}",
+                "timestamp": ts,
+                "delay": 0,
+                "priority": 0,
+            },
+        )
         chunk.append(str(i))
         if len(chunk) == 10_000:
             pipe.lpush(q.keys["wait"], *chunk)
@@ -218,6 +258,7 @@ def test_hostile_job_data_is_escaped(admin_client: Client, qname: str) -> None:
 
 
 # --- actions ------------------------------------------------------------------------------------
+
 
 def post(client: Client, name: str, action: str, confirm: bool = True, **fields: Any) -> Any:
     payload = dict(fields)
@@ -265,37 +306,44 @@ def test_job_actions(admin_client: Client, qname: str) -> None:
     post(admin_client, qname, "cancel", ids=[running.id, prio.id], reason="stop <now>")
     msg = sub.get_message(timeout=2)
     sub.close()
-    assert msg and running.id in (msg["data"].decode() if isinstance(msg["data"], bytes)
-                                  else msg["data"])
+    assert msg and running.id in (
+        msg["data"].decode() if isinstance(msg["data"], bytes) else msg["data"]
+    )
     assert last_log().change_message == (
-        "Cancel (running): 1 of 2 jobs; 1 skipped (gone, or not in a state this action "
-        "applies to)")
+        "Cancel (running): 1 of 2 jobs; 1 skipped (gone, or not in a state this action applies to)"
+    )
 
 
 def test_a_partly_applicable_selection_acts_on_each_job_and_logs_it(
-        admin_client: Client, qname: str) -> None:
+    admin_client: Client, qname: str
+) -> None:
     """Rows go stale while an operator selects: the action goes on past them, and says so."""
     q = get_queue(qname)
     first, second = fail_job(q), fail_job(q)
     waiting = q.add("w", {}).id
-    resp = post(admin_client, qname, "retry", ids=[first, waiting, second, "no-such-job"],
-                state="failed")
+    resp = post(
+        admin_client, qname, "retry", ids=[first, waiting, second, "no-such-job"], state="failed"
+    )
     assert resp.status_code == 302
     assert q.get_job_state(first) == "waiting" and q.get_job_state(second) == "waiting"
     assert last_log().change_message == (
-        "Retry: 2 of 4 jobs; 2 skipped (gone, or not in a state this action applies to)")
+        "Retry: 2 of 4 jobs; 2 skipped (gone, or not in a state this action applies to)"
+    )
 
 
-@pytest.mark.parametrize("action, fields", [
-    ("retry", {"select_all": "1", "q": "boom", "page": "abc"}),
-    ("clean", {"grace_s": "1e999"}),
-    ("clean", {"grace_s": "nan"}),
-    ("clean", {"grace_s": "-5"}),
-    ("change_priority", {"priority": "high"}),
-])
-def test_tampered_action_forms_get_an_answer_not_a_500(admin_client: Client, qname: str,
-                                                       action: str, fields: dict[str, str]
-                                                       ) -> None:
+@pytest.mark.parametrize(
+    "action, fields",
+    [
+        ("retry", {"select_all": "1", "q": "boom", "page": "abc"}),
+        ("clean", {"grace_s": "1e999"}),
+        ("clean", {"grace_s": "nan"}),
+        ("clean", {"grace_s": "-5"}),
+        ("change_priority", {"priority": "high"}),
+    ],
+)
+def test_tampered_action_forms_get_an_answer_not_a_500(
+    admin_client: Client, qname: str, action: str, fields: dict[str, str]
+) -> None:
     q = get_queue(qname)
     job = fail_job(q)
     resp = post(admin_client, qname, action, ids=[job], state="failed", **fields)
@@ -322,13 +370,14 @@ def test_select_all_actions(admin_client: Client, qname: str) -> None:
 
 
 def test_select_all_change_priority_changes_every_prioritized_job_once(
-        admin_client: Client, qname: str) -> None:
+    admin_client: Client, qname: str
+) -> None:
     """More jobs than one page of ids: reordering the set while acting must skip none."""
     q = get_queue(qname)
-    jobs = q.add_bulk([("p", {"n": n}, {"priority": 2 + n % 50})
-                       for n in range(2500)])
-    post(admin_client, qname, "change_priority", select_all="1", state="prioritized",
-         priority="1")  # moves each changed job to the other end of the listing
+    jobs = q.add_bulk([("p", {"n": n}, {"priority": 2 + n % 50}) for n in range(2500)])
+    post(
+        admin_client, qname, "change_priority", select_all="1", state="prioritized", priority="1"
+    )  # moves each changed job to the other end of the listing
     priorities = q.client.zrange(q.keys["prioritized"], 0, -1, withscores=True)
     assert len(priorities) == len(jobs)
     assert {int(q.client.hget(q.keys.job(j.id), "priority")) for j in jobs} == {1}
@@ -363,11 +412,11 @@ def test_queue_actions(admin_client: Client, qname: str) -> None:
 
 # --- permissions and CSRF ---------------------------------------------------------------------
 
+
 def test_non_staff_is_redirected_to_login(qname: str) -> None:
     client = Client()
     client.force_login(make_user(ACTION_PERMS, staff=False))
-    for url in (reverse("admin:django_bullq_bullqqueue_changelist"), qurl(qname),
-                jurl(qname, "1")):
+    for url in (reverse("admin:django_bullq_bullqqueue_changelist"), qurl(qname), jurl(qname, "1")):
         resp = client.get(url)
         assert resp.status_code == 302 and "/login/" in resp["Location"]
     assert Client().get(qurl(qname)).status_code == 302
@@ -384,8 +433,20 @@ def test_staff_without_permissions_gets_403(qname: str) -> None:
     viewer = Client()
     viewer.force_login(make_user(["view_bullqqueue"]))
     assert viewer.get(qurl(qname)).status_code == 200
-    for action in ["retry", "promote", "remove", "cancel", "change_priority", "pause", "resume",
-                   "clean", "drain", "obliterate", "retry_all", "remove_all"]:
+    for action in [
+        "retry",
+        "promote",
+        "remove",
+        "cancel",
+        "change_priority",
+        "pause",
+        "resume",
+        "clean",
+        "drain",
+        "obliterate",
+        "retry_all",
+        "remove_all",
+    ]:
         assert post(viewer, qname, action, ids=[job.id]).status_code == 403, action
     assert q.get_job(job.id) is not None and not q.is_paused()
     remover = Client()
@@ -404,25 +465,35 @@ def test_csrf_is_enforced(qname: str) -> None:
     assert resp.status_code == 403 and q.get_job(job.id) is not None
     client.get(qurl(qname))
     token = client.cookies["csrftoken"].value
-    resp = client.post(aurl(qname, "remove"), {"ids": [job.id], "confirm": "yes",
-                                               "csrfmiddlewaretoken": token})
+    resp = client.post(
+        aurl(qname, "remove"), {"ids": [job.id], "confirm": "yes", "csrfmiddlewaretoken": token}
+    )
     assert resp.status_code == 302 and q.get_job(job.id) is None
 
 
 def test_permission_codenames() -> None:
-    codenames = set(Permission.objects.filter(content_type__app_label="django_bullq")
-                    .values_list("codename", flat=True))
+    codenames = set(
+        Permission.objects.filter(content_type__app_label="django_bullq").values_list(
+            "codename", flat=True
+        )
+    )
     assert set(ACTION_PERMS) <= codenames
 
 
 # --- case B25 -----------------------------------------------------------------------------------
 
+
 def test_case_b25_special_queue_names_in_admin(admin_client: Client, redis_url: str) -> None:
     with pytest.raises(InvalidNameError):
         Queue("task:email", redis_url)
     suffix = uuid.uuid4().hex[:6]
-    names = [f"a#b{suffix}", f"test/transactions{suffix}", f"ünï-cødé{suffix}", f"a b{suffix}",
-             f"%2F{suffix}"]
+    names = [
+        f"a#b{suffix}",
+        f"test/transactions{suffix}",
+        f"ünï-cødé{suffix}",
+        f"a b{suffix}",
+        f"%2F{suffix}",
+    ]
     try:
         for name in names:
             q = get_queue(name)

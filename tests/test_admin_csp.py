@@ -34,8 +34,11 @@ pytestmark = [pytest.mark.django_layer, pytest.mark.django_db]
 
 STATIC = Path(__file__).resolve().parents[1] / "django_bullq" / "static" / "django_bullq"
 #: django_bullq's files on every page, in page order: the stylesheet in <head>, then the scripts
-OWN_FILES = ["django_bullq/css/bullq-admin.css", "django_bullq/js/bullq-events.js",
-             "django_bullq/js/bullq-admin.js"]
+OWN_FILES = [
+    "django_bullq/css/bullq-admin.css",
+    "django_bullq/js/bullq-events.js",
+    "django_bullq/js/bullq-admin.js",
+]
 URL_ATTRS = ("href", "src", "action", "formaction", "data", "xlink:href")
 
 
@@ -75,12 +78,19 @@ def csp_settings(settings: Any) -> Iterator[None]:
     if django.VERSION >= (6, 0):
         from django.utils.csp import CSP
 
-        settings.MIDDLEWARE = ["django.middleware.csp.ContentSecurityPolicyMiddleware",
-                               *settings.MIDDLEWARE]
+        settings.MIDDLEWARE = [
+            "django.middleware.csp.ContentSecurityPolicyMiddleware",
+            *settings.MIDDLEWARE,
+        ]
         settings.SECURE_CSP = {"default-src": [CSP.SELF], "script-src": [CSP.SELF, CSP.NONCE]}
         engine = dict(settings.TEMPLATES[0])
-        engine["OPTIONS"] = dict(engine["OPTIONS"], context_processors=[
-            *engine["OPTIONS"]["context_processors"], "django.template.context_processors.csp"])
+        engine["OPTIONS"] = dict(
+            engine["OPTIONS"],
+            context_processors=[
+                *engine["OPTIONS"]["context_processors"],
+                "django.template.context_processors.csp",
+            ],
+        )
         settings.TEMPLATES = [engine]
     yield
 
@@ -104,13 +114,15 @@ def pages(csp_settings: None) -> Iterator[dict[str, Any]]:
         "overview": client.get(reverse("admin:django_bullq_bullqqueue_changelist")),
         "queue": client.get(queue_url),
         "queue, failed": client.get(queue_url + "?state=failed"),
-        "job": client.get(reverse("admin:django_bullq_job",
-                                  kwargs={"queue": name, "job_id": job.id})),
+        "job": client.get(
+            reverse("admin:django_bullq_job", kwargs={"queue": name, "job_id": job.id})
+        ),
     }
     for action in [*JOB_ACTIONS, *QUEUE_ACTIONS]:
         got[f"confirm {action}"] = client.post(
             reverse("admin:django_bullq_action", kwargs={"queue": name, "action": action}),
-            {"ids": [job.id], "state": "waiting"})
+            {"ids": [job.id], "state": "waiting"},
+        )
     yield got
     queue.obliterate(force=True)
 
@@ -133,8 +145,7 @@ def test_admin_pages_need_no_inline_script_style_or_handler(pages: dict[str, Any
             assert "style" not in attrs, where
             assert not [a for a in attrs if a.startswith("on")], where
             for attr in URL_ATTRS:
-                assert not (attrs.get(attr) or "").strip().lower().startswith("javascript:"), \
-                    where
+                assert not (attrs.get(attr) or "").strip().lower().startswith("javascript:"), where
             url = attrs.get("src") or attrs.get("href") or ""
             if tag in ("script", "link") and "/static/django_bullq/" in url:
                 own.append(url.split("/static/", 1)[1])
@@ -145,10 +156,19 @@ def test_admin_pages_need_no_inline_script_style_or_handler(pages: dict[str, Any
 def test_admin_scripts_need_no_unsafe_eval_or_inline_styles() -> None:
     """No eval-like calls (CSP's 'unsafe-eval') and no style attributes set from script:
     element.style (CSSOM) is allowed under style-src, setAttribute("style") and markup are not."""
-    forbidden = [r"\beval\s*\(", r"\bnew\s+Function\b", r"\bFunction\s*\(",
-                 r"set(Timeout|Interval)\s*\(\s*['\"`]", r"setAttribute\(\s*['\"]style",
-                 r"setAttribute\(\s*['\"]on", r"\.(innerHTML|outerHTML)\b",
-                 r"insertAdjacentHTML", r"document\.write", r"cssText", r"javascript:"]
+    forbidden = [
+        r"\beval\s*\(",
+        r"\bnew\s+Function\b",
+        r"\bFunction\s*\(",
+        r"set(Timeout|Interval)\s*\(\s*['\"`]",
+        r"setAttribute\(\s*['\"]style",
+        r"setAttribute\(\s*['\"]on",
+        r"\.(innerHTML|outerHTML)\b",
+        r"insertAdjacentHTML",
+        r"document\.write",
+        r"cssText",
+        r"javascript:",
+    ]
     scripts = sorted((STATIC / "js").glob("*.js"))
     assert [p.name for p in scripts] == ["bullq-admin.js", "bullq-events.js"]
     for script in scripts:

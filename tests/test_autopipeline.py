@@ -60,7 +60,8 @@ async def test_error_reply_fails_only_its_own_call(queue: Queue) -> None:
             log_call(pipe, queue, ids[1]),  # RPUSH on a string: a Lua error in Redis
             log_call(pipe, queue, "no-such-job"),  # the script's -1 code
             log_call(pipe, queue, ids[2]),
-            return_exceptions=True)
+            return_exceptions=True,
+        )
         assert results[0] == 1 and results[3] == 1
         assert isinstance(results[1], ResponseError) and "WRONGTYPE" in str(results[1])
         assert isinstance(results[2], ScriptError)
@@ -102,7 +103,8 @@ async def test_cancelled_caller_does_not_shift_replies(queue: Queue) -> None:
 
 
 async def test_killed_connection_fails_calls_in_flight_then_reconnects(
-        queue: Queue, r: redis.Redis) -> None:
+    queue: Queue, r: redis.Redis
+) -> None:
     ids = await _jobs(queue, 2)
     pipe = AutoPipeline(queue.aclient, queue.ascripts)
     try:
@@ -139,7 +141,8 @@ def silent() -> Iterator[tuple[socket.socket, int]]:
 
 
 async def test_reset_fails_calls_waiting_on_a_silent_server(
-        silent: tuple[socket.socket, int]) -> None:
+    silent: tuple[socket.socket, int],
+) -> None:
     """A server that accepts and never answers (a hung network): reset() frees the callers."""
     queue = Queue("silent", f"redis://127.0.0.1:{silent[1]}/0")
     pipe = queue.apipeline
@@ -152,7 +155,8 @@ async def test_reset_fails_calls_waiting_on_a_silent_server(
 
 
 async def test_calls_after_a_reset_mid_connect_go_out_on_a_new_connection(
-        silent: tuple[socket.socket, int]) -> None:
+    silent: tuple[socket.socket, int],
+) -> None:
     """reset() while the writer is stuck connecting: later calls still get a writer."""
     listener, port = silent
     queue = Queue("silent", f"redis://127.0.0.1:{port}/0")

@@ -78,8 +78,9 @@ class Storm:
                     r.script_flush()
                     self.flushes += 1
                 else:
-                    self.kills += int(r.execute_command("CLIENT", "KILL", "TYPE", "normal",
-                                                       "SKIPME", "yes"))
+                    self.kills += int(
+                        r.execute_command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+                    )
             except redis.RedisError:
                 pass
         r.close()
@@ -126,8 +127,10 @@ def bullq_log() -> Iterator[LogCount]:
 
 # --- deterministic defects ---------------------------------------------------------------------
 
+
 async def test_bulk_after_script_flush_with_a_missing_parent_still_adds_the_rest(
-        rq: tuple[Queue, redis.Redis]) -> None:
+    rq: tuple[Queue, redis.Redis],
+) -> None:
     """Every reply of the batch is NOSCRIPT after a flush (or a Redis restart); run_many
     retried them one by one and stopped at the first that raised, so the jobs after the one
     naming a missing parent were never added (BullMQ addBulk: the others are added)."""
@@ -143,7 +146,8 @@ async def test_bulk_after_script_flush_with_a_missing_parent_still_adds_the_rest
 
 
 async def test_write_on_a_connection_reset_under_an_idle_link_fails_as_a_connection_error(
-        rq: tuple[Queue, redis.Redis]) -> None:
+    rq: tuple[Queue, redis.Redis],
+) -> None:
     """The peer reset the pipeline's idle connection (a killed client, a restarted Redis, a
     load balancer): asyncio has force-closed the transport, redis-py still counts it connected.
     The next write must fail as a redis ConnectionError (callers retry those: Worker._settle,
@@ -175,9 +179,12 @@ async def test_a_call_that_cannot_be_packed_fails_alone(rq: tuple[Queue, redis.R
 
     try:
         assert await log_call(pipe, queue, jobs[0].id) == 1
-        results = await asyncio.gather(log_call(pipe, queue, jobs[0].id),
-                                       log_call(pipe, queue, jobs[1].id, None),
-                                       log_call(pipe, queue, jobs[2].id), return_exceptions=True)
+        results = await asyncio.gather(
+            log_call(pipe, queue, jobs[0].id),
+            log_call(pipe, queue, jobs[1].id, None),
+            log_call(pipe, queue, jobs[2].id),
+            return_exceptions=True,
+        )
         assert results[0] == 2 and results[2] == 1, results
         assert isinstance(results[1], TypeError | redis.DataError), results
         assert await log_call(pipe, queue, jobs[0].id) == 3  # still in step on the same connection
@@ -187,8 +194,10 @@ async def test_a_call_that_cannot_be_packed_fails_alone(rq: tuple[Queue, redis.R
 
 # --- storms ------------------------------------------------------------------------------------
 
+
 async def test_producers_under_client_kills_and_script_flushes_get_their_own_replies(
-        rq: tuple[Queue, redis.Redis], url: str) -> None:
+    rq: tuple[Queue, redis.Redis], url: str
+) -> None:
     """40 producers add jobs with their own ids (single adds and bulks) and 5 more give up on
     their adds at random, while every client is killed every few ms and the script cache is
     flushed: each reply must be its own caller's, and the only errors redis connection ones."""
@@ -224,7 +233,8 @@ async def test_producers_under_client_kills_and_script_flushes_get_their_own_rep
     async def quitter(c: int) -> None:
         while time.monotonic() < deadline:
             task = asyncio.ensure_future(
-                queue.aadd("n", {"id": "q"}, job_id=f"q{c}-{random.random()}"))
+                queue.aadd("n", {"id": "q"}, job_id=f"q{c}-{random.random()}")
+            )
             await asyncio.sleep(random.choice([0, 0, 0.0005, 0.001]))
             task.cancel()
             try:
@@ -250,12 +260,22 @@ async def test_producers_under_client_kills_and_script_flushes_get_their_own_rep
 
 def _kind(i: int) -> str:
     m = i % 20
-    return ("fail_once" if m < 3 else "always_fail" if m == 3 else "delayed" if m < 6
-            else "prioritized" if m < 8 else "plain")
+    return (
+        "fail_once"
+        if m < 3
+        else "always_fail"
+        if m == 3
+        else "delayed"
+        if m < 6
+        else "prioritized"
+        if m < 8
+        else "plain"
+    )
 
 
-async def _mixed_run(queue: Queue, r: redis.Redis, url: str, n: int, concurrency: int,
-                     storm_s: float) -> tuple[collections.Counter[int], Storm | None]:
+async def _mixed_run(
+    queue: Queue, r: redis.Redis, url: str, n: int, concurrency: int, storm_s: float
+) -> tuple[collections.Counter[int], Storm | None]:
     """Add ``n`` mixed jobs, run one worker until all are completed or failed (storm for
     ``storm_s`` s at the start); returns how often each job ran."""
     jobs = []
@@ -268,7 +288,7 @@ async def _mixed_run(queue: Queue, r: redis.Redis, url: str, n: int, concurrency
             opts["priority"] = random.randint(1, 50)
         jobs.append(("j", {"i": i, "k": kind}, opts))
     for start in range(0, n, 1000):
-        await queue.aadd_bulk(jobs[start:start + 1000])
+        await queue.aadd_bulk(jobs[start : start + 1000])
     runs: collections.Counter[int] = collections.Counter()
 
     async def processor(job: Any) -> Any:
@@ -280,8 +300,14 @@ async def _mixed_run(queue: Queue, r: redis.Redis, url: str, n: int, concurrency
             raise ValueError("once")
         return {"r": job.data["i"] * 7}
 
-    worker = make_worker(queue, processor, concurrency=concurrency, lock_duration=5000,
-                         stalled_interval=1000, max_stalled_count=50)
+    worker = make_worker(
+        queue,
+        processor,
+        concurrency=concurrency,
+        lock_duration=5000,
+        stalled_interval=1000,
+        max_stalled_count=50,
+    )
     task = asyncio.create_task(worker.arun())
     storm = Storm(url, (0.05, 0.2)) if storm_s else None
     if storm:
@@ -293,13 +319,15 @@ async def _mixed_run(queue: Queue, r: redis.Redis, url: str, n: int, concurrency
             if storm and time.monotonic() - start > storm_s:
                 storm.__exit__()
             assert not task.done(), "worker stopped"
-            done = _retrying(r, lambda: r.zcard(queue.keys["completed"])
-                             + r.zcard(queue.keys["failed"]))
+            done = _retrying(
+                r, lambda: r.zcard(queue.keys["completed"]) + r.zcard(queue.keys["failed"])
+            )
             if done == n:
                 break
             assert time.monotonic() - start < 45, (
                 f"{done}/{n} done; active {r.llen(queue.keys['active'])}, "
-                f"wait {r.llen(queue.keys['wait'])}, delayed {r.zcard(queue.keys['delayed'])}")
+                f"wait {r.llen(queue.keys['wait'])}, delayed {r.zcard(queue.keys['delayed'])}"
+            )
     finally:
         if storm:
             storm.__exit__()
@@ -320,12 +348,12 @@ def _check_outcomes(queue: Queue, r: redis.Redis, n: int) -> None:
         assert json.loads(fields["returnvalue"]) == {"r": data["i"] * 7}, (job_id, fields)
     for job_id in failed:
         data = json.loads(r.hget(queue.keys.job(job_id), "data"))
-        assert data["k"] == "always_fail", (job_id, r.hget(queue.keys.job(job_id),
-                                                           "failedReason"))
+        assert data["k"] == "always_fail", (job_id, r.hget(queue.keys.job(job_id), "failedReason"))
 
 
 async def test_worker_without_faults_runs_no_job_more_often_than_its_attempts(
-        rq: tuple[Queue, redis.Redis], url: str) -> None:
+    rq: tuple[Queue, redis.Redis], url: str
+) -> None:
     queue, r = rq
     n = 10_000
     runs, _ = await _mixed_run(queue, r, url, n, concurrency=50, storm_s=0)
@@ -337,7 +365,8 @@ async def test_worker_without_faults_runs_no_job_more_often_than_its_attempts(
 
 
 async def test_worker_under_client_kills_loses_no_job_and_keeps_each_return_value(
-        rq: tuple[Queue, redis.Redis], url: str, bullq_log: LogCount) -> None:
+    rq: tuple[Queue, redis.Redis], url: str, bullq_log: LogCount
+) -> None:
     queue, r = rq
     n = 6000
     runs, storm = await _mixed_run(queue, r, url, n, concurrency=30, storm_s=4.0)
@@ -346,8 +375,11 @@ async def test_worker_under_client_kills_loses_no_job_and_keeps_each_return_valu
     assert len(runs) == n
     # a finish that failed on a dropped connection is retried; only a redis connection error
     # may reach the "could not be finished" path, never a raw transport error
-    odd = {k: v for k, v in bullq_log.counts.items()
-           if k[1] and k[1] not in ("ConnectionError", "TimeoutError")}
+    odd = {
+        k: v
+        for k, v in bullq_log.counts.items()
+        if k[1] and k[1] not in ("ConnectionError", "TimeoutError")
+    }
     assert not odd, odd
 
 
@@ -365,8 +397,14 @@ async def test_worker_survives_redis_crash_restarts(queue_name: str) -> None:
             await asyncio.sleep(random.uniform(0, 0.01))
             return job.data["i"] * 2
 
-        worker = make_worker(queue, processor, concurrency=20, lock_duration=2000,
-                             stalled_interval=1000, max_stalled_count=50)
+        worker = make_worker(
+            queue,
+            processor,
+            concurrency=20,
+            lock_duration=2000,
+            stalled_interval=1000,
+            max_stalled_count=50,
+        )
         task = asyncio.create_task(worker.arun())
         loop = asyncio.get_running_loop()
         try:
@@ -397,16 +435,18 @@ async def test_worker_survives_redis_crash_restarts(queue_name: str) -> None:
 
 @pytest.mark.parametrize("socket_timeout", [30.0, 2.0])
 async def test_worker_recovers_after_a_hung_network(
-        server: RedisServer, queue_name: str, socket_timeout: float,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    server: RedisServer, queue_name: str, socket_timeout: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The network hangs mid-flow for 5 s (longer than the fetch timeout; with a 2 s socket
     timeout also longer than that): once it flows again the worker finishes every job."""
     from django_bullq.core.connection import Connection
 
     monkeypatch.setattr(worker_module, "FETCH_TIMEOUT_S", 1.0)
     proxy = TcpProxy(server.port)
-    queue = Queue(queue_name, Connection(f"redis://127.0.0.1:{proxy.port}/0",
-                                         options={"socket_timeout": socket_timeout}))
+    queue = Queue(
+        queue_name,
+        Connection(f"redis://127.0.0.1:{proxy.port}/0", options={"socket_timeout": socket_timeout}),
+    )
     direct = Queue(queue_name, server.url)
     r = redis.Redis.from_url(server.url, decode_responses=True)
 
@@ -414,8 +454,14 @@ async def test_worker_recovers_after_a_hung_network(
         await asyncio.sleep(random.uniform(0, 0.005))
         return job.data["i"] + 1
 
-    worker = make_worker(queue, processor, concurrency=10, lock_duration=4000,
-                         stalled_interval=1000, max_stalled_count=50)
+    worker = make_worker(
+        queue,
+        processor,
+        concurrency=10,
+        lock_duration=4000,
+        stalled_interval=1000,
+        max_stalled_count=50,
+    )
     task = asyncio.create_task(worker.arun())
     try:
         n = 20_000
@@ -432,7 +478,9 @@ async def test_worker_recovers_after_a_hung_network(
         while r.zcard(direct.keys["completed"]) < n + 1:
             assert not task.done(), "worker stopped"
             assert time.monotonic() - start < 40, (
-                r.zcard(direct.keys["completed"]), r.llen(direct.keys["active"]))
+                r.zcard(direct.keys["completed"]),
+                r.llen(direct.keys["active"]),
+            )
             await asyncio.sleep(0.2)
         assert (await direct.aget_job(added.id)).returnvalue == 0
         assert r.llen(direct.keys["active"]) == 0
@@ -446,8 +494,7 @@ async def test_worker_recovers_after_a_hung_network(
         r.close()
 
 
-async def test_large_payloads_share_batches_with_small_ones(
-        rq: tuple[Queue, redis.Redis]) -> None:
+async def test_large_payloads_share_batches_with_small_ones(rq: tuple[Queue, redis.Redis]) -> None:
     """1-5 MB jobs inside bulks of small ones, single adds beside them, and 3 MB return
     values among small finishes: every job and reply lands with its own caller."""
     queue, r = rq
@@ -455,9 +502,11 @@ async def test_large_payloads_share_batches_with_small_ones(
     for i in range(300):
         size = random.choice([1, 2, 3, 5]) * 1_000_000 if i % 40 == 7 else 10
         jobs.append(("j", {"i": i, "pad": "x" * size}))
-    bulks = await asyncio.gather(queue.aadd_bulk(jobs[:150]), queue.aadd_bulk(jobs[150:]),
-                                 *(queue.aadd("s", {"i": 1000 + k, "pad": ""})
-                                   for k in range(50)))
+    bulks = await asyncio.gather(
+        queue.aadd_bulk(jobs[:150]),
+        queue.aadd_bulk(jobs[150:]),
+        *(queue.aadd("s", {"i": 1000 + k, "pad": ""}) for k in range(50)),
+    )
     added = bulks[0] + bulks[1]
     assert [j.data["i"] for j in added] == list(range(300))
     for job, (_, data) in zip(added, jobs, strict=True):
@@ -487,7 +536,8 @@ async def test_large_payloads_share_batches_with_small_ones(
 
 
 async def test_cancellations_and_forced_closes_mid_run_lose_no_job(
-        rq: tuple[Queue, redis.Redis]) -> None:
+    rq: tuple[Queue, redis.Redis],
+) -> None:
     """Jobs cancelled while they run and workers closed (gracefully and forced) mid-flow:
     a last worker then finishes every job, each with its own return value."""
     queue, r = rq
@@ -500,8 +550,14 @@ async def test_cancellations_and_forced_closes_mid_run_lose_no_job(
 
     cancelled = 0
     for round_ in range(4):
-        worker = make_worker(queue, processor, concurrency=20, lock_duration=2000,
-                             stalled_interval=1000, max_stalled_count=50)
+        worker = make_worker(
+            queue,
+            processor,
+            concurrency=20,
+            lock_duration=2000,
+            stalled_interval=1000,
+            max_stalled_count=50,
+        )
         task = asyncio.create_task(worker.arun())
         start = time.monotonic()
         while time.monotonic() - start < 0.7:
@@ -511,8 +567,14 @@ async def test_cancellations_and_forced_closes_mid_run_lose_no_job(
         worker.close(force=round_ % 2 == 0)
         await asyncio.wait_for(task, 20)
     assert cancelled > 10
-    worker = make_worker(queue, processor, concurrency=20, lock_duration=2000,
-                         stalled_interval=1000, max_stalled_count=50)
+    worker = make_worker(
+        queue,
+        processor,
+        concurrency=20,
+        lock_duration=2000,
+        stalled_interval=1000,
+        max_stalled_count=50,
+    )
     task = asyncio.create_task(worker.arun())
     try:
         start = time.monotonic()
@@ -528,14 +590,14 @@ async def test_cancellations_and_forced_closes_mid_run_lose_no_job(
         assert json.loads(fields["returnvalue"]) == {"v": json.loads(fields["data"])["i"] + 1}
 
 
-async def test_aclose_with_calls_in_flight_answers_every_one(
-        rq: tuple[Queue, redis.Redis]) -> None:
+async def test_aclose_with_calls_in_flight_answers_every_one(rq: tuple[Queue, redis.Redis]) -> None:
     queue, _ = rq
     jobs = [await queue.aadd("probe", i) for i in range(50)]
     pipe = AutoPipeline(queue.aclient, queue.ascripts)
 
-    await queue.ascripts.arun("addLog", [queue.keys.job("none"), "x"], ["none", "x", 0],
-                              raise_codes=False)  # loaded (an earlier storm may have flushed it)
+    await queue.ascripts.arun(
+        "addLog", [queue.keys.job("none"), "x"], ["none", "x", 0], raise_codes=False
+    )  # loaded (an earlier storm may have flushed it)
     calls = [asyncio.ensure_future(log_call(pipe, queue, j.id)) for j in jobs for _ in range(4)]
     await asyncio.sleep(0)  # queued, maybe sent
     await pipe.aclose()
@@ -549,7 +611,8 @@ async def test_aclose_with_calls_in_flight_answers_every_one(
 
 
 async def test_script_flush_under_many_callers_reloads_once_instead_of_a_connection_each(
-        rq: tuple[Queue, redis.Redis]) -> None:
+    rq: tuple[Queue, redis.Redis],
+) -> None:
     """After SCRIPT FLUSH (or a Redis restart) every caller of the pass meets NOSCRIPT. Each
     fell back to Scripts.arun on its own pooled connection: 300 callers asked for 300
     connections and redis-py's asyncio pool (100 by default) raised MaxConnectionsError."""
@@ -560,8 +623,9 @@ async def test_script_flush_under_many_callers_reloads_once_instead_of_a_connect
     try:
         assert await log_call(pipe, queue, jobs[0].id) == 1
         r.script_flush()
-        results = await asyncio.gather(*(log_call(pipe, queue, j.id) for j in jobs),
-                                       return_exceptions=True)
+        results = await asyncio.gather(
+            *(log_call(pipe, queue, j.id) for j in jobs), return_exceptions=True
+        )
         assert results == [2] + [1] * 299, [e for e in results if isinstance(e, Exception)][:2]
     finally:
         await pipe.aclose()
@@ -578,8 +642,9 @@ def test_threads_with_loops_of_their_own_share_one_queue(rq: tuple[Queue, redis.
         async def add(round_: int) -> None:
             pipes.append(queue.apipeline)
             tag = f"{k}-{round_}"
-            singles = await asyncio.gather(*(queue.aadd("s", {"t": tag, "i": i})
-                                             for i in range(200)))
+            singles = await asyncio.gather(
+                *(queue.aadd("s", {"t": tag, "i": i}) for i in range(200))
+            )
             bulk = await queue.aadd_bulk([("b", {"t": tag, "i": i}) for i in range(200)])
             for i, job in enumerate(singles + bulk):
                 stored = json.loads(r.hget(queue.keys.job(job.id), "data"))

@@ -39,8 +39,10 @@ def test_exponential_treats_attempt_0_as_1() -> None:
 
 @pytest.mark.parametrize("jitter", [0.1, 0.5, 1.0])
 def test_fixed_jitter_stays_in_bounds(jitter: float) -> None:
-    delays = {backoff.compute_delay({"type": "fixed", "delay": 1000, "jitter": jitter}, 1)
-              for _ in range(500)}
+    delays = {
+        backoff.compute_delay({"type": "fixed", "delay": 1000, "jitter": jitter}, 1)
+        for _ in range(500)
+    }
     assert min(delays) >= 1000 * (1 - jitter)
     assert max(delays) < 1000
     assert len(delays) > 1  # it does vary
@@ -49,8 +51,10 @@ def test_fixed_jitter_stays_in_bounds(jitter: float) -> None:
 @pytest.mark.parametrize("jitter", [0.25, 1.0])
 def test_exponential_jitter_stays_in_bounds(jitter: float) -> None:
     raw = 4 * 300  # attempt 3
-    delays = [backoff.compute_delay({"type": "exponential", "delay": 300, "jitter": jitter}, 3)
-              for _ in range(500)]
+    delays = [
+        backoff.compute_delay({"type": "exponential", "delay": 300, "jitter": jitter}, 3)
+        for _ in range(500)
+    ]
     assert min(delays) >= raw * (1 - jitter)
     assert max(delays) < raw
 
@@ -84,15 +88,20 @@ def test_custom_strategy_gets_attempts_delay_jitter_and_error(restore_strategies
     assert seen == [(2, 10, 0.5, err), (3, 10, 0.0, None)]
 
 
-@pytest.mark.parametrize(("given", "stored"), [
-    (None, None),
-    (5000, {"type": "fixed", "delay": 5000}),
-    (0, {"type": "fixed", "delay": 0}),
-    (1500.9, {"type": "fixed", "delay": 1500}),
-    ({"type": "exponential", "delay": 100, "jitter": 0.5},
-     {"type": "exponential", "delay": 100, "jitter": 0.5}),
-    ({"type": "custom"}, {"type": "custom"}),
-])
+@pytest.mark.parametrize(
+    ("given", "stored"),
+    [
+        (None, None),
+        (5000, {"type": "fixed", "delay": 5000}),
+        (0, {"type": "fixed", "delay": 0}),
+        (1500.9, {"type": "fixed", "delay": 1500}),
+        (
+            {"type": "exponential", "delay": 100, "jitter": 0.5},
+            {"type": "exponential", "delay": 100, "jitter": 0.5},
+        ),
+        ({"type": "custom"}, {"type": "custom"}),
+    ],
+)
 def test_normalize_gives_bullmqs_stored_shape(given: Any, stored: Any) -> None:
     assert backoff.normalize(given) == stored
 
@@ -102,13 +111,25 @@ def test_normalize_copies_the_dict() -> None:
     assert backoff.normalize(given) is not given
 
 
-@pytest.mark.parametrize("bad", [
-    True, False, -1, -0.5, "100", [100], {"delay": 100}, {"type": 1},
-    {"type": "fixed", "delay": -5}, {"type": "fixed", "delay": "100"},
-    {"type": "fixed", "delay": True},
-    {"type": "fixed", "delay": 10, "jitter": 1.5}, {"type": "fixed", "delay": 10, "jitter": -0.1},
-    {"type": "fixed", "delay": 10, "jitter": "0.5"},
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        True,
+        False,
+        -1,
+        -0.5,
+        "100",
+        [100],
+        {"delay": 100},
+        {"type": 1},
+        {"type": "fixed", "delay": -5},
+        {"type": "fixed", "delay": "100"},
+        {"type": "fixed", "delay": True},
+        {"type": "fixed", "delay": 10, "jitter": 1.5},
+        {"type": "fixed", "delay": 10, "jitter": -0.1},
+        {"type": "fixed", "delay": 10, "jitter": "0.5"},
+    ],
+)
 def test_normalize_refuses_unusable_shapes(bad: Any) -> None:
     with pytest.raises(ValueError):
         backoff.normalize(bad)

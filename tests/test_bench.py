@@ -16,16 +16,42 @@ ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ["bulk_insert", "single_insert_p10", "noop_c10", "io10ms_c50"]
 LIBS = ["django_bullq", "bullmq"]
 JOBS = 40
-COST_FIELDS = {"commands_per_job", "scripts_per_job", "cpu_us_per_job", "main_thread_cpu_pct",
-               "round_trips_per_job", "ceiling_jobs_per_s", "by_command"}
+COST_FIELDS = {
+    "commands_per_job",
+    "scripts_per_job",
+    "cpu_us_per_job",
+    "main_thread_cpu_pct",
+    "round_trips_per_job",
+    "ceiling_jobs_per_s",
+    "by_command",
+}
 
 
 def bench(out_json: Path, out_md: Path, *args: str) -> dict[str, Any]:
     done = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "--python", sys.executable, "--rounds", "1",
-         "--growth-jobs", "30", "--growth-rounds", "1", "--out-json", str(out_json),
-         "--out-md", str(out_md), *args],
-        cwd=ROOT, capture_output=True, text=True, timeout=100)
+        [
+            sys.executable,
+            "-m",
+            "benchmarks",
+            "--python",
+            sys.executable,
+            "--rounds",
+            "1",
+            "--growth-jobs",
+            "30",
+            "--growth-rounds",
+            "1",
+            "--out-json",
+            str(out_json),
+            "--out-md",
+            str(out_md),
+            *args,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=100,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     data: dict[str, Any] = json.loads(out_json.read_text())
     return data
@@ -33,9 +59,24 @@ def bench(out_json: Path, out_md: Path, *args: str) -> dict[str, Any]:
 
 def test_bench_harness_smoke(tmp_path: Path) -> None:
     out_json, out_md = tmp_path / "results.json", tmp_path / "benchmarks.md"
-    data = bench(out_json, out_md, "--libs", ",".join(LIBS), "--scenarios", ",".join(SCENARIOS),
-                 "--jobs", str(JOBS), "--max-seconds", "0", "--growth-size", "50",
-                 "--memory-jobs", "60", "--note", "Smoke run.")
+    data = bench(
+        out_json,
+        out_md,
+        "--libs",
+        ",".join(LIBS),
+        "--scenarios",
+        ",".join(SCENARIOS),
+        "--jobs",
+        str(JOBS),
+        "--max-seconds",
+        "0",
+        "--growth-size",
+        "50",
+        "--memory-jobs",
+        "60",
+        "--note",
+        "Smoke run.",
+    )
 
     for scenario in SCENARIOS:
         assert set(data[scenario]) == set(LIBS)
@@ -50,8 +91,14 @@ def test_bench_harness_smoke(tmp_path: Path) -> None:
     assert growth["completed"]["completed_set"] == 50  # retention kept it at its size
     assert growth["delayed"]["delayed_set"] == 50
     for key in ("completed", "delayed"):
-        assert {"small_jobs_per_s", "grown_jobs_per_s", "change_pct", "small_redis_us_per_job",
-                "grown_redis_us_per_job", "redis_us_change_pct"} <= set(growth[key])
+        assert {
+            "small_jobs_per_s",
+            "grown_jobs_per_s",
+            "change_pct",
+            "small_redis_us_per_job",
+            "grown_redis_us_per_job",
+            "redis_us_change_pct",
+        } <= set(growth[key])
     assert growth["memory"]["jobs"] == 60
     assert len(growth["memory"]["rss_mb_samples"]) == 20
     assert {"cpu", "cores", "python", "redis"} <= set(data["machine"])
@@ -64,7 +111,9 @@ def test_bench_harness_smoke(tmp_path: Path) -> None:
     # --only-growth replaces the growth part and keeps the comparison.
     again = bench(out_json, out_md, "--only-growth", "--growth-size", "40", "--memory-jobs", "0")
     assert again["growth"]["completed"]["completed_set"] == 40
-    assert "memory" not in again["growth"] and "separate growth-only run" in again["growth"][
-        "separate_run"]
+    assert (
+        "memory" not in again["growth"]
+        and "separate growth-only run" in again["growth"]["separate_run"]
+    )
     assert {s: again[s] for s in SCENARIOS} == {s: data[s] for s in SCENARIOS}
     assert "separate growth-only run" in out_md.read_text() and "Smoke run." in out_md.read_text()

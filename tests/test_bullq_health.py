@@ -64,15 +64,19 @@ async def test_live_and_stale_workers_are_reported(queue_name: str, r: redis.Red
         report = json.loads(out)
         assert report["healthy"] is True
         assert [(w["name"], w["alive"]) for w in report["queues"][queue_name]] == [
-            ("live", True), ("gone", False)]
+            ("live", True),
+            ("gone", False),
+        ]
     finally:
         worker.close()
         await asyncio.wait_for(task, 15)
 
 
 def test_unreachable_redis_is_unhealthy(settings: Any, queue_name: str) -> None:
-    settings.BULLQ = {**settings.BULLQ, "CONNECTIONS": {
-        "default": {"URL": f"redis://:pw@127.0.0.1:{free_port()}/0"}}}
+    settings.BULLQ = {
+        **settings.BULLQ,
+        "CONNECTIONS": {"default": {"URL": f"redis://:pw@127.0.0.1:{free_port()}/0"}},
+    }
     code, _, err = health("--queue", queue_name)
     assert code == 1
     assert "cannot reach Redis at redis://:***@127.0.0.1:" in err and ":pw@" not in err
@@ -80,9 +84,13 @@ def test_unreachable_redis_is_unhealthy(settings: Any, queue_name: str) -> None:
 
 def test_real_runworker_beats_and_unregisters_on_sigterm(queue_name: str) -> None:
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"}
-    proc = subprocess.Popen([sys.executable, "-m", "django", "runworker", queue_name,
-                             "--name", "probe", "-v", "0"], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "django", "runworker", queue_name, "--name", "probe", "-v", "0"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 20
         while health("--queue", queue_name, "--worker", "probe")[0] != 0:

@@ -143,8 +143,12 @@ def test_sync_queue_cancel_job_publishes_the_message(queue: Queue, r: redis.Redi
     message = pubsub.get_message(timeout=1)
     pubsub.close()
     assert message is not None
-    assert parse_control(message["data"]) == {"action": "cancel", "jobId": "7", "reason": "why",
-                                              "unrecoverable": True}
+    assert parse_control(message["data"]) == {
+        "action": "cancel",
+        "jobId": "7",
+        "reason": "why",
+        "unrecoverable": True,
+    }
     assert cancel_message("8") == '{"action":"cancel","jobId":"8","reason":""}'
 
 

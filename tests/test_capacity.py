@@ -16,9 +16,23 @@ from django_bullq.core.capacity import SCRATCH_PREFIX, Persistence, scratch_name
 pytestmark = pytest.mark.django_layer
 
 REPORT_FIELDS = {
-    "queue", "jobs", "concurrency", "commands_per_job", "scripts_per_job", "redis_us_per_job",
-    "ceiling_jobs_per_s", "plateau_jobs_per_s", "redis_cpu_pct", "worker_cpu_pct", "rtt_ms",
-    "persistence", "bound", "agree", "explanation", "plan_jobs_per_s", "workers_for_plan",
+    "queue",
+    "jobs",
+    "concurrency",
+    "commands_per_job",
+    "scripts_per_job",
+    "redis_us_per_job",
+    "ceiling_jobs_per_s",
+    "plateau_jobs_per_s",
+    "redis_cpu_pct",
+    "worker_cpu_pct",
+    "rtt_ms",
+    "persistence",
+    "bound",
+    "agree",
+    "explanation",
+    "plan_jobs_per_s",
+    "workers_for_plan",
     "by_command",
 }
 NO_PERSISTENCE = Persistence(aof_enabled=False, appendfsync="everysec", rdb_save="", busy=False)
@@ -52,16 +66,25 @@ def test_json_report_has_every_field(r: redis.Redis) -> None:
 
 def test_text_report_names_each_figure(r: redis.Redis) -> None:
     text = run_capacity("--jobs", "40")
-    for label in ("commands per job", "Redis CPU per job", "predicted ceiling",
-                  "measured plateau", "Redis main thread", "bound", "figures agree",
-                  "plan peak load for"):
+    for label in (
+        "commands per job",
+        "Redis CPU per job",
+        "predicted ceiling",
+        "measured plateau",
+        "Redis main thread",
+        "bound",
+        "figures agree",
+        "plan peak load for",
+    ):
         assert label in text
     assert scratch_keys(r) == []
 
 
 def test_uses_the_named_queues_prefix(r: redis.Redis, redis_url: str) -> None:
-    bullq = {"CONNECTIONS": {"default": {"URL": redis_url}},
-             "QUEUES": {"emails": {"PREFIX": "capprobe"}}}
+    bullq = {
+        "CONNECTIONS": {"default": {"URL": redis_url}},
+        "QUEUES": {"emails": {"PREFIX": "capprobe"}},
+    }
     with override_settings(BULLQ=bullq):
         report = json.loads(run_capacity("--queue", "emails", "--jobs", "30", "--json"))
     assert report["jobs"] == 30
@@ -85,17 +108,29 @@ def test_scratch_names_are_fresh() -> None:
     assert scratch_name().startswith(SCRATCH_PREFIX)
 
 
-@pytest.mark.parametrize(("redis_cpu", "worker_cpu", "persist", "bound"), [
-    (95.0, 50.0, NO_PERSISTENCE, "cpu (redis)"),
-    (40.0, 90.0, NO_PERSISTENCE, "cpu (worker)"),
-    (40.0, 50.0, Persistence(aof_enabled=True, appendfsync="always", rdb_save="", busy=False),
-     "persistence"),
-    (40.0, 50.0, Persistence(aof_enabled=False, appendfsync="unknown", rdb_save="", busy=True),
-     "persistence"),
-    (40.0, 50.0, NO_PERSISTENCE, "network"),
-])
-def test_verdict_names_the_bound(redis_cpu: float, worker_cpu: float, persist: Persistence,
-                                 bound: str) -> None:
+@pytest.mark.parametrize(
+    ("redis_cpu", "worker_cpu", "persist", "bound"),
+    [
+        (95.0, 50.0, NO_PERSISTENCE, "cpu (redis)"),
+        (40.0, 90.0, NO_PERSISTENCE, "cpu (worker)"),
+        (
+            40.0,
+            50.0,
+            Persistence(aof_enabled=True, appendfsync="always", rdb_save="", busy=False),
+            "persistence",
+        ),
+        (
+            40.0,
+            50.0,
+            Persistence(aof_enabled=False, appendfsync="unknown", rdb_save="", busy=True),
+            "persistence",
+        ),
+        (40.0, 50.0, NO_PERSISTENCE, "network"),
+    ],
+)
+def test_verdict_names_the_bound(
+    redis_cpu: float, worker_cpu: float, persist: Persistence, bound: str
+) -> None:
     got, _, why = verdict(4000, 10_000, redis_cpu, worker_cpu, persist)
     assert got == bound
     assert why.endswith(".")

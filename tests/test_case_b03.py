@@ -28,8 +28,9 @@ def stored_due_ms(queue_name: str, job_id: str) -> int:
 
 @pytest.mark.parametrize("zone", ZONES)
 @pytest.mark.parametrize(("month", "day"), SEASONS)
-def test_case_b03_naive_run_at_is_the_intended_instant(queue_name: str, zone: str, month: int,
-                                                       day: int) -> None:
+def test_case_b03_naive_run_at_is_the_intended_instant(
+    queue_name: str, zone: str, month: int, day: int
+) -> None:
     year = datetime.now().year + 1
     naive = datetime(year, month, day, 9, 30)
     intended = naive.replace(tzinfo=ZoneInfo(zone))  # zoneinfo: the offset in effect then
@@ -56,16 +57,16 @@ def test_case_b03_naive_now_plus_one_hour_fires_in_one_hour(queue_name: str, zon
 def test_case_b03_aware_datetime_is_kept(queue_name: str) -> None:
     due = datetime.now(dt_timezone.utc).replace(microsecond=0) + timedelta(hours=2)
     with override_settings(TIME_ZONE="Australia/Sydney"):
-        job = sample.add.using(queue=queue_name, delay=due.astimezone(ZoneInfo(
-            "America/New_York"))).enqueue(1)
+        job = sample.add.using(
+            queue=queue_name, delay=due.astimezone(ZoneInfo("America/New_York"))
+        ).enqueue(1)
     assert stored_due_ms(queue_name, job.id) == int(due.timestamp() * 1000)
 
 
 def test_case_b03_naive_datetime_without_use_tz(queue_name: str) -> None:
     year = datetime.now().year + 1
     with override_settings(USE_TZ=False, TIME_ZONE="Europe/London"):
-        job = sample.add.using(queue=queue_name,
-                               delay=datetime(year, 7, 1, 12, 0)).enqueue(1)
+        job = sample.add.using(queue=queue_name, delay=datetime(year, 7, 1, 12, 0)).enqueue(1)
     expected = datetime(year, 7, 1, 11, 0, tzinfo=dt_timezone.utc)  # BST = UTC+1
     assert stored_due_ms(queue_name, job.id) == int(expected.timestamp() * 1000)
 
@@ -75,8 +76,9 @@ def test_case_b03_decorator_level_naive_datetime(queue_name: str) -> None:
 
     year = datetime.now().year + 1
     naive = datetime(year, 1, 10, 8, 0)
-    bound = Task(sample.add.func, name=sample.add.name, queue=queue_name,
-                 job_options={"delay": naive})
+    bound = Task(
+        sample.add.func, name=sample.add.name, queue=queue_name, job_options={"delay": naive}
+    )
     with override_settings(TIME_ZONE="Pacific/Auckland"):
         job = bound.enqueue(1)
     expected = naive.replace(tzinfo=ZoneInfo("Pacific/Auckland"))  # NZDT, UTC+13
@@ -87,14 +89,17 @@ def test_case_b03_ambiguous_and_skipped_wall_times(queue_name: str) -> None:
     """docs/tasks.md: a repeated wall time means the first one; a skipped one moves forward."""
     year = datetime.now().year + 1
     # last Sunday of October 01:30 happens twice in London (BST, then GMT)
-    october = max(datetime(year, 10, d) for d in range(25, 32)
-                  if datetime(year, 10, d).weekday() == 6)
+    october = max(
+        datetime(year, 10, d) for d in range(25, 32) if datetime(year, 10, d).weekday() == 6
+    )
     march = max(datetime(year, 3, d) for d in range(25, 32) if datetime(year, 3, d).weekday() == 6)
     with override_settings(TIME_ZONE="Europe/London"):
-        repeated = sample.add.using(queue=queue_name,
-                                    delay=october.replace(hour=1, minute=30)).enqueue(1)
-        skipped = sample.add.using(queue=queue_name,
-                                   delay=march.replace(hour=1, minute=30)).enqueue(1)
+        repeated = sample.add.using(
+            queue=queue_name, delay=october.replace(hour=1, minute=30)
+        ).enqueue(1)
+        skipped = sample.add.using(
+            queue=queue_name, delay=march.replace(hour=1, minute=30)
+        ).enqueue(1)
     first = october.replace(hour=0, minute=30, tzinfo=dt_timezone.utc)  # 01:30 BST
     forward = march.replace(hour=1, minute=30, tzinfo=dt_timezone.utc)  # = 02:30 BST
     assert stored_due_ms(queue_name, repeated.id) == int(first.timestamp() * 1000)

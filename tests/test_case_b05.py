@@ -36,7 +36,8 @@ async def _until(predicate: Callable[[], bool], timeout: float = 5.0) -> None:
 
 @pytest.mark.parametrize("added", ["before_the_worker", "while_it_runs"])
 async def test_case_b05_fifo_among_equal_priorities_after_rate_limit_push_back(
-        queue: Queue, added: str) -> None:
+    queue: Queue, added: str
+) -> None:
     calls: list[str] = []
     worker = _limited_once_worker(queue, calls)
     if added == "before_the_worker":

@@ -28,16 +28,21 @@ def pair(flows: FlowProducer) -> tuple[Queue, Queue]:
     return flows.queue(f"P-{tag}"), flows.queue(f"C-{tag}")
 
 
-def _step_parent(child_queue: Queue, parent_queue: Queue, child_opts: dict[str, Any],
-                 runs: list[str]) -> Any:
+def _step_parent(
+    child_queue: Queue, parent_queue: Queue, child_opts: dict[str, Any], runs: list[str]
+) -> Any:
     async def proc(job: Job) -> Any:
         if job.name == "child":
             raise RuntimeError("child fails at once")
         runs.append(job.id)
         if len(runs) == 1:
             for n in (1, 2):
-                await child_queue.aadd("child", {"n": n}, parent={
-                    "id": job.id, "queue": parent_queue.keys.queue_key}, **child_opts)
+                await child_queue.aadd(
+                    "child",
+                    {"n": n},
+                    parent={"id": job.id, "queue": parent_queue.keys.queue_key},
+                    **child_opts,
+                )
             await asyncio.sleep(0.2)  # the children fail meanwhile
             await job.amove_to_waiting_children()
         return "parent done"
@@ -46,7 +51,8 @@ def _step_parent(child_queue: Queue, parent_queue: Queue, child_opts: dict[str, 
 
 
 async def test_case_b11_fail_parent_child_failed_before_parent_waits(
-        pair: tuple[Queue, Queue]) -> None:
+    pair: tuple[Queue, Queue],
+) -> None:
     pq, cq = pair
     parent = pq.add("parent", {})
     runs: list[str] = []
@@ -63,13 +69,18 @@ async def test_case_b11_fail_parent_child_failed_before_parent_waits(
 
 @pytest.mark.parametrize("where", ["delayed", "prioritized"])
 async def test_case_b11_fail_parent_when_parent_delayed_or_prioritized(
-        pair: tuple[Queue, Queue], where: str) -> None:
+    pair: tuple[Queue, Queue], where: str
+) -> None:
     pq, cq = pair
     opts = {"delay": 60_000} if where == "delayed" else {"priority": 3}
     parent = pq.add("parent", {}, **opts)
     for n in (1, 2):
-        cq.add("child", {"n": n}, parent={"id": parent.id, "queue": pq.keys.queue_key},
-               fail_parent_on_failure=True)
+        cq.add(
+            "child",
+            {"n": n},
+            parent={"id": parent.id, "queue": pq.keys.queue_key},
+            fail_parent_on_failure=True,
+        )
     ran: list[str] = []
 
     async def proc(job: Job) -> Any:
@@ -85,13 +96,20 @@ async def test_case_b11_fail_parent_when_parent_delayed_or_prioritized(
 
 
 async def test_case_b11_no_policy_parent_waits_and_reports_the_child(
-        pair: tuple[Queue, Queue]) -> None:
+    pair: tuple[Queue, Queue],
+) -> None:
     pq, cq = pair
     parent = pq.add("parent", {})
     runs: list[str] = []
     proc = _step_parent(cq, pq, {}, runs)
-    await run_workers([pq, cq], lambda: cq.get_job_counts("failed")["failed"] == 2 and
-                      pq.get_job_state(parent.id) == "waiting-children", processor=proc)
+    await run_workers(
+        [pq, cq],
+        lambda: (
+            cq.get_job_counts("failed")["failed"] == 2
+            and pq.get_job_state(parent.id) == "waiting-children"
+        ),
+        processor=proc,
+    )
     # BullMQ's documented default: the failed children stay pending dependencies
     counts = parent.get_dependencies_count()
     assert counts == {"processed": 0, "unprocessed": 2, "ignored": 0, "failed": 0}
@@ -104,21 +122,27 @@ async def test_case_b11_ignore_dependency_parent_proceeds(pair: tuple[Queue, Que
     parent = pq.add("parent", {})
     runs: list[str] = []
     proc = _step_parent(cq, pq, {"ignore_dependency_on_failure": True}, runs)
-    await run_workers([pq, cq], lambda: pq.get_job_state(parent.id) == "completed",
-                      processor=proc)
+    await run_workers([pq, cq], lambda: pq.get_job_state(parent.id) == "completed", processor=proc)
     assert parent.refresh().returnvalue == "parent done"
     assert len(parent.get_dependencies()["ignored"]) == 2
 
 
 def test_case_b13_flows_reject_colons_up_front(flows: FlowProducer) -> None:
     tag = uuid.uuid4().hex[:8]
-    bad_queue = {"name": "p", "queue_name": f"parent-{tag}",
-                 "children": [{"name": "c", "queue_name": f"parent-{tag}:child"}]}
+    bad_queue = {
+        "name": "p",
+        "queue_name": f"parent-{tag}",
+        "children": [{"name": "c", "queue_name": f"parent-{tag}:child"}],
+    }
     with pytest.raises(InvalidNameError, match="must not contain ':'"):
         flows.add(bad_queue)
-    bad_id = {"name": "p", "queue_name": f"parent-{tag}",
-              "children": [{"name": "c", "queue_name": f"child-{tag}",
-                            "opts": {"job_id": "custom:job:id:123"}}]}
+    bad_id = {
+        "name": "p",
+        "queue_name": f"parent-{tag}",
+        "children": [
+            {"name": "c", "queue_name": f"child-{tag}", "opts": {"job_id": "custom:job:id:123"}}
+        ],
+    }
     with pytest.raises(InvalidNameError, match="must not contain ':'"):
         flows.add(bad_id)
     for job_id in ("a:b", "a:b:c", "a:b:c:d", "123"):
@@ -126,8 +150,15 @@ def test_case_b13_flows_reject_colons_up_front(flows: FlowProducer) -> None:
             flows.add({"name": "p", "queue_name": f"parent-{tag}", "opts": {"job_id": job_id}})
     assert flows.queue(f"parent-{tag}").client.keys(f"bull:*-{tag}*") == []
     # ids that follow the rule round-trip through get_flow
-    tree = flows.add({"name": "p", "queue_name": f"parent-{tag}", "children": [
-        {"name": "c", "queue_name": f"child-{tag}", "opts": {"job_id": "custom-job-id-123"}}]})
+    tree = flows.add(
+        {
+            "name": "p",
+            "queue_name": f"parent-{tag}",
+            "children": [
+                {"name": "c", "queue_name": f"child-{tag}", "opts": {"job_id": "custom-job-id-123"}}
+            ],
+        }
+    )
     read = flows.get_flow(f"parent-{tag}", tree.job.id)
     assert read is not None
     assert [n.job.id for n in read.children] == ["custom-job-id-123"]

@@ -34,8 +34,7 @@ def pending_ids(queue: Queue, scheduler_id: str) -> list[str]:
     pipe.lrange(queue.keys["wait"], 0, -1)
     pipe.zrange(queue.keys["delayed"], 0, -1)
     pipe.zrange(queue.keys["prioritized"], 0, -1)
-    ids = [str(x.decode() if isinstance(x, bytes) else x) for part in pipe.execute()
-           for x in part]
+    ids = [str(x.decode() if isinstance(x, bytes) else x) for part in pipe.execute() for x in part]
     return [i for i in ids if i.startswith(f"repeat:{scheduler_id}:")]
 
 
@@ -66,8 +65,9 @@ def millis_of(job_id: str) -> int:
     return int(job_id.rsplit(":", 1)[1])
 
 
-async def run_b14(queue: Queue, redis_url: str, repeat: dict[str, Any],
-                  seconds: float) -> tuple[list[str], int]:
+async def run_b14(
+    queue: Queue, redis_url: str, repeat: dict[str, Any], seconds: float
+) -> tuple[list[str], int]:
     """Worker running; 10 concurrent upserts; a second round of 10 while an iteration is in
     progress; watch the pending iterations. Returns (ids run, max pending seen)."""
     ran: list[str] = []
@@ -105,7 +105,8 @@ async def run_b14(queue: Queue, redis_url: str, repeat: dict[str, Any],
 
 
 async def test_case_b14_concurrent_upserts_leave_one_pending_iteration_every(
-        queue: Queue, redis_url: str) -> None:
+    queue: Queue, redis_url: str
+) -> None:
     ran, max_pending = await run_b14(queue, redis_url, {"every": 300}, 3.0)
     assert max_pending == 1
     assert queue.get_job_schedulers_count() == 1
@@ -113,13 +114,15 @@ async def test_case_b14_concurrent_upserts_leave_one_pending_iteration_every(
     assert len(pending_ids(queue, "sync")) == 1
     stamps = [millis_of(i) for i in ran]
     assert len(stamps) == len(set(stamps)), "two runs of one iteration timestamp"
-    assert all(b - a == 300 for a, b in zip(stamps, stamps[1:], strict=False)), \
-        [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
+    assert all(b - a == 300 for a, b in zip(stamps, stamps[1:], strict=False)), [
+        b - a for a, b in zip(stamps, stamps[1:], strict=False)
+    ]
     assert 9 <= len(ran) <= 11, len(ran)
 
 
 async def test_case_b14_concurrent_upserts_leave_one_pending_iteration_cron(
-        queue: Queue, redis_url: str) -> None:
+    queue: Queue, redis_url: str
+) -> None:
     ran, max_pending = await run_b14(queue, redis_url, {"pattern": "* * * * * *"}, 3.2)
     assert max_pending == 1 and len(pending_ids(queue, "sync")) == 1
     stamps = [millis_of(i) for i in ran]
@@ -129,18 +132,29 @@ async def test_case_b14_concurrent_upserts_leave_one_pending_iteration_cron(
 
 # --- B16: three runworker processes ---------------------------------------------------------
 
+
 def start_runworker(queue_name: str, schedulers: dict[str, Any]) -> subprocess.Popen[str]:
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "PYTHONUNBUFFERED": "1",
-           "BULLQ_TEST_WORKER": json.dumps({"DRAIN_DELAY": 0.2, "CONCURRENCY": 2}),
-           "BULLQ_TEST_SCHEDULERS": json.dumps(schedulers)}
-    return subprocess.Popen([sys.executable, "-m", "django", "runworker", queue_name],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "PYTHONUNBUFFERED": "1",
+        "BULLQ_TEST_WORKER": json.dumps({"DRAIN_DELAY": 0.2, "CONCURRENCY": 2}),
+        "BULLQ_TEST_SCHEDULERS": json.dumps(schedulers),
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "django", "runworker", queue_name],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 @pytest.mark.django_layer
-def test_case_b16_three_worker_processes_do_not_double_enqueue(queue_name: str,
-                                                               redis_url: str) -> None:
+def test_case_b16_three_worker_processes_do_not_double_enqueue(
+    queue_name: str, redis_url: str
+) -> None:
     r = redis.Redis.from_url(redis_url, decode_responses=True)
     every_key, once_key = f"every:{queue_name}", f"once:{queue_name}"
     task = "tests.testapp.tasks.record_job"
@@ -148,8 +162,14 @@ def test_case_b16_three_worker_processes_do_not_double_enqueue(queue_name: str,
     once_at = int(time.time() * 1000) + 1500
     schedulers = {
         "every": {"task": task, "queue": queue_name, "every": 300, "args": [every_key]},
-        "once": {"task": task, "queue": queue_name, "every": 3_600_000, "limit": 1,
-                 "start_date": once_at, "args": [once_key]},
+        "once": {
+            "task": task,
+            "queue": queue_name,
+            "every": 3_600_000,
+            "limit": 1,
+            "start_date": once_at,
+            "args": [once_key],
+        },
     }
     procs = [start_runworker(queue_name, schedulers) for _ in range(3)]
     try:

@@ -21,9 +21,11 @@ from tests.workerkit import make_worker
 
 
 async def test_case_b21_dedup_in_scheduler_template_keeps_the_schedule_running(
-        queue: Queue) -> None:
-    queue.upsert_job_scheduler("w1", {"every": 250}, {
-        "name": "w1", "data": {}, "opts": {"deduplication": {"id": "de_w1"}}})
+    queue: Queue,
+) -> None:
+    queue.upsert_job_scheduler(
+        "w1", {"every": 250}, {"name": "w1", "data": {}, "opts": {"deduplication": {"id": "de_w1"}}}
+    )
     runs: list[str] = []
 
     async def proc(job: Job) -> None:
@@ -48,12 +50,15 @@ async def test_case_b21_dedup_in_scheduler_template_keeps_the_schedule_running(
 
 
 def _active_ids(queue: Queue) -> list[str]:
-    return [str(x.decode() if isinstance(x, bytes) else x)
-            for x in queue.client.lrange(queue.keys["active"], 0, -1)]
+    return [
+        str(x.decode() if isinstance(x, bytes) else x)
+        for x in queue.client.lrange(queue.keys["active"], 0, -1)
+    ]
 
 
-async def _run_one_iteration_and_close(queue: Queue, admin: redis.Redis,
-                                       during_finish: bool) -> None:
+async def _run_one_iteration_and_close(
+    queue: Queue, admin: redis.Redis, during_finish: bool
+) -> None:
     """Start a worker, close it while an iteration runs, and wait until it has stopped.
 
     ``during_finish``: close while the iteration's finish call is on its way, so that call
@@ -79,7 +84,8 @@ async def _run_one_iteration_and_close(queue: Queue, admin: redis.Redis,
 
 
 async def test_closing_worker_hands_back_the_iteration_its_finish_fetched(
-        queue: Queue, r: redis.Redis) -> None:
+    queue: Queue, r: redis.Redis
+) -> None:
     """A finish call sent just before close() fetches the next iteration: it goes back to wait
     at once (not left active until its lock expires, which also counted a stall)."""
     queue.upsert_job_scheduler("s", {"every": 20}, {"name": "s", "data": {}})
@@ -91,7 +97,8 @@ async def test_closing_worker_hands_back_the_iteration_its_finish_fetched(
 
 
 async def test_closing_a_worker_mid_iteration_100_times_keeps_one_pending_iteration(
-        queue: Queue, r: redis.Redis) -> None:
+    queue: Queue, r: redis.Redis
+) -> None:
     """Issue 12 item 8: close a worker mid-iteration 100 times in a row, alternately while
     the iteration runs and while its finish call is on its way; each time the scheduler has
     exactly one pending iteration and nothing is left active."""
@@ -103,7 +110,8 @@ async def test_closing_a_worker_mid_iteration_100_times_keeps_one_pending_iterat
 
 
 async def test_paused_worker_hands_back_the_job_its_finish_fetched(
-        queue: Queue, r: redis.Redis) -> None:
+    queue: Queue, r: redis.Redis
+) -> None:
     """The same window for ``pause()``: a job fetched by the last finish goes back to wait."""
     first = queue.add("a", {})
     second = queue.add("b", {})

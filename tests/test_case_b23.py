@@ -26,8 +26,14 @@ async def test_case_b23_two_stalled_events_then_one_failed(queue: Queue, r: redi
         return "never stored: the lock is gone"
 
     job = queue.add("sleepy", {})
-    worker = make_worker(queue, sleeper, skip_lock_renewal=True, lock_duration=100,
-                         stalled_interval=50, max_stalled_count=2)
+    worker = make_worker(
+        queue,
+        sleeper,
+        skip_lock_renewal=True,
+        lock_duration=100,
+        stalled_interval=50,
+        max_stalled_count=2,
+    )
     await run_until(worker, lambda: queue.get_job_state(job.id) == "failed", timeout=9)
 
     mine = [e for e in events(r, queue) if e.get("jobId") == job.id]
@@ -52,7 +58,8 @@ async def test_skip_lock_renewal_lets_the_lock_expire(queue: Queue, r: redis.Red
         return "ok"
 
     job = queue.add("sleepy", {})
-    worker = make_worker(queue, sleeper, lock_duration=200, stalled_interval=50,
-                         max_stalled_count=2)
+    worker = make_worker(
+        queue, sleeper, lock_duration=200, stalled_interval=50, max_stalled_count=2
+    )
     await run_until(worker, lambda: queue.get_job_state(job.id) == "completed", timeout=9)
     assert events(r, queue, "stalled") == []

@@ -23,15 +23,18 @@ pytestmark = [pytest.mark.django_layer, pytest.mark.django_db(transaction=True)]
 def burst_without_hooks(queue_name: str) -> None:
     """The control: the same dispatcher without the Django hooks."""
     Worker(get_queue(queue_name), process_job, worker_options(drain_delay=0.2)).run(
-        burst=True, handle_signals=False)
+        burst=True, handle_signals=False
+    )
     # The job threads are gone; free their connections (and what they left open) now.
     gc.collect()
 
 
 # --- B29 -----------------------------------------------------------------------------------
 
-def test_case_b29_hooks_run_before_and_after_every_job(monkeypatch: pytest.MonkeyPatch,
-                                                       queue_name: str) -> None:
+
+def test_case_b29_hooks_run_before_and_after_every_job(
+    monkeypatch: pytest.MonkeyPatch, queue_name: str
+) -> None:
     calls: list[str] = []
     monkeypatch.setattr(runner, "close_old_connections", lambda: calls.append("close"))
     monkeypatch.setattr(runner, "reset_queries", lambda: calls.append("reset"))
@@ -42,7 +45,8 @@ def test_case_b29_hooks_run_before_and_after_every_job(monkeypatch: pytest.Monke
 
 
 def test_case_b29_connection_closed_by_the_server_does_not_break_the_next_job(
-        queue_name: str) -> None:
+    queue_name: str,
+) -> None:
     Note.objects.create(slug="existing")
     first = sample.drop_connection_behind_django.using(queue=queue_name).enqueue()
     second = sample.count_notes.using(queue=queue_name).enqueue()
@@ -66,6 +70,7 @@ def test_case_b29_query_log_is_reset_between_jobs(settings: Any, queue_name: str
 
 
 # --- B30 -----------------------------------------------------------------------------------
+
 
 def test_case_b30_leaked_atomic_block_is_rolled_back(queue_name: str) -> None:
     bad = sample.leak_atomic.using(queue=queue_name).enqueue("from-a")

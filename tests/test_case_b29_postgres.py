@@ -29,41 +29,71 @@ CONCURRENCY = 4
 
 
 def _env(postgres: PostgresServer, max_age: str, health_checks: bool) -> dict[str, str]:
-    return {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings_pg",
-            "BULLQ_TEST_PG_PORT": str(postgres.port), "BULLQ_TEST_CONN_MAX_AGE": max_age,
-            "BULLQ_TEST_CONN_HEALTH_CHECKS": "1" if health_checks else "0",
-            "PYTHONUNBUFFERED": "1"}
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings_pg",
+        "BULLQ_TEST_PG_PORT": str(postgres.port),
+        "BULLQ_TEST_CONN_MAX_AGE": max_age,
+        "BULLQ_TEST_CONN_HEALTH_CHECKS": "1" if health_checks else "0",
+        "PYTHONUNBUFFERED": "1",
+    }
 
 
 def _worker_backends(postgres: PostgresServer) -> list[int]:
     with psycopg.connect(postgres.dsn, autocommit=True) as conn:
-        rows = conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = 'postgres' "
-                            "AND backend_type = 'client backend' AND pid <> pg_backend_pid()")
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = 'postgres' "
+            "AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
+        )
         return [row[0] for row in rows]
 
 
 def _terminate_worker_backends(postgres: PostgresServer) -> int:
     with psycopg.connect(postgres.dsn, autocommit=True) as conn:
-        rows = conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                            "WHERE datname = 'postgres' AND backend_type = 'client backend' "
-                            "AND pid <> pg_backend_pid()").fetchall()
+        rows = conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = 'postgres' AND backend_type = 'client backend' "
+            "AND pid <> pg_backend_pid()"
+        ).fetchall()
     return len(rows)
 
 
-@pytest.mark.parametrize(("max_age", "health_checks"), [
-    ("0", False),       # Django's default: a connection per job, closed after it
-    ("none", True),     # persistent connections, checked before reuse
-    ("60", True),
-])
-def test_case_b29_idle_workers_connection_goes_away(postgres: PostgresServer, queue_name: str,
-                                                     max_age: str, health_checks: bool) -> None:
+@pytest.mark.parametrize(
+    ("max_age", "health_checks"),
+    [
+        ("0", False),  # Django's default: a connection per job, closed after it
+        ("none", True),  # persistent connections, checked before reuse
+        ("60", True),
+    ],
+)
+def test_case_b29_idle_workers_connection_goes_away(
+    postgres: PostgresServer, queue_name: str, max_age: str, health_checks: bool
+) -> None:
     env = _env(postgres, max_age, health_checks)
-    subprocess.run([sys.executable, "-m", "django", "migrate", "--noinput", "-v", "0"], cwd=ROOT,
-                   env=env, check=True)
+    subprocess.run(
+        [sys.executable, "-m", "django", "migrate", "--noinput", "-v", "0"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
     worker = subprocess.Popen(
-        [sys.executable, "-m", "django", "runworker", queue_name, "--concurrency",
-         str(CONCURRENCY), "-v", "0"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True)
+        [
+            sys.executable,
+            "-m",
+            "django",
+            "runworker",
+            queue_name,
+            "--concurrency",
+            str(CONCURRENCY),
+            "-v",
+            "0",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         first = sample.count_notes.using(queue=queue_name).enqueue()
         assert first.wait(timeout=20) == 0
@@ -75,7 +105,8 @@ def test_case_b29_idle_workers_connection_goes_away(postgres: PostgresServer, qu
         assert second.wait(timeout=20) == 0  # not "server closed the connection unexpectedly"
 
         jobs = get_queue(queue_name).add_bulk(
-            [("tests.testapp.tasks.count_notes", {"args": [], "kwargs": {}})] * 1000)
+            [("tests.testapp.tasks.count_notes", {"args": [], "kwargs": {}})] * 1000
+        )
         deadline = time.monotonic() + 90
         peak = 0
         while get_queue(queue_name).get_job_counts("completed")["completed"] < 1002:

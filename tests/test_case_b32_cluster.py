@@ -57,8 +57,12 @@ def test_case_b32_every_key_of_a_queue_is_in_one_slot(cluster: RedisCluster) -> 
     queue.add("b", {}, delay=60_000, deduplication={"id": "d"})
     queue.add("c", {}, priority=3)
     slot = hash_slot(PREFIX)
-    mine = [k for keys in cluster_keys(cluster).values() for k in keys
-            if k.startswith(queue.keys.key_prefix)]
+    mine = [
+        k
+        for keys in cluster_keys(cluster).values()
+        for k in keys
+        if k.startswith(queue.keys.key_prefix)
+    ]
     assert len(mine) >= 8  # id, meta, events, marker, wait, delayed, prioritized, pc, jobs, de
     assert {hash_slot(k) for k in mine} == {slot}
     queue.obliterate(force=True)
@@ -90,11 +94,23 @@ async def test_case_b32_queue_features_end_to_end_on_cluster(cluster: RedisClust
     abulk = await qa.aadd_bulk([("abulk", 3)])
     qa.upsert_job_scheduler("tick", {"every": 150}, {"name": "tick"}, limit=3)
     flows = FlowProducer(cluster.url, prefix=PREFIX)
-    tree = flows.add({"name": "parent", "queue_name": qa.name, "children": [
-        {"name": "child-b", "queue_name": qb.name, "data": {"i": 1}},
-        {"name": "child-a", "queue_name": qa.name, "data": {"i": 2}}]})
-    atree = await flows.aadd({"name": "aparent", "queue_name": qb.name, "children": [
-        {"name": "achild", "queue_name": qa.name}]})
+    tree = flows.add(
+        {
+            "name": "parent",
+            "queue_name": qa.name,
+            "children": [
+                {"name": "child-b", "queue_name": qb.name, "data": {"i": 1}},
+                {"name": "child-a", "queue_name": qa.name, "data": {"i": 2}},
+            ],
+        }
+    )
+    atree = await flows.aadd(
+        {
+            "name": "aparent",
+            "queue_name": qb.name,
+            "children": [{"name": "achild", "queue_name": qa.name}],
+        }
+    )
     limited = [qc.add("limited", {"i": i}) for i in range(5)]
     reader = QueueEvents(qa, last_id="0", block_ms=10)
 
@@ -102,13 +118,18 @@ async def test_case_b32_queue_features_end_to_end_on_cluster(cluster: RedisClust
     roots = [(qa, tree.job.id), (qb, atree.job.id)]
 
     def all_done() -> bool:
-        return (all(qa.get_job_state(i) == "completed" for i in ids)
-                and all(q.get_job_state(i) == "completed" for q, i in roots)
-                and order.count("tick") >= 3
-                and qc.get_job_counts("completed")["completed"] == 5)
+        return (
+            all(qa.get_job_state(i) == "completed" for i in ids)
+            and all(q.get_job_state(i) == "completed" for q, i in roots)
+            and order.count("tick") >= 3
+            and qc.get_job_counts("completed")["completed"] == 5
+        )
 
-    workers = [make_worker(qa, process), make_worker(qb, process),
-               make_worker(qc, process, limiter_max=2, limiter_duration=300)]
+    workers = [
+        make_worker(qa, process),
+        make_worker(qb, process),
+        make_worker(qc, process, limiter_max=2, limiter_duration=300),
+    ]
     await run_all_until(workers, all_done, timeout=30)
 
     assert order.index("prio-1") < order.index("prio-5")
@@ -117,7 +138,8 @@ async def test_case_b32_queue_features_end_to_end_on_cluster(cluster: RedisClust
     assert order.count("tick") == 3  # the scheduler's limit holds across slots' nodes
     assert qa.get_job(tree.job.id).returnvalue["children"] == {
         f"{qb.keys.key_prefix}{tree.children[0].job.id}": {"name": "child-b", "children": {}},
-        f"{qa.keys.key_prefix}{tree.children[1].job.id}": {"name": "child-a", "children": {}}}
+        f"{qa.keys.key_prefix}{tree.children[1].job.id}": {"name": "child-a", "children": {}},
+    }
     processed = sorted(qc.get_job(j.id).processed_on for j in limited)
     assert processed[-1] - processed[0] >= 500  # 5 jobs at 2 per 300 ms: three windows
     completed = {e.job_id for e in reader.read() if e.event == "completed"}
@@ -160,8 +182,7 @@ async def test_case_b32_remote_cancel_uses_sharded_pubsub(cluster: RedisCluster)
     queue.close()
 
 
-def test_case_b32_flow_across_slots_fails_at_add_with_a_clear_error(
-        cluster: RedisCluster) -> None:
+def test_case_b32_flow_across_slots_fails_at_add_with_a_clear_error(cluster: RedisCluster) -> None:
     """Different hash tags = different slots: a parent link between them is refused up front."""
     name_a, name_b = names(2)
     qa = Queue(name_a, cluster.url, prefix="{slot-a}")
@@ -173,7 +194,8 @@ def test_case_b32_flow_across_slots_fails_at_add_with_a_clear_error(
         qb.add("child", {}, parent=link)
     with pytest.raises(CrossSlotError, match="slot"):
         FlowProducer(cluster.url, prefix="{slot-b}").add(
-            {"name": "root", "queue_name": name_b, "opts": JobOptions(parent=link)})
+            {"name": "root", "queue_name": name_b, "opts": JobOptions(parent=link)}
+        )
     assert qb.get_job_counts() == dict.fromkeys(qb.get_job_counts(), 0)
     # The same tag with different text around it is one slot: that link works.
     qc = Queue(name_b, cluster.url, prefix="x{slot-a}")

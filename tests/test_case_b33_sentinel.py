@@ -84,13 +84,17 @@ async def wait_for(condition: Any, timeout: float, what: str, task: asyncio.Task
 
 
 def worker_errors(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [r.getMessage() for r in caplog.records
-            if r.name == "django_bullq.worker" and ("fetch failed" in r.getMessage()
-                                                   or "marker wait failed" in r.getMessage())]
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "django_bullq.worker"
+        and ("fetch failed" in r.getMessage() or "marker wait failed" in r.getMessage())
+    ]
 
 
 async def test_case_b33_master_killed_no_acknowledged_job_lost(
-        sentinels: SentinelSet, caplog: pytest.LogCaptureFixture) -> None:
+    sentinels: SentinelSet, caplog: pytest.LogCaptureFixture
+) -> None:
     """SIGKILL the master mid-run: sentinels promote the replica, the worker follows it, and
     every acknowledged job completes on the new master."""
     name = f"s-{uuid.uuid4().hex[:8]}"
@@ -107,24 +111,46 @@ async def test_case_b33_master_killed_no_acknowledged_job_lost(
     producer = Producer(Queue(name, sentinels.url))
     producer.start()
     try:
-        await wait_for(lambda: len(producer.acked) >= 30 and len(processed) >= 20, 20,
-                       "traffic before the failover", task)
+        await wait_for(
+            lambda: len(producer.acked) >= 30 and len(processed) >= 20,
+            20,
+            "traffic before the failover",
+            task,
+        )
         old_port = sentinels.master.port
         sentinels.master.kill()
         await wait_for(lambda: sentinels.master_port() != old_port, 30, "a new master", task)
-        await wait_for(lambda: len(producer.errors) > 0 or not producer.is_alive(), 5,
-                       "the producer noticing", task)
+        await wait_for(
+            lambda: len(producer.errors) > 0 or not producer.is_alive(),
+            5,
+            "the producer noticing",
+            task,
+        )
         producer.stop.set()
         producer.join(10)
         after = Queue(name, sentinels.url)
         # Sentinels may still disagree for a moment: a producer retries (docs).
-        late = [(await asyncio.to_thread(wait_until, lambda i=i: after.add("late", {"n": -i}),
-                                         10, "an add after the failover")).id
-                for i in range(5)]
+        late = [
+            (
+                await asyncio.to_thread(
+                    wait_until,
+                    lambda i=i: after.add("late", {"n": -i}),
+                    10,
+                    "an add after the failover",
+                )
+            ).id
+            for i in range(5)
+        ]
         acked = set(producer.acked)
-        await wait_for(lambda: acked | set(late) <= processed and all(
-            after.get_job_state(i) == "completed" for i in [*acked, *late]), 30,
-            "every acknowledged and late job completed", task)
+        await wait_for(
+            lambda: (
+                acked | set(late) <= processed
+                and all(after.get_job_state(i) == "completed" for i in [*acked, *late])
+            ),
+            30,
+            "every acknowledged and late job completed",
+            task,
+        )
     finally:
         producer.stop.set()
         worker.close()
@@ -140,7 +166,8 @@ async def test_case_b33_master_killed_no_acknowledged_job_lost(
 
 
 async def test_case_b33_demoted_master_unblocks_worker_which_follows_the_new_one(
-        sentinels: SentinelSet, caplog: pytest.LogCaptureFixture) -> None:
+    sentinels: SentinelSet, caplog: pytest.LogCaptureFixture
+) -> None:
     """SENTINEL FAILOVER while the worker blocks on the marker: the old master turns replica
     (its blocked clients get UNBLOCKED, its writers READONLY); the worker backs off, reconnects
     through the sentinels and processes a job added to the new master."""
@@ -155,20 +182,31 @@ async def test_case_b33_demoted_master_unblocks_worker_which_follows_the_new_one
         await wait_for(lambda: first.id in done, 10, "a job before the failover", task)
 
         def blocked() -> bool:
-            return any(c.get("name") == worker.client_name and c.get("cmd") == "bzpopmin"
-                       for c in old.client_list())
+            return any(
+                c.get("name") == worker.client_name and c.get("cmd") == "bzpopmin"
+                for c in old.client_list()
+            )
 
         await wait_for(blocked, 10, "the worker blocking on the old master", task)
         sentinel = sentinels.sentinels[0].client()
         sentinel.execute_command("SENTINEL", "FAILOVER", sentinels.service)
         sentinel.close()
-        await wait_for(lambda: sentinels.master_port() == sentinels.replica.port, 30,
-                       "the replica promoted", task)
-        await asyncio.to_thread(wait_until, lambda: old.info("replication")["role"] == "slave",
-                                30, "the old master demoted to replica")
+        await wait_for(
+            lambda: sentinels.master_port() == sentinels.replica.port,
+            30,
+            "the replica promoted",
+            task,
+        )
+        await asyncio.to_thread(
+            wait_until,
+            lambda: old.info("replication")["role"] == "slave",
+            30,
+            "the old master demoted to replica",
+        )
         producer = Queue(name, sentinels.url)
-        job = await asyncio.to_thread(wait_until, lambda: producer.add("after", {}), 10,
-                                      "an add after the failover")
+        job = await asyncio.to_thread(
+            wait_until, lambda: producer.add("after", {}), 10, "an add after the failover"
+        )
         await wait_for(lambda: job.id in done, 15, "the job added after the failover", task)
         assert producer.get_job_state(job.id) == "completed"
         assert worker_errors(caplog), "the worker never saw the failover"

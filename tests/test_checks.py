@@ -32,67 +32,102 @@ def test_checks_are_registered() -> None:
 
 
 def test_valid_settings_are_silent() -> None:
-    assert ids({"CONNECTIONS": {"default": URL, "other": {"URL": "rediss://h:6380/1",
-                                                          "OPTIONS": {}}},
-                "DEFAULT_QUEUE": "mails", "PREFIX": "bull",
-                "QUEUES": {"mails": {"CONNECTION": "other",
-                                     "DEFAULT_JOB_OPTIONS": {"attempts": 3}}},
+    assert (
+        ids(
+            {
+                "CONNECTIONS": {
+                    "default": URL,
+                    "other": {"URL": "rediss://h:6380/1", "OPTIONS": {}},
+                },
+                "DEFAULT_QUEUE": "mails",
+                "PREFIX": "bull",
+                "QUEUES": {
+                    "mails": {"CONNECTION": "other", "DEFAULT_JOB_OPTIONS": {"attempts": 3}}
+                },
                 "WORKER": {"CONCURRENCY": 2, "GRACE_PERIOD": 1.5},
-                "OUTBOX": {"ENABLED": True, "DATABASES": ["default", "other"],
-                           "POLL_INTERVAL": 0.5, "BATCH_SIZE": 10}}) == []
+                "OUTBOX": {
+                    "ENABLED": True,
+                    "DATABASES": ["default", "other"],
+                    "POLL_INTERVAL": 0.5,
+                    "BATCH_SIZE": 10,
+                },
+            }
+        )
+        == []
+    )
 
 
 def test_every_message_has_a_hint() -> None:
-    with override_settings(BULLQ={"CONNECTIONS": {"default": "http://x"}, "NOPE": 1,
-                                  "QUEUES": {"a:b": {"CONNECTION": "zz"}}}):
+    with override_settings(
+        BULLQ={
+            "CONNECTIONS": {"default": "http://x"},
+            "NOPE": 1,
+            "QUEUES": {"a:b": {"CONNECTION": "zz"}},
+        }
+    ):
         messages = run_checks()
     assert messages
     assert all(m.hint for m in messages)
 
 
-@pytest.mark.parametrize(("bullq", "expected"), [
-    ("redis://localhost", "django_bullq.E001"),
-    ({"CONNECTIONS": {"default": URL}, "PREFX": "x"}, "django_bullq.E002"),
-    ({"WORKER": {"CONCURENCY": 2}}, "django_bullq.E002"),
-    ({"QUEUES": {"q": {"CONECTION": "default"}}}, "django_bullq.E002"),
-    ({"CONNECTIONS": {"default": {"URL": URL, "OPTS": {}}}}, "django_bullq.E002"),
-    ({"QUEUES": []}, "django_bullq.E003"),
-    ({"PREFIX": ""}, "django_bullq.E003"),
-    ({"MAX_PAYLOAD_BYTES": -1}, "django_bullq.E003"),
-    ({"MAX_PAYLOAD_BYTES": "16MB"}, "django_bullq.E003"),
-    ({"WORKER": {"CONCURRENCY": 0}}, "django_bullq.E003"),
-    ({"WORKER": {"GRACE_PERIOD": "30"}}, "django_bullq.E003"),
-    ({"WORKER": {"EVENT_LOOP": "trio"}}, "django_bullq.E003"),
-    ({"WORKER": {"EVENT_LOOP": 1}}, "django_bullq.E003"),
-    ({"CONNECTIONS": {"default": {"OPTIONS": {}}}}, "django_bullq.E003"),
-    ({"QUEUES": {"q": "default"}}, "django_bullq.E003"),
-    ({"CONNECTIONS": {"default": "http://localhost:6379"}}, "django_bullq.E004"),
-    ({"QUEUES": {"q": {"CONNECTION": "missing"}}}, "django_bullq.E005"),
-    ({"QUEUES": {"a:b": {}}}, "django_bullq.E006"),
-    ({"DEFAULT_QUEUE": "x{y}"}, "django_bullq.E006"),
-    ({"CONNECTIONS": {"other": URL}}, "django_bullq.E007"),
-    ({"QUEUES": {"q": {"DEFAULT_JOB_OPTIONS": {"attemps": 2}}}}, "django_bullq.E008"),
-    ({"QUEUES": {"q": {"DEFAULT_JOB_OPTIONS": {"priority": -5}}}}, "django_bullq.E008"),
-    ({"CONNECTIONS": {"default": "redis+cluster://h:7000"}, "QUEUES": {"q": {}}},
-     "django_bullq.E009"),
-    ({"CONNECTIONS": {"default": "redis+cluster://h:7000"}}, "django_bullq.E009"),
-    ({"QUEUES": {"q": {"DEFAULT_JOB_OPTIONS": {"delay": "soon"}}}}, "django_bullq.E008"),
-    ({"QUEUES": {"q": {"DEFAULT_JOB_OPTIONS": {"backoff": {"type": "fixed"}}}}},
-     "django_bullq.E008"),
-    ({"OUTBOX": {"ENABLE": True}}, "django_bullq.E002"),
-    ({"OUTBOX": True}, "django_bullq.E003"),
-    ({"OUTBOX": {"ENABLED": "yes"}}, "django_bullq.E003"),
-    ({"OUTBOX": {"DATABASES": ["nowhere"]}}, "django_bullq.E003"),
-    ({"OUTBOX": {"POLL_INTERVAL": 0}}, "django_bullq.E003"),
-    ({"OUTBOX": {"BATCH_SIZE": 0}}, "django_bullq.E003"),
-])
+@pytest.mark.parametrize(
+    ("bullq", "expected"),
+    [
+        ("redis://localhost", "django_bullq.E001"),
+        ({"CONNECTIONS": {"default": URL}, "PREFX": "x"}, "django_bullq.E002"),
+        ({"WORKER": {"CONCURENCY": 2}}, "django_bullq.E002"),
+        ({"QUEUES": {"q": {"CONECTION": "default"}}}, "django_bullq.E002"),
+        ({"CONNECTIONS": {"default": {"URL": URL, "OPTS": {}}}}, "django_bullq.E002"),
+        ({"QUEUES": []}, "django_bullq.E003"),
+        ({"PREFIX": ""}, "django_bullq.E003"),
+        ({"MAX_PAYLOAD_BYTES": -1}, "django_bullq.E003"),
+        ({"MAX_PAYLOAD_BYTES": "16MB"}, "django_bullq.E003"),
+        ({"WORKER": {"CONCURRENCY": 0}}, "django_bullq.E003"),
+        ({"WORKER": {"GRACE_PERIOD": "30"}}, "django_bullq.E003"),
+        ({"WORKER": {"EVENT_LOOP": "trio"}}, "django_bullq.E003"),
+        ({"WORKER": {"EVENT_LOOP": 1}}, "django_bullq.E003"),
+        ({"CONNECTIONS": {"default": {"OPTIONS": {}}}}, "django_bullq.E003"),
+        ({"QUEUES": {"q": "default"}}, "django_bullq.E003"),
+        ({"CONNECTIONS": {"default": "http://localhost:6379"}}, "django_bullq.E004"),
+        ({"QUEUES": {"q": {"CONNECTION": "missing"}}}, "django_bullq.E005"),
+        ({"QUEUES": {"a:b": {}}}, "django_bullq.E006"),
+        ({"DEFAULT_QUEUE": "x{y}"}, "django_bullq.E006"),
+        ({"CONNECTIONS": {"other": URL}}, "django_bullq.E007"),
+        ({"QUEUES": {"q": {"DEFAULT_JOB_OPTIONS": {"attemps": 2}}}}, "django_bullq.E008"),
+        ({"QUEUES": {"q": {"DEFAULT_JOB_OPTIONS": {"priority": -5}}}}, "django_bullq.E008"),
+        (
+            {"CONNECTIONS": {"default": "redis+cluster://h:7000"}, "QUEUES": {"q": {}}},
+            "django_bullq.E009",
+        ),
+        ({"CONNECTIONS": {"default": "redis+cluster://h:7000"}}, "django_bullq.E009"),
+        ({"QUEUES": {"q": {"DEFAULT_JOB_OPTIONS": {"delay": "soon"}}}}, "django_bullq.E008"),
+        (
+            {"QUEUES": {"q": {"DEFAULT_JOB_OPTIONS": {"backoff": {"type": "fixed"}}}}},
+            "django_bullq.E008",
+        ),
+        ({"OUTBOX": {"ENABLE": True}}, "django_bullq.E002"),
+        ({"OUTBOX": True}, "django_bullq.E003"),
+        ({"OUTBOX": {"ENABLED": "yes"}}, "django_bullq.E003"),
+        ({"OUTBOX": {"DATABASES": ["nowhere"]}}, "django_bullq.E003"),
+        ({"OUTBOX": {"POLL_INTERVAL": 0}}, "django_bullq.E003"),
+        ({"OUTBOX": {"BATCH_SIZE": 0}}, "django_bullq.E003"),
+    ],
+)
 def test_each_error_id(bullq: Any, expected: str) -> None:
     assert expected in ids(bullq)
 
 
 def test_cluster_with_hash_tag_prefix_is_fine() -> None:
-    assert ids({"CONNECTIONS": {"default": "redis+cluster://h:7000"}, "PREFIX": "{bull}",
-                "QUEUES": {"q": {}}}) == []
+    assert (
+        ids(
+            {
+                "CONNECTIONS": {"default": "redis+cluster://h:7000"},
+                "PREFIX": "{bull}",
+                "QUEUES": {"q": {}},
+            }
+        )
+        == []
+    )
 
 
 def test_task_with_invalid_queue_is_reported() -> None:

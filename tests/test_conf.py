@@ -60,11 +60,18 @@ def test_setting_changed_clears_the_caches(redis_url: str) -> None:
 
 def test_get_queue_applies_queue_entry(redis_url: str) -> None:
     bullq = {
-        "CONNECTIONS": {"default": redis_url, "other": {"URL": redis_url, "OPTIONS": {
-            "socket_timeout": 5}}},
+        "CONNECTIONS": {
+            "default": redis_url,
+            "other": {"URL": redis_url, "OPTIONS": {"socket_timeout": 5}},
+        },
         "DEFAULT_QUEUE": "mails",
-        "QUEUES": {"mails": {"CONNECTION": "other", "PREFIX": "custom",
-                             "DEFAULT_JOB_OPTIONS": {"attempts": 4, "backoff": 500}}},
+        "QUEUES": {
+            "mails": {
+                "CONNECTION": "other",
+                "PREFIX": "custom",
+                "DEFAULT_JOB_OPTIONS": {"attempts": 4, "backoff": 500},
+            }
+        },
     }
     with override_settings(BULLQ=bullq):
         queue = conf.get_queue()
@@ -88,21 +95,27 @@ def test_connection_cached_per_alias(redis_url: str) -> None:
 def test_unknown_alias_is_a_configuration_error(redis_url: str) -> None:
     from django.core.exceptions import ImproperlyConfigured
 
-    with override_settings(BULLQ={"CONNECTIONS": {"default": redis_url},
-                                  "QUEUES": {"q": {"CONNECTION": "nope"}}}):
+    with override_settings(
+        BULLQ={"CONNECTIONS": {"default": redis_url}, "QUEUES": {"q": {"CONNECTION": "nope"}}}
+    ):
         with pytest.raises(ImproperlyConfigured, match="no alias 'nope'"):
             conf.get_queue("q")
 
 
 def test_bad_default_job_options_is_a_configuration_error(redis_url: str) -> None:
-    with override_settings(BULLQ={"CONNECTIONS": {"default": redis_url},
-                                  "QUEUES": {"q": {"DEFAULT_JOB_OPTIONS": {"priority": -1}}}}):
+    with override_settings(
+        BULLQ={
+            "CONNECTIONS": {"default": redis_url},
+            "QUEUES": {"q": {"DEFAULT_JOB_OPTIONS": {"priority": -1}}},
+        }
+    ):
         with pytest.raises(conf.ConfigurationError, match="priority"):
             conf.get_queue("q")
 
 
-@pytest.mark.parametrize("bullq", ["redis://x", {"CONNECTIONS": []},
-                                   {"CONNECTIONS": {"default": 5}}])
+@pytest.mark.parametrize(
+    "bullq", ["redis://x", {"CONNECTIONS": []}, {"CONNECTIONS": {"default": 5}}]
+)
 def test_malformed_settings_raise(bullq: object) -> None:
     with override_settings(BULLQ=bullq):
         with pytest.raises(conf.ConfigurationError):

@@ -33,19 +33,24 @@ def _clients(redis_url: str, mode: str) -> tuple[Any, Any]:
         shared = redis.Redis.from_url(redis_url, decode_responses=True)
         return shared, shared
     decode = mode == "decode"
-    return (redis.Redis.from_url(redis_url, decode_responses=decode),
-            redis.asyncio.Redis.from_url(redis_url, decode_responses=decode))
+    return (
+        redis.Redis.from_url(redis_url, decode_responses=decode),
+        redis.asyncio.Redis.from_url(redis_url, decode_responses=decode),
+    )
 
 
 @pytest.mark.parametrize("mode", ["decode", "bytes", "shared"])
-async def test_case_b28_client_decoding_modes_round_trip(redis_url: str, queue_name: str,
-                                                         mode: str) -> None:
+async def test_case_b28_client_decoding_modes_round_trip(
+    redis_url: str, queue_name: str, mode: str
+) -> None:
     """B28: byte-exact round trip for every payload in every client mode."""
     sync_client, async_client = _clients(redis_url, mode)
     producer = Queue(queue_name, sync_client)
-    consumer_conn = Connection(url=redis_url if mode == "shared" else None,
-                               client=sync_client,
-                               async_client=None if mode == "shared" else async_client)
+    consumer_conn = Connection(
+        url=redis_url if mode == "shared" else None,
+        client=sync_client,
+        async_client=None if mode == "shared" else async_client,
+    )
     consumer = Queue(queue_name, consumer_conn)
     seen: dict[str, Any] = {}
     name = "ünïcødé 🚀"
@@ -90,8 +95,9 @@ async def test_case_b27_work_resumes_after_redis_restart(queue_name: str) -> Non
                 await asyncio.sleep(1.5)
             return job.name
 
-        worker = make_worker(queue, proc, concurrency=2, lock_duration=2000,
-                             stalled_interval=1000, drain_delay=1.0)
+        worker = make_worker(
+            queue, proc, concurrency=2, lock_duration=2000, stalled_interval=1000, drain_delay=1.0
+        )
         task = asyncio.create_task(worker.arun())
         try:
             queue.add("B", {})
@@ -116,16 +122,21 @@ async def test_case_b27_work_resumes_after_redis_restart(queue_name: str) -> Non
         server.cleanup()
 
 
-async def test_worker_survives_unblock_error_and_killed_connection(queue: Queue,
-                                                                   r: redis.Redis) -> None:
+async def test_worker_survives_unblock_error_and_killed_connection(
+    queue: Queue, r: redis.Redis
+) -> None:
     """B33 shape: CLIENT UNBLOCK ... ERROR and CLIENT KILL on the blocking fetch are survived."""
     done: list[str] = []
     worker = make_worker(queue, lambda job: done.append(job.id), drain_delay=5.0)
     task = asyncio.create_task(worker.arun())
     try:
+
         def blocked_ids() -> list[int]:
-            return [c["id"] for c in r.client_list() if c.get("name") == worker.client_name
-                    and c.get("cmd") == "bzpopmin"]
+            return [
+                c["id"]
+                for c in r.client_list()
+                if c.get("name") == worker.client_name and c.get("cmd") == "bzpopmin"
+            ]
 
         for action in ("unblock", "kill"):
             deadline = time.monotonic() + 5

@@ -19,6 +19,7 @@ from tests.workerkit import make_worker
 
 # --- producers fail fast ---------------------------------------------------------------------
 
+
 def test_producer_on_dead_redis_raises_clear_error_without_password() -> None:
     port = free_port()
     queue = Queue("q", f"redis://:s3cret@127.0.0.1:{port}/0")
@@ -56,14 +57,17 @@ def test_silent_server_fails_the_producer_within_its_socket_timeout() -> None:
         listener.bind(("127.0.0.1", 0))
         listener.listen(16)
         port = listener.getsockname()[1]
-        conn = Connection(f"redis://127.0.0.1:{port}/0",
-                          options={"socket_timeout": 0.3, "retry_on_timeout": False})
+        conn = Connection(
+            f"redis://127.0.0.1:{port}/0",
+            options={"socket_timeout": 0.3, "retry_on_timeout": False},
+        )
         queue = Queue("q", conn)
         with pytest.raises(RedisUnavailableError, match="TimeoutError"):
             queue.add("email", {})
 
 
 # --- a TCP proxy the tests can cut -----------------------------------------------------------
+
 
 async def _until(condition: Any, timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
@@ -78,6 +82,7 @@ def _beats(r: redis.Redis, queue: Queue) -> dict[str, heartbeat.WorkerBeat]:
 
 
 # --- workers wait, resume, and beat only while fetching --------------------------------------
+
 
 async def test_worker_started_before_redis_waits_then_processes(queue_name: str) -> None:
     server = RedisServer()
@@ -104,7 +109,8 @@ async def test_worker_started_before_redis_waits_then_processes(queue_name: str)
 
 
 async def test_network_cut_mid_run_worker_resumes_and_heartbeat_follows(
-        redis_url: str, queue_name: str, r: redis.Redis) -> None:
+    redis_url: str, queue_name: str, r: redis.Redis
+) -> None:
     port = int(redis_url.rsplit(":", 1)[1].split("/")[0])
     proxy = TcpProxy(port)
     queue = Queue(queue_name, f"redis://127.0.0.1:{proxy.port}/0")
@@ -123,8 +129,9 @@ async def test_network_cut_mid_run_worker_resumes_and_heartbeat_follows(
         r.delete(heartbeat.beat_key(direct.keys, "cut"))
         assert not _beats(r, direct)["cut"].alive
         proxy.restore()
-        await _until(lambda: direct.get_job_state(during.id) == "completed", 15,
-                     "job added during the cut")
+        await _until(
+            lambda: direct.get_job_state(during.id) == "completed", 15, "job added during the cut"
+        )
         after = direct.add("inc", 3)
         await _until(lambda: direct.get_job_state(after.id) == "completed", 10, "job after")
         await _until(lambda: _beats(r, direct)["cut"].alive, 8, "heartbeat back")

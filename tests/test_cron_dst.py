@@ -35,13 +35,22 @@ def iso(millis: int) -> str:
 
 # --- the issue's table ------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("pattern", "tz", "after", "expected"), [
-    ("0 6 * * MON", "America/New_York", "2021-11-01T10:00Z", "2021-11-08T11:00:00Z"),
-    ("30 1 * * *", "America/New_York", "2021-11-07T05:30Z", "2021-11-08T06:30:00Z"),
-    ("30 1 * * *", "America/New_York", "2021-11-07T06:00Z", "2021-11-08T06:30:00Z"),
-    ("30 2 * * *", "Europe/Paris", "2021-10-31T00:30Z", "2021-11-01T01:30:00Z"),
-], ids=["weekly-after-fall-back", "repeated-time-runs-once", "from-inside-repeated-hour",
-        "paris-repeated-time"])
+
+@pytest.mark.parametrize(
+    ("pattern", "tz", "after", "expected"),
+    [
+        ("0 6 * * MON", "America/New_York", "2021-11-01T10:00Z", "2021-11-08T11:00:00Z"),
+        ("30 1 * * *", "America/New_York", "2021-11-07T05:30Z", "2021-11-08T06:30:00Z"),
+        ("30 1 * * *", "America/New_York", "2021-11-07T06:00Z", "2021-11-08T06:30:00Z"),
+        ("30 2 * * *", "Europe/Paris", "2021-10-31T00:30Z", "2021-11-01T01:30:00Z"),
+    ],
+    ids=[
+        "weekly-after-fall-back",
+        "repeated-time-runs-once",
+        "from-inside-repeated-hour",
+        "paris-repeated-time",
+    ],
+)
 def test_issue_table_rows(pattern: str, tz: str, after: str, expected: str) -> None:
     got = next_cron_millis(pattern, ms(after), tz)
     assert got is not None and got > ms(after)
@@ -57,6 +66,7 @@ def test_spring_forward_time_runs_once_at_first_valid_instant() -> None:
 
 
 # --- the grid ---------------------------------------------------------------------------------
+
 
 def chain(spec: Spec, tz: str, after: int, count: int) -> list[int]:
     """``count`` runs, each computed from the previous one as the worker does."""
@@ -77,8 +87,13 @@ def check_case(spec: Spec, tz: str, transition_ms: int, after: int) -> None:
     got = chain(spec, tz, after, count)
     assert got[0] > after and all(b > a for a, b in zip(got, got[1:], strict=False))
     expected = cron_grid.model_next(spec, tz, transition_ms, after, count)
-    assert got == expected, (spec.pattern, tz, iso(after), [iso(g) for g in got],
-                             [iso(e) for e in expected])
+    assert got == expected, (
+        spec.pattern,
+        tz,
+        iso(after),
+        [iso(g) for g in got],
+        [iso(e) for e in expected],
+    )
     if spec.kind == "daily":  # one run per local day
         zone = ZoneInfo(tz)
         days = Counter(datetime.fromtimestamp(g / 1000, zone).date() for g in got)
@@ -100,20 +115,32 @@ PATTERNS = st.one_of(
     st.builds(cron_grid.daily, st.integers(0, 59), st.integers(0, 23), st.integers(0, 59)),
     st.builds(cron_grid.weekly, st.integers(0, 59), st.integers(0, 23), st.integers(0, 6)),
     st.builds(cron_grid.hourly, st.integers(0, 59)),
-    st.builds(cron_grid.every, st.integers(1, 59)))
+    st.builds(cron_grid.every, st.integers(1, 59)),
+)
 
 
-@settings(max_examples=300, deadline=None, database=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
-@given(tz=st.sampled_from(cron_grid.ZONES), which=st.sampled_from([0, 1]), spec=PATTERNS,
-       offset_ms=st.integers(-2 * cron_grid.DAY_MS, 2 * cron_grid.DAY_MS))
+@settings(
+    max_examples=300,
+    deadline=None,
+    database=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    tz=st.sampled_from(cron_grid.ZONES),
+    which=st.sampled_from([0, 1]),
+    spec=PATTERNS,
+    offset_ms=st.integers(-2 * cron_grid.DAY_MS, 2 * cron_grid.DAY_MS),
+)
 def test_property_random_patterns_and_instants_around_transitions(
-        tz: str, which: int, spec: Spec, offset_ms: int) -> None:
+    tz: str, which: int, spec: Spec, offset_ms: int
+) -> None:
     transition_ms, _ = cron_grid.transitions(tz)[which]
     check_case(spec, tz, transition_ms, transition_ms + offset_ms)
 
 
 # --- a deploy inside the repeated hour, through the real upsert and worker -------------------
+
 
 @dataclass
 class Clock:
@@ -140,8 +167,11 @@ DAILY_0130 = {"pattern": "30 1 * * *", "tz": "America/New_York"}
 def scheduler_state(queue: Queue, scheduler_id: str) -> tuple[int | None, list[str]]:
     """(zset score, ids of pending iterations)."""
     found = queue.get_job_scheduler(scheduler_id)
-    ids = [i for i in queue.get_job_ids("waiting", "delayed", "prioritized")
-           if i.startswith(f"repeat:{scheduler_id}:")]
+    ids = [
+        i
+        for i in queue.get_job_ids("waiting", "delayed", "prioritized")
+        if i.startswith(f"repeat:{scheduler_id}:")
+    ]
     return (found.next_millis if found else None), ids
 
 
@@ -158,9 +188,12 @@ async def run_iterations(queue: Queue, ran: list[str], count: int) -> None:
 
 @pytest.mark.parametrize("remove_on_complete", [True, False], ids=["removed", "kept"])
 async def test_deploy_inside_repeated_hour_runs_once_and_keeps_schedule(
-        queue: Queue, clock: Clock, remove_on_complete: bool) -> None:
-    template: dict[str, Any] = {"name": "nightly",
-                                "opts": {"remove_on_complete": remove_on_complete}}
+    queue: Queue, clock: Clock, remove_on_complete: bool
+) -> None:
+    template: dict[str, Any] = {
+        "name": "nightly",
+        "opts": {"remove_on_complete": remove_on_complete},
+    }
     # the schedule exists before the night: upserted at 00:10 EDT
     clock.now = ms("2021-11-07T04:10Z")
     first = queue.upsert_job_scheduler("n", DAILY_0130, template)
@@ -182,15 +215,17 @@ async def test_deploy_inside_repeated_hour_runs_once_and_keeps_schedule(
     assert queue.upsert_job_scheduler("n", DAILY_0130, template) is not None
     clock.now = nxt
     await run_iterations(queue, ran, 1)
-    days = Counter(datetime.fromtimestamp(int(i.rsplit(":", 1)[1]) / 1000, NY).date().isoformat()
-                   for i in ran)
+    days = Counter(
+        datetime.fromtimestamp(int(i.rsplit(":", 1)[1]) / 1000, NY).date().isoformat() for i in ran
+    )
     assert days == {"2021-11-07": 1, "2021-11-08": 1}, ran
     score, ids = scheduler_state(queue, "n")
     assert score == ms("2021-11-09T06:30Z") > clock.now and ids == [f"repeat:n:{score}"]
 
 
 async def test_reupsert_in_repeated_hour_after_first_pass_never_doubles(
-        queue: Queue, clock: Clock) -> None:
+    queue: Queue, clock: Clock
+) -> None:
     """The first 01:30 ran; the schedule is then re-created from scratch inside the repeated
     hour (scheduler removed, finished iteration kept): the next run is the next day."""
     clock.now = ms("2021-11-07T05:29Z")
@@ -219,8 +254,10 @@ async def test_reupsert_keeps_a_due_run_that_has_not_started(queue: Queue, clock
     ran: list[str] = []
     await run_iterations(queue, ran, 1)
     assert ran == [due]
-    assert scheduler_state(queue, "n") == (ms("2021-11-08T06:30Z"),
-                                           [f"repeat:n:{ms('2021-11-08T06:30Z')}"])
+    assert scheduler_state(queue, "n") == (
+        ms("2021-11-08T06:30Z"),
+        [f"repeat:n:{ms('2021-11-08T06:30Z')}"],
+    )
     # a changed pattern is a new schedule: the due 01:30 run is replaced by its next time
     clock.now = ms("2021-11-08T06:31Z")
     changed = queue.upsert_job_scheduler("n", {**DAILY_0130, "pattern": "45 1 * * *"}, template)

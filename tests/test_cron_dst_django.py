@@ -47,10 +47,19 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[Clock]:
 
 
 def declare(settings: Any, queue_name: str, key: str) -> None:
-    settings.BULLQ = {**settings.BULLQ, "SCHEDULERS": {
-        "nightly": {"task": TASK, "queue": queue_name, "cron": "30 1 * * *",
-                    "tz": "America/New_York", "args": [key],
-                    "options": {"remove_on_complete": False}}}}
+    settings.BULLQ = {
+        **settings.BULLQ,
+        "SCHEDULERS": {
+            "nightly": {
+                "task": TASK,
+                "queue": queue_name,
+                "cron": "30 1 * * *",
+                "tz": "America/New_York",
+                "args": [key],
+                "options": {"remove_on_complete": False},
+            }
+        },
+    }
 
 
 def ran(queue: Queue, key: str) -> list[str]:
@@ -58,8 +67,11 @@ def ran(queue: Queue, key: str) -> list[str]:
 
 
 def pending(queue: Queue) -> list[str]:
-    return [i for i in queue.get_job_ids("waiting", "delayed", "prioritized")
-            if i.startswith("repeat:nightly:")]
+    return [
+        i
+        for i in queue.get_job_ids("waiting", "delayed", "prioritized")
+        if i.startswith("repeat:nightly:")
+    ]
 
 
 def start_at(clock: Clock, when: str, queue_name: str) -> None:
@@ -81,7 +93,8 @@ async def worker_at(clock: Clock, when: str, queue_name: str, key: str, runs: in
 
 
 async def test_runworker_starts_when_redeployed_inside_repeated_hour(
-        settings: Any, queue_name: str, clock: Clock) -> None:
+    settings: Any, queue_name: str, clock: Clock
+) -> None:
     key = f"calls:{queue_name}"
     declare(settings, queue_name, key)
     await sync_to_async(start_at)(clock, "2021-11-07T04:10Z", queue_name)  # 00:10 EDT
@@ -100,7 +113,8 @@ async def test_runworker_starts_when_redeployed_inside_repeated_hour(
 
 
 async def test_runworker_starts_when_its_upsert_collides_with_a_started_run(
-        settings: Any, queue_name: str, clock: Clock, caplog: pytest.LogCaptureFixture) -> None:
+    settings: Any, queue_name: str, clock: Clock, caplog: pytest.LogCaptureFixture
+) -> None:
     """A host whose clock is behind starts after the run it would schedule has happened: the
     upsert takes the pattern's following run (the one already pending), nothing is doubled.
     When that one has happened too (a clock a day behind), the upsert is refused

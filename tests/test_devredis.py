@@ -17,21 +17,31 @@ from tests.redis_server import free_port
 
 
 def _devredis(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "django_bullq.devredis", *args],
-                          capture_output=True, text=True, timeout=60, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "django_bullq.devredis", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 def test_parse_url() -> None:
     """Host, port (default 6379) and password come out of the URL."""
     target = devredis.parse_url("redis://:s%40cret@localhost:6401/2")
     assert (target.host, target.port, target.password, target.is_local) == (
-        "localhost", 6401, "s@cret", True)
+        "localhost",
+        6401,
+        "s@cret",
+        True,
+    )
     assert devredis.parse_url("redis://10.0.0.5").port == 6379
     assert not devredis.parse_url("redis://10.0.0.5").is_local
 
 
-@pytest.mark.parametrize("url", ["rediss://127.0.0.1:6379/0", "unix:///tmp/redis.sock",
-                                 "redis://127.0.0.1:notaport/0"])
+@pytest.mark.parametrize(
+    "url", ["rediss://127.0.0.1:6379/0", "unix:///tmp/redis.sock", "redis://127.0.0.1:notaport/0"]
+)
 def test_bad_urls_exit_2(url: str) -> None:
     """Schemes other than redis:// and malformed ports are usage errors."""
     done = _devredis(url)
@@ -54,16 +64,23 @@ def test_a_redis_that_answers_is_left_alone(redis_url: str, r: redis.Redis) -> N
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"Redis answers at {redis_url}"
     # Other tests' keys expire meanwhile, so count writes instead of keys.
-    writes = {k: v["calls"] for k, v in r.info("commandstats").items()
-              if k.removeprefix("cmdstat_") in ("set", "del", "flushdb", "flushall", "hset")}
+    writes = {
+        k: v["calls"]
+        for k, v in r.info("commandstats").items()
+        if k.removeprefix("cmdstat_") in ("set", "del", "flushdb", "flushall", "hset")
+    }
     assert writes == {}
     assert r.get("devredis-probe") == "kept"
 
 
 def test_remote_host_is_never_started() -> None:
     """Nothing is started for a host that is not this machine."""
-    target = devredis.RedisTarget(url="redis://redis.example.invalid:6379/0",
-                                  host="redis.example.invalid", port=6379, password=None)
+    target = devredis.RedisTarget(
+        url="redis://redis.example.invalid:6379/0",
+        host="redis.example.invalid",
+        port=6379,
+        password=None,
+    )
     with pytest.raises(devredis.DevRedisError, match="is not this machine"):
         devredis.start_server(target)
 

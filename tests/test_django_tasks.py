@@ -34,8 +34,9 @@ except ImportError:  # Django 5.2
 
 pytestmark = pytest.mark.django_layer
 
-_BACKPORT = "django_tasks" if TaskResultStatus.__module__.startswith("django_tasks") else (
-    "django.tasks")
+_BACKPORT = (
+    "django_tasks" if TaskResultStatus.__module__.startswith("django_tasks") else ("django.tasks")
+)
 
 
 @pytest.fixture
@@ -43,10 +44,11 @@ def tasks_setting(settings: Any, queue_name: str) -> Iterator[str]:
     """TASKS: BullQBackend on this test's queue, next to Django's Immediate and Dummy."""
     settings.TASKS = {
         "default": {"BACKEND": "django_bullq.backends.BullQBackend", "QUEUES": [queue_name]},
-        "immediate": {"BACKEND": f"{_BACKPORT}.backends.immediate.ImmediateBackend",
-                      "QUEUES": [queue_name]},
-        "dummy": {"BACKEND": f"{_BACKPORT}.backends.dummy.DummyBackend",
-                  "QUEUES": [queue_name]},
+        "immediate": {
+            "BACKEND": f"{_BACKPORT}.backends.immediate.ImmediateBackend",
+            "QUEUES": [queue_name],
+        },
+        "dummy": {"BACKEND": f"{_BACKPORT}.backends.dummy.DummyBackend", "QUEUES": [queue_name]},
     }
     yield queue_name
 
@@ -57,6 +59,7 @@ def on(queue_name: str, task: Any, **using: Any) -> Any:
 
 # --- the backend's declaration -------------------------------------------------------------
 
+
 def test_backend_declares_every_feature(tasks_setting: str) -> None:
     backend = task_backends["default"]
     assert isinstance(backend, BullQBackend)
@@ -66,15 +69,21 @@ def test_backend_declares_every_feature(tasks_setting: str) -> None:
 
 
 def test_check_reports_bad_queue_names_and_options(settings: Any) -> None:
-    settings.TASKS = {"default": {"BACKEND": "django_bullq.backends.BullQBackend",
-                                  "QUEUES": ["default", "a:b"], "OPTIONS": {"ON_COMIT": True}}}
+    settings.TASKS = {
+        "default": {
+            "BACKEND": "django_bullq.backends.BullQBackend",
+            "QUEUES": ["default", "a:b"],
+            "OPTIONS": {"ON_COMIT": True},
+        }
+    }
     messages = task_backends["default"].check()
     assert [m.id for m in messages] == ["django_bullq.E011", "django_bullq.E011"]
     assert "a:b" in messages[0].msg and "ON_COMIT" in messages[1].msg
 
 
-@pytest.mark.parametrize(("django_priority", "bullmq_priority"),
-                         [(100, 1), (1, 100), (0, 101), (-1, 102), (-100, 201)])
+@pytest.mark.parametrize(
+    ("django_priority", "bullmq_priority"), [(100, 1), (1, 100), (0, 101), (-1, 102), (-100, 201)]
+)
 def test_priority_mapping(django_priority: int, bullmq_priority: int) -> None:
     assert to_bullmq_priority(django_priority) == bullmq_priority
     assert from_bullmq_priority(bullmq_priority) == django_priority
@@ -87,13 +96,21 @@ def test_unprioritized_job_reads_as_default_priority() -> None:
 
 # --- enqueue: the READY result, as Django's Dummy backend returns it ------------------------
 
+
 def _fields(result: Any) -> dict[str, Any]:
-    return {"status": result.status, "args": result.args, "kwargs": result.kwargs,
-            "errors": result.errors, "worker_ids": result.worker_ids,
-            "attempts": result.attempts, "is_finished": result.is_finished,
-            "started_at": result.started_at, "finished_at": result.finished_at,
-            "last_attempted_at": result.last_attempted_at,
-            "enqueued": result.enqueued_at is not None}
+    return {
+        "status": result.status,
+        "args": result.args,
+        "kwargs": result.kwargs,
+        "errors": result.errors,
+        "worker_ids": result.worker_ids,
+        "attempts": result.attempts,
+        "is_finished": result.is_finished,
+        "started_at": result.started_at,
+        "finished_at": result.finished_at,
+        "last_attempted_at": result.last_attempted_at,
+        "enqueued": result.enqueued_at is not None,
+    }
 
 
 def test_enqueue_returns_what_the_dummy_backend_returns(tasks_setting: str) -> None:
@@ -131,13 +148,15 @@ def test_get_result_of_another_task_is_a_mismatch(tasks_setting: str) -> None:
 
 
 def test_plain_bullmq_job_is_not_a_task_result(tasks_setting: str) -> None:
-    job = get_queue(tasks_setting).add(dtasks.add.module_path, {"args": [1], "kwargs": {}},
-                                       job_id="plain-job")
+    job = get_queue(tasks_setting).add(
+        dtasks.add.module_path, {"args": [1], "kwargs": {}}, job_id="plain-job"
+    )
     with pytest.raises(TaskResultDoesNotExist):
         task_backends["default"].get_result(job.id)
 
 
 # --- validation, as Django's base backend does it ------------------------------------------
+
 
 @pytest.mark.parametrize("priority", [101, -101, 1.5])
 def test_priority_out_of_range_is_invalid(tasks_setting: str, priority: Any) -> None:
@@ -174,6 +193,7 @@ def test_validate_task_refuses_a_function_not_at_module_level(tasks_setting: str
 
 
 # --- running: the result Django's Immediate backend gives ----------------------------------
+
 
 def test_successful_run_matches_the_immediate_backend(tasks_setting: str) -> None:
     ours = on(tasks_setting, dtasks.add).enqueue(20, b=22)
@@ -224,9 +244,12 @@ def test_async_task_runs_on_the_worker(tasks_setting: str) -> None:
 
 
 def test_retries_keep_one_error_and_one_worker_id_per_attempt(
-        tasks_setting: str, settings: Any) -> None:
-    settings.BULLQ = {**settings.BULLQ,
-                      "QUEUES": {tasks_setting: {"DEFAULT_JOB_OPTIONS": {"attempts": 3}}}}
+    tasks_setting: str, settings: Any
+) -> None:
+    settings.BULLQ = {
+        **settings.BULLQ,
+        "QUEUES": {tasks_setting: {"DEFAULT_JOB_OPTIONS": {"attempts": 3}}},
+    }
     key = f"fails-{uuid.uuid4().hex}"
     result = on(tasks_setting, dtasks.fails).enqueue(key)
     burst(tasks_setting)
@@ -238,9 +261,12 @@ def test_retries_keep_one_error_and_one_worker_id_per_attempt(
 
 
 def test_takes_context_sees_the_attempt_and_the_result_id(
-        tasks_setting: str, settings: Any) -> None:
-    settings.BULLQ = {**settings.BULLQ,
-                      "QUEUES": {tasks_setting: {"DEFAULT_JOB_OPTIONS": {"attempts": 2}}}}
+    tasks_setting: str, settings: Any
+) -> None:
+    settings.BULLQ = {
+        **settings.BULLQ,
+        "QUEUES": {tasks_setting: {"DEFAULT_JOB_OPTIONS": {"attempts": 2}}},
+    }
     result = on(tasks_setting, dtasks.context_info).enqueue(f"ctx-{uuid.uuid4().hex}")
     burst(tasks_setting)
     result.refresh()
@@ -270,9 +296,15 @@ def test_higher_priority_runs_first(tasks_setting: str) -> None:
         on(tasks_setting, dtasks.record, priority=priority).enqueue(key, label)
     burst(tasks_setting)
     assert [x.decode() for x in get_queue(tasks_setting).client.lrange(key, 0, -1)] == [
-        "high", "above", "default", "low"]
-    fetched = [task_backends["default"].get_result(job_id) for job_id in
-               get_queue(tasks_setting).get_job_ids("completed")]
+        "high",
+        "above",
+        "default",
+        "low",
+    ]
+    fetched = [
+        task_backends["default"].get_result(job_id)
+        for job_id in get_queue(tasks_setting).get_job_ids("completed")
+    ]
     assert sorted(r.task.priority for r in fetched) == [-100, 0, 1, 100]
 
 
@@ -282,10 +314,17 @@ def test_signals_are_sent_with_the_backend_class(tasks_setting: str) -> None:
     def receiver(name: str) -> Any:
         def receive(sender: Any, task_result: Any, **kwargs: Any) -> None:
             seen.append((name, sender, task_result.status))
+
         return receive
 
-    receivers = {signal: receiver(name) for signal, name in (
-        (task_enqueued, "enqueued"), (task_started, "started"), (task_finished, "finished"))}
+    receivers = {
+        signal: receiver(name)
+        for signal, name in (
+            (task_enqueued, "enqueued"),
+            (task_started, "started"),
+            (task_finished, "finished"),
+        )
+    }
     for signal, func in receivers.items():
         signal.connect(func)
     try:
@@ -294,9 +333,11 @@ def test_signals_are_sent_with_the_backend_class(tasks_setting: str) -> None:
     finally:
         for signal, func in receivers.items():
             signal.disconnect(func)
-    assert seen == [("enqueued", BullQBackend, TaskResultStatus.READY),
-                    ("started", BullQBackend, TaskResultStatus.RUNNING),
-                    ("finished", BullQBackend, TaskResultStatus.SUCCESSFUL)]
+    assert seen == [
+        ("enqueued", BullQBackend, TaskResultStatus.READY),
+        ("started", BullQBackend, TaskResultStatus.RUNNING),
+        ("finished", BullQBackend, TaskResultStatus.SUCCESSFUL),
+    ]
 
 
 async def test_aenqueue_and_aget_result(tasks_setting: str) -> None:
@@ -321,8 +362,11 @@ def test_job_of_an_unknown_backend_fails_readably(tasks_setting: str) -> None:
     queue = get_queue(tasks_setting)
     job = queue.get_job(result.id)
     assert job is not None
-    queue.client.hset(queue.keys.job(job.id), "opts",
-                      job.raw["opts"].replace('"backend":"default"', '"backend":"gone"'))
+    queue.client.hset(
+        queue.keys.job(job.id),
+        "opts",
+        job.raw["opts"].replace('"backend":"default"', '"backend":"gone"'),
+    )
     burst(tasks_setting)
     failed = queue.get_job(result.id)
     assert failed is not None and "backend 'gone'" in (failed.failed_reason or "")
@@ -330,10 +374,16 @@ def test_job_of_an_unknown_backend_fails_readably(tasks_setting: str) -> None:
 
 # --- on commit -----------------------------------------------------------------------------
 
+
 @pytest.fixture
 def on_commit_backend(settings: Any, queue_name: str) -> str:
-    settings.TASKS = {"default": {"BACKEND": "django_bullq.backends.BullQBackend",
-                                  "QUEUES": [queue_name], "OPTIONS": {"ON_COMMIT": True}}}
+    settings.TASKS = {
+        "default": {
+            "BACKEND": "django_bullq.backends.BullQBackend",
+            "QUEUES": [queue_name],
+            "OPTIONS": {"ON_COMMIT": True},
+        }
+    }
     return queue_name
 
 
@@ -360,9 +410,13 @@ def test_on_commit_rollback_enqueues_nothing(on_commit_backend: str) -> None:
 
 @pytest.mark.django_db(transaction=True, databases=["default", "other"])
 def test_on_commit_follows_the_database_option(settings: Any, queue_name: str) -> None:
-    settings.TASKS = {"default": {"BACKEND": "django_bullq.backends.BullQBackend",
-                                  "QUEUES": [queue_name],
-                                  "OPTIONS": {"ON_COMMIT": True, "DATABASE": "other"}}}
+    settings.TASKS = {
+        "default": {
+            "BACKEND": "django_bullq.backends.BullQBackend",
+            "QUEUES": [queue_name],
+            "OPTIONS": {"ON_COMMIT": True, "DATABASE": "other"},
+        }
+    }
     with transaction.atomic(using="default"):
         at_once = on(queue_name, dtasks.add).enqueue(1)
         assert at_once.enqueued_at is not None
@@ -373,8 +427,7 @@ def test_on_commit_follows_the_database_option(settings: Any, queue_name: str) -
 
 
 @pytest.mark.django_db(transaction=True)
-def test_outbox_result_id_is_known_before_the_commit(on_commit_backend: str,
-                                                     settings: Any) -> None:
+def test_outbox_result_id_is_known_before_the_commit(on_commit_backend: str, settings: Any) -> None:
     from django_bullq.models import OutboxJob
 
     settings.BULLQ = {**settings.BULLQ, "OUTBOX": {"ENABLED": True}}
@@ -401,8 +454,12 @@ def test_get_result_while_running(tasks_setting: str) -> None:
     result = on(tasks_setting, dtasks.own_status).enqueue()
     burst(tasks_setting)
     result.refresh()
-    assert result.return_value == {"status": "RUNNING", "worker_ids": result.worker_ids,
-                                   "started": True, "finished": False}
+    assert result.return_value == {
+        "status": "RUNNING",
+        "worker_ids": result.worker_ids,
+        "started": True,
+        "finished": False,
+    }
 
 
 def test_rate_limited_run_is_not_an_attempt(tasks_setting: str) -> None:

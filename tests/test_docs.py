@@ -30,7 +30,7 @@ def test_configuration_page_lists_every_bullq_key_and_worker_key() -> None:
 
 def test_checks_page_lists_every_check_id() -> None:
     source = Path(checks.__file__).read_text()
-    ids = {f"django_bullq.E{int(n):03d}" for n in re.findall(r"_error\((\d+)", source)}
+    ids = {f"django_bullq.E{int(n):03d}" for n in re.findall(r"_error\(\s*(\d+)", source)}
     ids |= set(re.findall(r'id="(django_bullq\.W\d{3})"', source))
     assert len(ids) >= 11
     assert ids - table_keys("checks.md") == set()
@@ -39,8 +39,12 @@ def test_checks_page_lists_every_check_id() -> None:
 def test_workers_page_lists_every_runworker_flag() -> None:
     parser = argparse.ArgumentParser()
     Command().add_arguments(parser)
-    flags = {option for action in parser._actions for option in action.option_strings
-             if option.startswith("--") and option != "--help"}
+    flags = {
+        option
+        for action in parser._actions
+        for option in action.option_strings
+        if option.startswith("--") and option != "--help"
+    }
     assert "--concurrency" in flags
     documented = {cell.split()[0] for cell in table_keys("workers.md")}
     assert flags - documented == set()
@@ -50,7 +54,7 @@ def test_interop_page_lists_every_refused_job_id_and_shares_flows() -> None:
     """docs/interop.md names each queue-key suffix a custom job id may not be (issue 12 item 9)
     and no longer says flows cannot be shared (they are: tests/interop/test_flows.py)."""
     text = (DOCS / "interop.md").read_text()
-    section = text[text.index("## Job ids"):text.index("## Key layout")]
+    section = text[text.index("## Job ids") : text.index("## Key layout")]
     assert {f"`{suffix}`" for suffix in SUFFIXES} <= set(re.findall(r"`[^`]+`", section))
     assert "Not supported yet" not in text
     assert "leaves its parent in `waiting-children` for ever" not in text

@@ -31,8 +31,13 @@ def test_drain_of_150k_jobs_has_no_call_over_100_ms(private_server: RedisServer)
         assert figures.script_calls >= JOBS // 1000  # batched, not one call
         assert figures.longest_call_ms < 100, figures
         assert queue.get_job_counts("waiting", "prioritized", "delayed") == {
-            "waiting": 0, "prioritized": 0, "delayed": 0}
-        assert queue.client.exists(queue.keys.job("1"), queue.keys.job(str(JOBS)),
-                                   queue.keys["pc"]) == 0
+            "waiting": 0,
+            "prioritized": 0,
+            "delayed": 0,
+        }
+        assert (
+            queue.client.exists(queue.keys.job("1"), queue.keys.job(str(JOBS)), queue.keys["pc"])
+            == 0
+        )
     finally:
         queue.close()

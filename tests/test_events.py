@@ -19,15 +19,23 @@ def ids(stream_id: str) -> tuple[int, ...]:
 
 
 def test_parse_entry_decodes_json_fields() -> None:
-    done = parse_entry(b"1-2", {b"event": b"completed", b"jobId": b"7",
-                                b"returnvalue": b'{"a":1}', b"prev": b"active"})
+    done = parse_entry(
+        b"1-2",
+        {b"event": b"completed", b"jobId": b"7", b"returnvalue": b'{"a":1}', b"prev": b"active"},
+    )
     assert done == QueueEvent("completed", "1-2", "7", {"returnvalue": {"a": 1}, "prev": "active"})
     assert parse_entry("1-3", {"event": "progress", "jobId": "7", "data": "42"}).fields == {
-        "data": 42}
+        "data": 42
+    }
     assert parse_entry("1-4", {"event": "delayed", "jobId": "7", "delay": "1700"}).fields == {
-        "delay": 1700}
-    assert parse_entry("1-5", {"event": "completed", "jobId": "7",
-                               "returnvalue": "not json"}).fields["returnvalue"] == "not json"
+        "delay": 1700
+    }
+    assert (
+        parse_entry("1-5", {"event": "completed", "jobId": "7", "returnvalue": "not json"}).fields[
+            "returnvalue"
+        ]
+        == "not json"
+    )
     assert parse_entry("1-6", {"event": "drained"}).job_id is None
     assert next_id("5-9") == "5-10"
 
@@ -83,8 +91,9 @@ async def test_case_b22_reader_keeping_up_counts_every_completed_job(queue: Queu
     assert len(completed) == total and len(set(completed)) == total
 
 
-def test_case_b22_lagging_reader_gets_a_gap_event(queue: Queue, r: Any,
-                                                  caplog: pytest.LogCaptureFixture) -> None:
+def test_case_b22_lagging_reader_gets_a_gap_event(
+    queue: Queue, r: Any, caplog: pytest.LogCaptureFixture
+) -> None:
     """B22 variant: the reader pauses while the stream (maxLenEvents 50) is trimmed; it then
     yields ``gap`` with the missing id range and logs a warning instead of going on silently.
     Uses the sync twin (``read`` / ``iter_events``)."""
@@ -100,8 +109,12 @@ def test_case_b22_lagging_reader_gets_a_gap_event(queue: Queue, r: Any,
     async def noop(job: Any) -> int:
         return 1
 
-    asyncio.run(run_until(make_worker(queue, noop, concurrency=4),
-                          lambda: queue.get_job_counts("completed")["completed"] == 401))
+    asyncio.run(
+        run_until(
+            make_worker(queue, noop, concurrency=4),
+            lambda: queue.get_job_counts("completed")["completed"] == 401,
+        )
+    )
     stream_first = r.xrange(queue.keys["events"], count=1)[0][0]
     with caplog.at_level(logging.WARNING, logger="django_bullq.events"):
         events = reader.read()

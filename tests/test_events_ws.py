@@ -28,8 +28,12 @@ class FakeUser:
     is_authenticated = True
     is_active = True
 
-    def __init__(self, username: str, staff: bool = True,
-                 perms: tuple[str, ...] = ("django_bullq.view_bullqqueue",)) -> None:
+    def __init__(
+        self,
+        username: str,
+        staff: bool = True,
+        perms: tuple[str, ...] = ("django_bullq.view_bullqqueue",),
+    ) -> None:
         self.username, self.is_staff, self.perms = username, staff, perms
 
     def has_perm(self, perm: str) -> bool:
@@ -91,6 +95,7 @@ async def receive_all(comm: WebsocketCommunicator, count: int) -> list[dict[str,
 
 # --- queue socket ---------------------------------------------------------------------------
 
+
 async def test_queue_events_arrive_in_order(queue_name: str) -> None:
     q = conf.get_queue(queue_name)
     comm = ws(qpath(queue_name))
@@ -102,7 +107,8 @@ async def test_queue_events_arrive_in_order(queue_name: str) -> None:
     ids = [id_tuple(e["id"]) for e in events]
     assert ids == sorted(ids) and len(set(ids)) == len(ids)
     assert [(e["event"], e["jobId"]) for e in events if e["event"] == "added"] == [
-        ("added", j.id) for j in jobs]
+        ("added", j.id) for j in jobs
+    ]
     assert events[-1]["event"] == "progress" and events[-1]["fields"]["data"] == {"p": 50}
     assert await comm.receive_nothing(0.2)
     await comm.disconnect()
@@ -145,7 +151,10 @@ async def test_resume_after_reconnect_loses_and_repeats_nothing(queue_name: str)
     ids = [e["id"] for e in got]
     assert len(set(ids)) == len(ids) and [id_tuple(i) for i in ids] == sorted(map(id_tuple, ids))
     assert [e["jobId"] for e in got if e["event"] == "added"] == [
-        first.id, *(j.id for j in missed), live_job.id]
+        first.id,
+        *(j.id for j in missed),
+        live_job.id,
+    ]
 
 
 async def test_resume_after_trimmed_entries_sends_a_gap_first(queue_name: str) -> None:
@@ -166,8 +175,9 @@ async def test_resume_after_trimmed_entries_sends_a_gap_first(queue_name: str) -
     await comm.disconnect()
 
 
-@pytest.mark.parametrize("last_id", ["abc", "1-2-3", "0-18446744073709551616",
-                                     "18446744073709551616"])
+@pytest.mark.parametrize(
+    "last_id", ["abc", "1-2-3", "0-18446744073709551616", "18446744073709551616"]
+)
 async def test_invalid_last_id_is_refused(queue_name: str, last_id: str) -> None:
     comm = ws(qpath(queue_name, last_id))
     assert await refused_code(comm) == 4400
@@ -221,8 +231,9 @@ async def test_oversized_events_and_snapshots_are_cut_to_fit_one_frame(queue_nam
     await jcomm.disconnect()
 
 
-async def test_a_crashed_socket_releases_its_events_reader(queue_name: str,
-                                                           monkeypatch: Any) -> None:
+async def test_a_crashed_socket_releases_its_events_reader(
+    queue_name: str, monkeypatch: Any
+) -> None:
     from django_bullq.bridge import get_hub
     from django_bullq.consumers import QueueEventsConsumer
 
@@ -255,6 +266,7 @@ async def test_long_or_deeply_nested_requests_are_ignored(queue_name: str) -> No
 
 
 # --- job socket -----------------------------------------------------------------------------
+
 
 async def test_job_socket_sends_a_snapshot_then_only_its_events(queue_name: str) -> None:
     q = conf.get_queue(queue_name)
@@ -305,10 +317,12 @@ async def test_job_socket_resumes_with_that_jobs_missed_events(queue_name: str) 
 
 # --- B25 names ------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("suffix", ["a#b", "test/transactions", "ünï-cødé", "a b", "%2F"])
 @pytest.mark.parametrize("raw", [True, False], ids=["raw_path", "decoded_path"])
-async def test_case_b25_special_queue_names_in_ws_urls(queue_name: str, suffix: str,
-                                                       raw: bool) -> None:
+async def test_case_b25_special_queue_names_in_ws_urls(
+    queue_name: str, suffix: str, raw: bool
+) -> None:
     name = f"{queue_name}-{suffix}"
     q = conf.get_queue(name)
     job = await q.aadd("t")
@@ -327,9 +341,11 @@ async def test_case_b25_special_queue_names_in_ws_urls(queue_name: str, suffix: 
 
 # --- permissions ----------------------------------------------------------------------------
 
+
 @pytest.mark.django_db(transaction=True)
 async def test_sockets_refuse_anonymous_non_staff_and_staff_without_permission(
-        queue_name: str) -> None:
+    queue_name: str,
+) -> None:
     from asgiref.sync import sync_to_async
 
     @sync_to_async
@@ -337,8 +353,11 @@ async def test_sockets_refuse_anonymous_non_staff_and_staff_without_permission(
         plain = User.objects.create_user("plain", is_staff=False)
         bare = User.objects.create_user("bare", is_staff=True)
         allowed = User.objects.create_user("allowed", is_staff=True)
-        allowed.user_permissions.add(Permission.objects.get(
-            content_type__app_label="django_bullq", codename="view_bullqqueue"))
+        allowed.user_permissions.add(
+            Permission.objects.get(
+                content_type__app_label="django_bullq", codename="view_bullqqueue"
+            )
+        )
         plain.user_permissions.add(Permission.objects.get(codename="view_bullqqueue"))
         return plain, bare, User.objects.get(pk=allowed.pk)
 
@@ -364,9 +383,9 @@ def own_jobs_only(user: Any, queue_name: str, job_id: str | None) -> bool:
 
 
 async def test_authorizer_hook_lets_an_end_user_follow_their_own_job(
-        queue_name: str, settings: Any) -> None:
-    settings.BULLQ = {**settings.BULLQ,
-                      "EVENTS_AUTHORIZER": "tests.test_events_ws.own_jobs_only"}
+    queue_name: str, settings: Any
+) -> None:
+    settings.BULLQ = {**settings.BULLQ, "EVENTS_AUTHORIZER": "tests.test_events_ws.own_jobs_only"}
     q = conf.get_queue(queue_name)
     mine, theirs = await q.aadd("t", {"owner": "eve"}), await q.aadd("t", {"owner": "bob"})
     eve = FakeUser("eve", staff=False, perms=())
@@ -383,8 +402,8 @@ async def test_authorizer_hook_lets_an_end_user_follow_their_own_job(
 
 # --- case B22: the Channels side ------------------------------------------------------------
 
-async def test_case_b22_sockets_receive_the_gap_notice_of_a_lagging_reader(
-        queue_name: str) -> None:
+
+async def test_case_b22_sockets_receive_the_gap_notice_of_a_lagging_reader(queue_name: str) -> None:
     import asyncio
 
     from django_bullq.bridge import get_hub
@@ -417,6 +436,7 @@ async def test_case_b22_sockets_receive_the_gap_notice_of_a_lagging_reader(
 
 # --- the JavaScript client ------------------------------------------------------------------
 
+
 def test_js_client_encodes_names_resumes_backs_off_and_dispatches() -> None:
     import shutil
     import subprocess
@@ -426,14 +446,19 @@ def test_js_client_encodes_names_resumes_backs_off_and_dispatches() -> None:
     assert node, "node is needed (make test installs the interop packages with npm)"
     root = Path(__file__).resolve().parent.parent
     script = root / "django_bullq" / "static" / "django_bullq" / "js" / "bullq-events.js"
-    done = subprocess.run([node, str(root / "tests" / "js" / "bullq_events_client.mjs"),
-                           str(script)], capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        [node, str(root / "tests" / "js" / "bullq_events_client.mjs"), str(script)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
 
 
 async def test_wake_ups_the_channel_layer_loses_are_sent_again(
-        queue_name: str, monkeypatch: Any) -> None:
+    queue_name: str, monkeypatch: Any
+) -> None:
     """A layer may drop or expire a message: the hub wakes a socket that is still behind
     again, so the events arrive without any later event."""
     from channels.layers import get_channel_layer
@@ -471,18 +496,25 @@ async def test_custom_job_ids_with_slashes_work_through_raw_path(queue_name: str
     await comm.disconnect()
 
 
-@pytest.mark.parametrize(("value", "ok"), [(None, True), ("tests.test_events_ws.own_jobs_only",
-                                                          True), ("nodots", False), (3, False)])
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [(None, True), ("tests.test_events_ws.own_jobs_only", True), ("nodots", False), (3, False)],
+)
 def test_events_authorizer_setting_is_checked(value: Any, ok: bool) -> None:
     from tests.test_checks import ids
 
-    found = "django_bullq.E003" in ids({"CONNECTIONS": {"default": conf.get_config()[
-        "CONNECTIONS"]["default"]["URL"]}, "EVENTS_AUTHORIZER": value})
+    found = "django_bullq.E003" in ids(
+        {
+            "CONNECTIONS": {"default": conf.get_config()["CONNECTIONS"]["default"]["URL"]},
+            "EVENTS_AUTHORIZER": value,
+        }
+    )
     assert found is not ok
 
 
-async def test_without_a_channel_layer_sockets_close_with_1011(queue_name: str,
-                                                               settings: Any) -> None:
+async def test_without_a_channel_layer_sockets_close_with_1011(
+    queue_name: str, settings: Any
+) -> None:
     settings.CHANNEL_LAYERS = {}
     channel_layers.backends.clear()
     assert await refused_code(ws(qpath(queue_name))) == 1011
@@ -490,8 +522,10 @@ async def test_without_a_channel_layer_sockets_close_with_1011(queue_name: str,
 
 # --- counts frames and client requests (live admin pages) ------------------------------------
 
+
 async def test_queue_socket_with_counts_sends_counts_on_connect_and_after_events(
-        queue_name: str) -> None:
+    queue_name: str,
+) -> None:
     q = conf.get_queue(queue_name)
     await q.aadd("t")
     comm = ws(qpath(queue_name) + "?counts=1")
@@ -562,15 +596,17 @@ BURST_WAIT_S = 10.0
 
 
 @pytest.fixture(params=["in_memory", "channels_redis"])
-async def layer_backend(request: pytest.FixtureRequest, settings: Any,
-                        redis_url: str) -> Any:
+async def layer_backend(request: pytest.FixtureRequest, settings: Any, redis_url: str) -> Any:
     """Each channel layer at its default capacity (100 messages per channel)."""
     import uuid
 
     if request.param == "channels_redis":
-        settings.CHANNEL_LAYERS = {"default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [redis_url], "prefix": f"asgi-{uuid.uuid4().hex[:8]}"}}}
+        settings.CHANNEL_LAYERS = {
+            "default": {
+                "BACKEND": "channels_redis.core.RedisChannelLayer",
+                "CONFIG": {"hosts": [redis_url], "prefix": f"asgi-{uuid.uuid4().hex[:8]}"},
+            }
+        }
     channel_layers.backends.clear()
     from channels.layers import get_channel_layer
 
@@ -587,8 +623,9 @@ async def stream_ids(q: Any) -> list[str]:
     return [entry_id.decode() for entry_id, _ in await q.aclient.xrange(q.keys["events"])]
 
 
-async def frames_through(comm: WebsocketCommunicator, last_id: str,
-                         wait_s: float = BURST_WAIT_S) -> list[dict[str, Any]]:
+async def frames_through(
+    comm: WebsocketCommunicator, last_id: str, wait_s: float = BURST_WAIT_S
+) -> list[dict[str, Any]]:
     """Frames received until the one with ``last_id`` (or until ``wait_s`` passed)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + wait_s
@@ -615,7 +652,8 @@ def event_ids(frames: list[dict[str, Any]]) -> list[str]:
 
 
 async def test_a_bulk_add_of_300_jobs_reaches_the_socket_whole_at_once(
-        queue_name: str, layer_backend: str) -> None:
+    queue_name: str, layer_backend: str
+) -> None:
     """Issue 12 item 5 (a): 300 jobs in one add_bulk (600 events) all reach a queue socket in
     stream order, once each, within a second of the last XADD, with no later event to help."""
     q = conf.get_queue(queue_name)
@@ -635,7 +673,8 @@ async def test_a_bulk_add_of_300_jobs_reaches_the_socket_whole_at_once(
 
 
 async def test_a_burst_of_ten_times_the_channel_capacity_reaches_every_socket(
-        queue_name: str, layer_backend: str) -> None:
+    queue_name: str, layer_backend: str
+) -> None:
     """Issue 12 item 5 (b): 1,200 events (12x the default capacity) in one burst reach each
     of three queue sockets whole, in order, without repeats."""
     q = conf.get_queue(queue_name)
@@ -656,7 +695,8 @@ async def test_a_burst_of_ten_times_the_channel_capacity_reaches_every_socket(
 
 
 async def test_a_job_socket_gets_its_events_from_the_tail_of_a_burst(
-        queue_name: str, layer_backend: str) -> None:
+    queue_name: str, layer_backend: str
+) -> None:
     """Issue 12 item 5 (d): a job socket's events at the end of a 1,000-event burst arrive."""
     q = conf.get_queue(queue_name)
     first = await q.aadd("t")
@@ -680,7 +720,8 @@ async def test_a_job_socket_gets_its_events_from_the_tail_of_a_burst(
 
 
 async def test_a_lagging_bridge_over_a_trimmed_stream_sends_a_gap_then_the_rest(
-        queue_name: str) -> None:
+    queue_name: str,
+) -> None:
     """Issue 12 item 5 (c): the shared reader stalls while 800 jobs are added with
     maxLenEvents 300; the socket then gets one ``gap`` and every entry still in the stream."""
     from django_bullq.bridge import get_hub
@@ -719,7 +760,8 @@ async def test_a_lagging_bridge_over_a_trimmed_stream_sends_a_gap_then_the_rest(
 
 
 async def test_a_socket_behind_the_buffer_reads_the_trimmed_stream_gap_first(
-        queue_name: str, monkeypatch: Any) -> None:
+    queue_name: str, monkeypatch: Any
+) -> None:
     """Issue 12 item 5 (c), the socket's side: a socket busy with a request while 800 jobs are
     added (maxLenEvents 300, a 50-frame buffer) falls behind the buffer and the trimmed stream;
     it then sends one ``gap`` and every entry still in the stream, in order."""
@@ -761,8 +803,7 @@ async def test_a_socket_behind_the_buffer_reads_the_trimmed_stream_gap_first(
     await comm.disconnect()
 
 
-async def test_fifty_sockets_share_one_reader_and_a_few_redis_connections(
-        queue_name: str) -> None:
+async def test_fifty_sockets_share_one_reader_and_a_few_redis_connections(queue_name: str) -> None:
     """The hint's scaling check: 50 sockets on a queue and a 600-event burst cost the queue
     one reader, fewer stream reads than sockets, and a handful of Redis connections."""
     q = conf.get_queue(queue_name)
@@ -770,8 +811,10 @@ async def test_fifty_sockets_share_one_reader_and_a_few_redis_connections(
 
     async def stats() -> tuple[int, int]:
         info = await q.aclient.info("all")
-        reads = sum(int(info.get(f"cmdstat_{c}", {}).get("calls", 0))
-                    for c in ("xread", "xrange", "xrevrange"))
+        reads = sum(
+            int(info.get(f"cmdstat_{c}", {}).get("calls", 0))
+            for c in ("xread", "xrange", "xrevrange")
+        )
         return int(info["connected_clients"]), reads
 
     clients_before, _ = await stats()
@@ -797,7 +840,8 @@ async def test_fifty_sockets_share_one_reader_and_a_few_redis_connections(
 
 
 async def test_a_socket_behind_the_buffer_of_a_deleted_stream_gets_a_gap(
-        queue_name: str, monkeypatch: Any) -> None:
+    queue_name: str, monkeypatch: Any
+) -> None:
     """The stream is deleted (an obliterate) while a busy socket is behind the buffer: the
     events between its last id and the buffer are gone, so it sends a ``gap`` for them and
     then the buffered rest, and never spins on an empty stream."""

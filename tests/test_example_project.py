@@ -29,27 +29,37 @@ JOBS_PER_RUN = 15 + 1 + 2  # import chunks of 100 rows, aggregate, email + publi
 
 
 def _manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=EXAMPLE_DIR, env=env,
-                          capture_output=True, text=True, timeout=100, check=False)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=EXAMPLE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=100,
+        check=False,
+    )
 
 
 @pytest.fixture
 def example_env(redis_url: str, tmp_path: Path) -> dict[str, str]:
     """Environment of the example project: private Redis, temp database and mail directory."""
     env = dict(os.environ)
-    env.update({
-        "DJANGO_SETTINGS_MODULE": "example_project.settings",
-        "REDIS_URL": redis_url,
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
-        "EMAIL_FILE_PATH": str(tmp_path / "sent_emails"),
-        "PYTHONWARNINGS": "error::RuntimeWarning",
-    })
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "example_project.settings",
+            "REDIS_URL": redis_url,
+            "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+            "EMAIL_FILE_PATH": str(tmp_path / "sent_emails"),
+            "PYTHONWARNINGS": "error::RuntimeWarning",
+        }
+    )
     return env
 
 
 @pytest.mark.timeout(240)
-def test_weather_report_runs_the_real_batch(example_env: dict[str, str], tmp_path: Path,
-                                            redis_url: str) -> None:
+def test_weather_report_runs_the_real_batch(
+    example_env: dict[str, str], tmp_path: Path, redis_url: str
+) -> None:
     """Migrate, run the report twice; check the output, the database, the mail and Redis."""
     migrate = _manage(example_env, "migrate", "--noinput", "-v", "0")
     assert migrate.returncode == 0, migrate.stderr
@@ -62,8 +72,11 @@ def test_weather_report_runs_the_real_batch(example_env: dict[str, str], tmp_pat
     # The yearly table: one line a year, 2012 a leap year.
     assert re.search(r"^\s+2012\s+366\s", out, re.MULTILINE), out
     assert re.search(r"^\s+2015\s+365\s", out, re.MULTILINE), out
-    assert re.search(r"publish: job \S+ completed after 2 attempts \(of 3\); "
-                     r"the task ran 2 times", out), out
+    assert re.search(
+        r"publish: job \S+ completed after 2 attempts \(of 3\); "
+        r"the task ran 2 times",
+        out,
+    ), out
     assert "publishing endpoint unavailable (simulated outage on attempt 1)" in out
     assert f"this run: {JOBS_PER_RUN} jobs: completed {JOBS_PER_RUN}" in out
 
@@ -82,8 +95,10 @@ def test_weather_report_runs_the_real_batch(example_env: dict[str, str], tmp_pat
     with sqlite3.connect(tmp_path / "db.sqlite3") as db:
         assert db.execute("SELECT COUNT(*) FROM weather_dailyweather").fetchone() == (ROWS_IN_CSV,)
         assert db.execute("SELECT COUNT(*) FROM weather_monthlystats").fetchone() == (48,)
-        reports = db.execute("SELECT rows_imported, publish_attempts, published_at IS NOT NULL "
-                             "FROM weather_report ORDER BY id").fetchall()
+        reports = db.execute(
+            "SELECT rows_imported, publish_attempts, published_at IS NOT NULL "
+            "FROM weather_report ORDER BY id"
+        ).fetchall()
     assert reports == [(ROWS_IN_CSV, 2, 1), (ROWS_IN_CSV, 2, 1)]
 
     client = redis.Redis.from_url(redis_url, decode_responses=True)

@@ -38,8 +38,12 @@ async def process(job: Job) -> Any:
     return {"name": job.name, "children": await job.aget_children_values()}
 
 
-async def run_workers(queues: list[Queue], until: Callable[[], bool],
-                      processor: Callable[[Job], Any] = process, timeout: float = 8.0) -> None:
+async def run_workers(
+    queues: list[Queue],
+    until: Callable[[], bool],
+    processor: Callable[[Job], Any] = process,
+    timeout: float = 8.0,
+) -> None:
     workers = [make_worker(q, processor) for q in queues]
     tasks = [asyncio.create_task(w.arun()) for w in workers]
     try:
@@ -57,24 +61,36 @@ async def run_workers(queues: list[Queue], until: Callable[[], bool],
         await asyncio.gather(*(asyncio.wait_for(t, 10) for t in tasks))
 
 
-def node(name: str, queue: str, children: list[dict[str, Any]] | None = None,
-         **opts: Any) -> dict[str, Any]:
-    return {"name": name, "queue_name": queue, "data": {"fail": opts.pop("fail", False)},
-            "opts": opts, "children": children or []}
+def node(
+    name: str, queue: str, children: list[dict[str, Any]] | None = None, **opts: Any
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "queue_name": queue,
+        "data": {"fail": opts.pop("fail", False)},
+        "opts": opts,
+        "children": children or [],
+    }
 
 
-def test_add_writes_bullmq_layout(flows: FlowProducer, names: list[str],
-                                  r: redis.Redis) -> None:
+def test_add_writes_bullmq_layout(flows: FlowProducer, names: list[str], r: redis.Redis) -> None:
     pq, cq = names[0], names[1]
-    tree = flows.add(node("parent", pq, [node("c1", cq, job_id="c-one"),
-                                         node("c2", pq, fail_parent_on_failure=True)]))
+    tree = flows.add(
+        node(
+            "parent",
+            pq,
+            [node("c1", cq, job_id="c-one"), node("c2", pq, fail_parent_on_failure=True)],
+        )
+    )
     parent = tree.job
     assert str(uuid.UUID(parent.id, version=4)) == parent.id
     assert [c.job.id for c in tree.children][0] == "c-one"
     parent_key = f"bull:{pq}:{parent.id}"
     assert r.zscore(f"bull:{pq}:waiting-children", parent.id) is not None
     assert r.smembers(parent_key + ":dependencies") == {
-        f"bull:{cq}:c-one", f"bull:{pq}:{tree.children[1].job.id}"}
+        f"bull:{cq}:c-one",
+        f"bull:{pq}:{tree.children[1].job.id}",
+    }
     child = r.hgetall(f"bull:{cq}:c-one")
     assert child["parentKey"] == parent_key
     assert json.loads(child["parent"]) == {"id": parent.id, "queueKey": f"bull:{pq}"}
@@ -85,31 +101,38 @@ def test_add_writes_bullmq_layout(flows: FlowProducer, names: list[str],
     assert r.lrange(f"bull:{cq}:wait", 0, -1) == ["c-one"]
     pqueue = flows.queue(pq)
     assert [e["event"] for e in events(r, pqueue) if e["jobId"] == parent.id] == [
-        "added", "waiting-children"]
+        "added",
+        "waiting-children",
+    ]
     assert pqueue.get_job_state(parent.id) == "waiting-children"
 
 
 async def test_parent_runs_after_children_and_sees_their_values(
-        flows: FlowProducer, names: list[str], r: redis.Redis) -> None:
+    flows: FlowProducer, names: list[str], r: redis.Redis
+) -> None:
     pq, cq = names[0], names[1]
     tree = await flows.aadd(node("parent", pq, [node("c1", cq), node("c2", cq)]))
     queues = [flows.queue(pq), flows.queue(cq)]
     parent = tree.job
     await run_workers(queues, lambda: queues[0].get_job_state(parent.id) == "completed")
     got = parent.refresh().returnvalue
-    keys = {f"bull:{cq}:{c.job.id}": {"name": c.job.name, "children": {}}
-            for c in tree.children}
+    keys = {f"bull:{cq}:{c.job.id}": {"name": c.job.name, "children": {}} for c in tree.children}
     assert got == {"name": "parent", "children": keys}
-    assert parent.get_dependencies_count() == {"processed": 2, "unprocessed": 0, "ignored": 0,
-                                               "failed": 0}
+    assert parent.get_dependencies_count() == {
+        "processed": 2,
+        "unprocessed": 0,
+        "ignored": 0,
+        "failed": 0,
+    }
     released = [e for e in events(r, queues[0]) if e.get("prev") == "waiting-children"]
     assert released == [{"event": "waiting", "jobId": parent.id, "prev": "waiting-children"}]
 
 
 async def test_three_levels_across_three_queues(flows: FlowProducer, names: list[str]) -> None:
     a, b, c = names
-    tree = flows.add(node("root", a, [node("mid", b, [node("leaf1", c), node("leaf2", a)]),
-                                      node("leaf3", c)]))
+    tree = flows.add(
+        node("root", a, [node("mid", b, [node("leaf1", c), node("leaf2", a)]), node("leaf3", c)])
+    )
     queues = [flows.queue(n) for n in names]
     await run_workers(queues, lambda: queues[0].get_job_state(tree.job.id) == "completed")
     root = tree.job.refresh().returnvalue
@@ -117,7 +140,8 @@ async def test_three_levels_across_three_queues(flows: FlowProducer, names: list
     assert set(root["children"]) == {mid_key, f"bull:{c}:{tree.children[1].job.id}"}
     assert set(root["children"][mid_key]["children"]) == {
         f"bull:{c}:{tree.children[0].children[0].job.id}",
-        f"bull:{a}:{tree.children[0].children[1].job.id}"}
+        f"bull:{a}:{tree.children[0].children[1].job.id}",
+    }
     read = flows.get_flow(a, tree.job.id)
     assert read is not None and len(read.children) == 2
     assert sorted(len(n.children) for n in read.children) == [0, 2]
@@ -128,12 +152,24 @@ async def test_three_levels_across_three_queues(flows: FlowProducer, names: list
     assert flows.get_flow(a, "missing") is None
 
 
-async def test_fail_parent_on_failure_goes_up_the_tree(flows: FlowProducer,
-                                                       names: list[str]) -> None:
+async def test_fail_parent_on_failure_goes_up_the_tree(
+    flows: FlowProducer, names: list[str]
+) -> None:
     a, b, c = names
-    tree = flows.add(node("root", a, [
-        node("mid", b, [node("bad", c, fail=True, fail_parent_on_failure=True),
-                        node("slow-ok", c)], fail_parent_on_failure=True)]))
+    tree = flows.add(
+        node(
+            "root",
+            a,
+            [
+                node(
+                    "mid",
+                    b,
+                    [node("bad", c, fail=True, fail_parent_on_failure=True), node("slow-ok", c)],
+                    fail_parent_on_failure=True,
+                )
+            ],
+        )
+    )
     queues = [flows.queue(n) for n in names]
     await run_workers(queues, lambda: queues[0].get_job_state(tree.job.id) == "failed")
     mid = tree.children[0].job.refresh()
@@ -144,13 +180,14 @@ async def test_fail_parent_on_failure_goes_up_the_tree(flows: FlowProducer,
     assert mid.deferred_failure is None  # defa is dropped when the job lands in failed
 
 
-@pytest.mark.parametrize("policy", ["ignore_dependency_on_failure",
-                                    "remove_dependency_on_failure"])
+@pytest.mark.parametrize("policy", ["ignore_dependency_on_failure", "remove_dependency_on_failure"])
 async def test_ignore_and_remove_dependency_let_the_parent_run(
-        flows: FlowProducer, names: list[str], policy: str) -> None:
+    flows: FlowProducer, names: list[str], policy: str
+) -> None:
     pq, cq = names[0], names[1]
-    tree = flows.add(node("parent", pq, [node("bad", cq, fail=True, **{policy: True}),
-                                         node("good", cq)]))
+    tree = flows.add(
+        node("parent", pq, [node("bad", cq, fail=True, **{policy: True}), node("good", cq)])
+    )
     queues = [flows.queue(pq), flows.queue(cq)]
     await run_workers(queues, lambda: queues[0].get_job_state(tree.job.id) == "completed")
     deps = tree.job.get_dependencies()
@@ -163,11 +200,13 @@ async def test_ignore_and_remove_dependency_let_the_parent_run(
     assert deps["unprocessed"] == [] and deps["failed"] == []
 
 
-async def test_continue_parent_on_failure_releases_at_once(flows: FlowProducer,
-                                                           names: list[str]) -> None:
+async def test_continue_parent_on_failure_releases_at_once(
+    flows: FlowProducer, names: list[str]
+) -> None:
     pq, cq = names[0], names[1]
-    tree = flows.add(node("parent", pq, [node("bad", cq, fail=True,
-                                              continue_parent_on_failure=True)]))
+    tree = flows.add(
+        node("parent", pq, [node("bad", cq, fail=True, continue_parent_on_failure=True)])
+    )
     pending = flows.queue(names[2]).add("never-run", {})  # a second child nobody processes
     r_client = flows.queue(pq).client
     r_client.sadd(f"bull:{pq}:{tree.job.id}:dependencies", f"bull:{names[2]}:{pending.id}")
@@ -182,18 +221,22 @@ async def test_continue_parent_on_failure_releases_at_once(flows: FlowProducer,
 
     await run_workers(queues, lambda: "parent" in seen, processor=record)
     assert tree.job.get_dependencies()["ignored"] == {
-        f"bull:{cq}:{tree.children[0].job.id}": "bad failed"}
+        f"bull:{cq}:{tree.children[0].job.id}": "bad failed"
+    }
 
 
 async def test_no_policy_keeps_parent_waiting(flows: FlowProducer, names: list[str]) -> None:
     pq, cq = names[0], names[1]
     tree = flows.add(node("parent", pq, [node("bad", cq, fail=True)]))
     queues = [flows.queue(pq), flows.queue(cq)]
-    await run_workers(queues, lambda: queues[1].get_job_state(tree.children[0].job.id) ==
-                      "failed")
+    await run_workers(queues, lambda: queues[1].get_job_state(tree.children[0].job.id) == "failed")
     assert queues[0].get_job_state(tree.job.id) == "waiting-children"
-    assert tree.job.get_dependencies_count() == {"processed": 0, "unprocessed": 1,
-                                                 "ignored": 0, "failed": 0}
+    assert tree.job.get_dependencies_count() == {
+        "processed": 0,
+        "unprocessed": 1,
+        "ignored": 0,
+        "failed": 0,
+    }
 
 
 async def test_chain_runs_steps_in_order(flows: FlowProducer, names: list[str]) -> None:
@@ -207,8 +250,9 @@ async def test_chain_runs_steps_in_order(flows: FlowProducer, names: list[str]) 
         previous = list((await job.aget_children_values()).values())
         return (previous[0] if previous else 0) + 1
 
-    await run_workers([queue], lambda: queue.get_job_state(root.job.id) == "completed",
-                      processor=step)
+    await run_workers(
+        [queue], lambda: queue.get_job_state(root.job.id) == "completed", processor=step
+    )
     assert order == ["step1", "step2", "step3"]
     assert root.job.refresh().returnvalue == 3
 
@@ -220,8 +264,9 @@ def test_chain_rejects_empty_and_nested() -> None:
         chain([{"name": "a", "queue_name": "q", "children": [{"name": "b"}]}])
 
 
-def test_remove_with_children_and_parent_release(flows: FlowProducer, names: list[str],
-                                                 r: redis.Redis) -> None:
+def test_remove_with_children_and_parent_release(
+    flows: FlowProducer, names: list[str], r: redis.Redis
+) -> None:
     pq, cq = names[0], names[1]
     tree = flows.add(node("parent", pq, [node("mid", cq, [node("leaf", pq)])]))
     mid = tree.children[0].job
@@ -237,8 +282,9 @@ def test_remove_with_children_and_parent_release(flows: FlowProducer, names: lis
     assert r.exists(f"bull:{cq}:{tree2.children[0].job.id}") == 0
 
 
-def test_remove_refuses_when_a_descendant_is_locked(flows: FlowProducer,
-                                                    names: list[str], r: redis.Redis) -> None:
+def test_remove_refuses_when_a_descendant_is_locked(
+    flows: FlowProducer, names: list[str], r: redis.Redis
+) -> None:
     tree = flows.add(node("parent", names[0], [node("c", names[1])]))
     r.set(f"bull:{names[1]}:{tree.children[0].job.id}:lock", "someone")
     assert flows.queue(names[0]).remove(tree.job.id) is False
@@ -246,8 +292,7 @@ def test_remove_refuses_when_a_descendant_is_locked(flows: FlowProducer,
     assert r.exists(f"bull:{names[1]}:{tree.children[0].job.id}") == 1
 
 
-async def test_step_job_adds_children_then_waits(flows: FlowProducer,
-                                                 names: list[str]) -> None:
+async def test_step_job_adds_children_then_waits(flows: FlowProducer, names: list[str]) -> None:
     pq, cq = names[0], names[1]
     parent_queue, child_queue = flows.queue(pq), flows.queue(cq)
     parent = parent_queue.add("step-parent", {})
@@ -259,21 +304,25 @@ async def test_step_job_adds_children_then_waits(flows: FlowProducer,
         runs.append(job.id)
         if len(runs) == 1:
             for n in (1, 2):
-                await child_queue.aadd("child", {"n": n}, parent={
-                    "id": job.id, "queue": parent_queue.keys.queue_key})
+                await child_queue.aadd(
+                    "child", {"n": n}, parent={"id": job.id, "queue": parent_queue.keys.queue_key}
+                )
             # False when the children were already done (then the task just goes on)
             await job.amove_to_waiting_children()
         return sorted((await job.aget_children_values()).values())
 
-    await run_workers([parent_queue, child_queue],
-                      lambda: parent_queue.get_job_state(parent.id) == "completed",
-                      processor=proc)
+    await run_workers(
+        [parent_queue, child_queue],
+        lambda: parent_queue.get_job_state(parent.id) == "completed",
+        processor=proc,
+    )
     assert runs in ([parent.id], [parent.id, parent.id])
     assert parent.refresh().returnvalue == [10, 20]
 
 
 async def test_move_to_waiting_children_without_children_returns_false(
-        flows: FlowProducer, names: list[str]) -> None:
+    flows: FlowProducer, names: list[str]
+) -> None:
     q = flows.queue(names[0])
     job = q.add("lonely", {})
     answers: list[bool] = []
@@ -286,36 +335,57 @@ async def test_move_to_waiting_children_without_children_returns_false(
     assert answers == [False]
 
 
-def test_colons_and_bad_nodes_are_rejected_before_writing(flows: FlowProducer,
-                                                          names: list[str],
-                                                          r: redis.Redis) -> None:
+def test_colons_and_bad_nodes_are_rejected_before_writing(
+    flows: FlowProducer, names: list[str], r: redis.Redis
+) -> None:
     with pytest.raises(InvalidNameError):
         flows.add(node("p", names[0], [node("c", "parent:child")]))
     with pytest.raises(InvalidNameError):
         flows.add(node("p", names[0], [node("c", names[1], job_id="custom:job:id:123")]))
     with pytest.raises(ValueError):
-        flows.add(node("p", names[0], [node("c", names[1], fail_parent_on_failure=True,
-                                            ignore_dependency_on_failure=True)]))
+        flows.add(
+            node(
+                "p",
+                names[0],
+                [
+                    node(
+                        "c",
+                        names[1],
+                        fail_parent_on_failure=True,
+                        ignore_dependency_on_failure=True,
+                    )
+                ],
+            )
+        )
     with pytest.raises(ValueError):
         flows.add({"name": "p", "queue_name": names[0], "childs": []})
     assert r.keys(f"bull:{names[0]}:*") == []
 
 
-def test_root_with_missing_external_parent(flows: FlowProducer, names: list[str],
-                                           r: redis.Redis) -> None:
+def test_root_with_missing_external_parent(
+    flows: FlowProducer, names: list[str], r: redis.Redis
+) -> None:
     with pytest.raises(ParentMissing):
-        flows.add(node("p", names[0], [node("c", names[1])],
-                       parent={"id": "nope", "queue": f"bull:{names[2]}"}))
+        flows.add(
+            node(
+                "p",
+                names[0],
+                [node("c", names[1])],
+                parent={"id": "nope", "queue": f"bull:{names[2]}"},
+            )
+        )
     assert r.keys(f"bull:{names[1]}:*") == []
     holder = flows.queue(names[2]).add("holder", {})
     tree = flows.add(node("p", names[0], parent={"id": holder.id, "queue": f"bull:{names[2]}"}))
     assert r.smembers(f"bull:{names[2]}:{holder.id}:dependencies") == {
-        f"bull:{names[0]}:{tree.job.id}"}
+        f"bull:{names[0]}:{tree.job.id}"
+    }
 
 
 async def test_add_bulk_is_one_transaction(flows: FlowProducer, names: list[str]) -> None:
-    roots = await flows.aadd_bulk([node("p1", names[0], [node("c", names[1])]),
-                                   node("p2", names[0])])
+    roots = await flows.aadd_bulk(
+        [node("p1", names[0], [node("c", names[1])]), node("p2", names[0])]
+    )
     q = flows.queue(names[0])
     assert q.get_job_state(roots[0].job.id) == "waiting-children"
     assert q.get_job_state(roots[1].job.id) == "waiting"  # no children: enqueued at once
@@ -331,14 +401,19 @@ async def test_step_job_sync_twins(flows: FlowProducer, names: list[str]) -> Non
             return 5
         runs.append(job.id)
         if len(runs) == 1:
-            child_queue.add("child", {}, parent={"id": job.id,
-                                                 "queue": parent_queue.keys.queue_key})
+            child_queue.add(
+                "child", {}, parent={"id": job.id, "queue": parent_queue.keys.queue_key}
+            )
             job.move_to_waiting_children()
-        return {"values": list(job.get_children_values().values()),
-                "count": job.get_dependencies_count()["processed"]}
+        return {
+            "values": list(job.get_children_values().values()),
+            "count": job.get_dependencies_count()["processed"],
+        }
 
-    await run_workers([parent_queue, child_queue],
-                      lambda: parent_queue.get_job_state(parent.id) == "completed",
-                      processor=proc)
+    await run_workers(
+        [parent_queue, child_queue],
+        lambda: parent_queue.get_job_state(parent.id) == "completed",
+        processor=proc,
+    )
     assert parent.refresh().returnvalue == {"values": [5], "count": 1}
     assert len(runs) in (1, 2)  # 1 when the child was done before the move

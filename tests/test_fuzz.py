@@ -27,22 +27,35 @@ from tests.workerkit import make_worker, run_until
 
 pytestmark = pytest.mark.django_layer
 
-FUZZ = settings(max_examples=30, deadline=None, database=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                       HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=30,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
-    max_leaves=12)
+    max_leaves=12,
+)
 NOT_JSON = st.one_of(
-    st.sets(st.integers(), min_size=1), st.binary(min_size=1), st.just(object()),
-    st.sampled_from([math.nan, math.inf, -math.inf]), st.just("\ud800 lone surrogate"),
-    st.just(complex(1, 2)), st.dictionaries(st.tuples(st.integers()), st.integers(), min_size=1))
+    st.sets(st.integers(), min_size=1),
+    st.binary(min_size=1),
+    st.just(object()),
+    st.sampled_from([math.nan, math.inf, -math.inf]),
+    st.just("\ud800 lone surrogate"),
+    st.just(complex(1, 2)),
+    st.dictionaries(st.tuples(st.integers()), st.integers(), min_size=1),
+)
 
 
 # --- task arguments --------------------------------------------------------------------------
+
 
 @FUZZ
 @given(value=JSON)
@@ -54,8 +67,9 @@ def test_task_arguments_round_trip_through_redis(value: Any, queue_name: str) ->
 
 @FUZZ
 @given(value=NOT_JSON, keyword=st.booleans())
-def test_non_json_arguments_are_refused_naming_the_task(value: Any, keyword: bool,
-                                                        queue_name: str) -> None:
+def test_non_json_arguments_are_refused_naming_the_task(
+    value: Any, keyword: bool, queue_name: str
+) -> None:
     task = sample.configured.using(queue=queue_name)
     with pytest.raises(SerializationError) as caught:
         task.enqueue(x=value) if keyword else task.enqueue(value)
@@ -66,22 +80,68 @@ def test_non_json_arguments_are_refused_naming_the_task(value: Any, keyword: boo
 
 # --- hand-written job hashes -----------------------------------------------------------------
 
-GOOD = {"name": "tests.testapp.tasks.add", "data": '{"args":[1,2],"kwargs":{}}', "opts": "{}",
-        "timestamp": "1700000000000", "delay": "0", "priority": "0", "attemptsMade": "0"}
+GOOD = {
+    "name": "tests.testapp.tasks.add",
+    "data": '{"args":[1,2],"kwargs":{}}',
+    "opts": "{}",
+    "timestamp": "1700000000000",
+    "delay": "0",
+    "priority": "0",
+    "attemptsMade": "0",
+}
 JUNK = st.one_of(
     st.text(max_size=20),
-    st.sampled_from(["{", "[1,", "null", "NaN", "Infinity", "{}", "[]", "1e999", "\x00", "-1",
-                     "abc", '"str"', "true", "99999999999999999999999", "{\"args\":1}",
-                     '{"args":[1],"kwargs":[]}', '{"attempts":"x","backoff":{"type":"?"}}',
-                     '{"attempts":3,"backoff":-5}', '{"removeOnComplete":"yes"}',
-                     '{"stackTraceLimit":"many"}', "\udcff"]),
-    JSON.map(lambda v: json.dumps(v)))
-FIELDS = ("name", "data", "opts", "timestamp", "delay", "priority", "attemptsMade", "atm", "ats",
-          "stacktrace", "progress", "parent", "parentKey", "returnvalue", "processedOn", "rjk",
-          "defa", "deid")
+    st.sampled_from(
+        [
+            "{",
+            "[1,",
+            "null",
+            "NaN",
+            "Infinity",
+            "{}",
+            "[]",
+            "1e999",
+            "\x00",
+            "-1",
+            "abc",
+            '"str"',
+            "true",
+            "99999999999999999999999",
+            '{"args":1}',
+            '{"args":[1],"kwargs":[]}',
+            '{"attempts":"x","backoff":{"type":"?"}}',
+            '{"attempts":3,"backoff":-5}',
+            '{"removeOnComplete":"yes"}',
+            '{"stackTraceLimit":"many"}',
+            "\udcff",
+        ]
+    ),
+    JSON.map(lambda v: json.dumps(v)),
+)
+FIELDS = (
+    "name",
+    "data",
+    "opts",
+    "timestamp",
+    "delay",
+    "priority",
+    "attemptsMade",
+    "atm",
+    "ats",
+    "stacktrace",
+    "progress",
+    "parent",
+    "parentKey",
+    "returnvalue",
+    "processedOn",
+    "rjk",
+    "defa",
+    "deid",
+)
 #: One hash: for each field, keep the good value, drop it, or put junk in it.
-HASHES = st.fixed_dictionaries({f: st.one_of(st.just("keep"), st.just("drop"), JUNK)
-                                 for f in FIELDS})
+HASHES = st.fixed_dictionaries(
+    {f: st.one_of(st.just("keep"), st.just("drop"), JUNK) for f in FIELDS}
+)
 #: Job ids another producer could write by hand: colons, braces, spaces, unicode.
 ODD_IDS = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=12)
 
@@ -110,10 +170,10 @@ def _readable(reason: Any) -> bool:
 
 
 @FUZZ
-@given(specs=st.lists(st.tuples(ODD_IDS, HASHES), min_size=1, max_size=6,
-                      unique_by=lambda t: t[0]))
+@given(specs=st.lists(st.tuples(ODD_IDS, HASHES), min_size=1, max_size=6, unique_by=lambda t: t[0]))
 def test_hand_written_job_hashes_never_crash_the_worker(
-        specs: list[tuple[str, dict[str, Any]]], redis_url: str, r: redis.Redis) -> None:
+    specs: list[tuple[str, dict[str, Any]]], redis_url: str, r: redis.Redis
+) -> None:
     queue = Queue(f"fz-{uuid.uuid4().hex[:8]}", redis_url)
     ids = [f"bad {i}:{{{job_id}}}" for i, (job_id, _) in enumerate(specs)]
     for job_id, (_, spec) in zip(ids, specs, strict=True):
@@ -123,8 +183,10 @@ def test_hand_written_job_hashes_never_crash_the_worker(
 
     def settled() -> bool:
         return queue.get_job_counts("waiting")["waiting"] == 0 and all(
-            queue.get_job_state(i) in ("completed", "failed", "delayed", "unknown",
-                                       "waiting-children") for i in [*ids, good.id])
+            queue.get_job_state(i)
+            in ("completed", "failed", "delayed", "unknown", "waiting-children")
+            for i in [*ids, good.id]
+        )
 
     asyncio.run(run_until(worker, settled, timeout=20))
     assert queue.get_job(good.id, required=True).returnvalue == 42
@@ -138,6 +200,7 @@ def test_hand_written_job_hashes_never_crash_the_worker(
 
 
 # --- payload size ----------------------------------------------------------------------------
+
 
 def test_oversized_arguments_are_refused_at_enqueue(settings: Any, queue_name: str) -> None:
     settings.BULLQ = {**settings.BULLQ, "MAX_PAYLOAD_BYTES": 1000}
@@ -158,14 +221,20 @@ def test_default_limit_admits_a_5_mb_payload_and_refuses_past_it(queue: Queue) -
 
 
 async def test_oversized_job_from_another_producer_fails_readably(
-        redis_url: str, queue_name: str) -> None:
+    redis_url: str, queue_name: str
+) -> None:
     """A producer without our limit (Node BullMQ) adds a job larger than the worker's limit."""
     unlimited = Queue(queue_name, redis_url, max_payload_bytes=0)
     big = unlimited.add("tests.testapp.tasks.configured", {"args": ["x" * 3000], "kwargs": {}})
     small = unlimited.add("tests.testapp.tasks.configured", {"args": ["x"], "kwargs": {}})
     worker = make_worker(unlimited, process_job, max_data_bytes=2000)
-    await run_until(worker, lambda: unlimited.get_job_state(small.id) == "completed" and
-                    unlimited.get_job_state(big.id) == "failed")
+    await run_until(
+        worker,
+        lambda: (
+            unlimited.get_job_state(small.id) == "completed"
+            and unlimited.get_job_state(big.id) == "failed"
+        ),
+    )
     reason = unlimited.get_job(big.id, required=True).failed_reason
     assert "over this worker's payload limit of 2000 bytes" in reason
     unlimited.close()
@@ -173,10 +242,16 @@ async def test_oversized_job_from_another_producer_fails_readably(
 
 # --- odd queue names -------------------------------------------------------------------------
 
-@settings(max_examples=15, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(name=st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), min_size=1,
-                    max_size=16))
+
+@settings(
+    max_examples=15,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    name=st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=16)
+)
 def test_odd_queue_names_work_or_are_refused_clearly(name: str, redis_url: str) -> None:
     try:
         queue = Queue(name, redis_url)
@@ -199,13 +274,15 @@ async def test_junk_counters_do_not_jam_the_queue(queue: Queue, r: redis.Redis) 
     """Regression (found by the fuzzer): ``ats``/``atm`` holding non-integers made every fetch
     of the queue fail in Lua (HINCRBY), and ``attemptsMade: Infinity`` crashed the finish."""
     ids = []
-    for n, (field, value) in enumerate([("ats", "x"), ("atm", "1.5"), ("attemptsMade", "Infinity"),
-                                        ("stc", "{}")]):
+    for n, (field, value) in enumerate(
+        [("ats", "x"), ("atm", "1.5"), ("attemptsMade", "Infinity"), ("stc", "{}")]
+    ):
         job_id = f"junk-{n}"
         _write_job(r, queue, job_id, {**{f: "keep" for f in FIELDS}, field: value})
         ids.append(job_id)
     good = queue.add("tests.testapp.tasks.add", {"args": [1, 1], "kwargs": {}})
     worker = make_worker(queue, process_job)
-    await run_until(worker, lambda: all(queue.get_job_state(i) == "completed"
-                                        for i in [*ids, good.id]))
+    await run_until(
+        worker, lambda: all(queue.get_job_state(i) == "completed" for i in [*ids, good.id])
+    )
     assert [queue.get_job(i, required=True).returnvalue for i in ids] == [3, 3, 3, 3]

@@ -21,15 +21,31 @@ def test_key_layout() -> None:
     assert QueueKeys("mail", prefix="{bullq}")["marker"] == "{bullq}:mail:marker"
 
 
-@pytest.mark.parametrize("name", ["mail", "q1", "123", "a-b_c.d", "test/transactions", "a#b",
-                                  "ünï-cødé", "a b", "%2F", "שלום"])
+@pytest.mark.parametrize(
+    "name",
+    ["mail", "q1", "123", "a-b_c.d", "test/transactions", "a#b", "ünï-cødé", "a b", "%2F", "שלום"],
+)
 def test_valid_queue_names(name: str) -> None:
     assert validate_queue_name(name) == name
     assert QueueKeys(name).queue_key == f"bull:{name}"
 
 
-@pytest.mark.parametrize("name", ["", "task:email", "parent:child", ":lead", "trail:",
-                                  "{tag}", "a{b", "b}", "line\nbreak", "tab\t", "nul\x00"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "",
+        "task:email",
+        "parent:child",
+        ":lead",
+        "trail:",
+        "{tag}",
+        "a{b",
+        "b}",
+        "line\nbreak",
+        "tab\t",
+        "nul\x00",
+    ],
+)
 def test_invalid_queue_names_are_refused(name: str) -> None:
     with pytest.raises(InvalidNameError):
         validate_queue_name(name)
@@ -81,8 +97,9 @@ def test_empty_job_id_is_refused() -> None:
 
 
 @pytest.mark.parametrize("job_id", ["a:b", "123", "wait", "meta", "id"])
-def test_add_refuses_bad_ids_before_touching_redis(queue: Queue, r: redis.Redis,
-                                                   job_id: str) -> None:
+def test_add_refuses_bad_ids_before_touching_redis(
+    queue: Queue, r: redis.Redis, job_id: str
+) -> None:
     with pytest.raises(InvalidNameError):
         queue.add("x", {}, job_id=job_id)
     assert r.keys(queue.keys.key_prefix + "*") == []

@@ -59,8 +59,9 @@ def test_invalid_task_deduplication_is_refused_at_decoration() -> None:
 
 
 @pytest.mark.parametrize("func", [limited_once, alimited_once])
-def test_rate_limit_from_a_task_puts_the_job_back_without_an_attempt(queue_name: str,
-                                                                     func: Any) -> None:
+def test_rate_limit_from_a_task_puts_the_job_back_without_an_attempt(
+    queue_name: str, func: Any
+) -> None:
     key = uuid.uuid4().hex
     job = func.using(queue=queue_name, attempts=1).enqueue(key)
     burst(queue_name)
@@ -83,8 +84,9 @@ def test_limiter_settings_reach_the_worker(settings: Any) -> None:
     assert (opts.limiter_max, opts.limiter_duration) == (5, 1000)
 
 
-@pytest.mark.parametrize("worker", [{"LIMITER_MAX": -1}, {"LIMITER_DURATION": "1s"},
-                                    {"LIMITER_MAX": True}])
+@pytest.mark.parametrize(
+    "worker", [{"LIMITER_MAX": -1}, {"LIMITER_DURATION": "1s"}, {"LIMITER_MAX": True}]
+)
 def test_bad_limiter_settings_are_reported(worker: dict[str, Any]) -> None:
     from django.core import checks
     from django.test import override_settings

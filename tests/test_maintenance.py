@@ -34,8 +34,9 @@ async def test_retry_jobs_failed_and_completed(queue: Queue) -> None:
     async def fail(job: Any) -> None:
         raise ValueError("no")
 
-    await run_until(make_worker(queue, fail),
-                    lambda: queue.get_job_counts("failed")["failed"] == 12)
+    await run_until(
+        make_worker(queue, fail), lambda: queue.get_job_counts("failed")["failed"] == 12
+    )
     assert queue.retry_jobs("failed", count=5) == 12
     assert queue.get_job_counts("failed", "waiting") == {"failed": 0, "waiting": 12}
     job = queue.get_job(queue.get_job_ids("waiting")[0], required=True)
@@ -45,8 +46,9 @@ async def test_retry_jobs_failed_and_completed(queue: Queue) -> None:
     async def ok(job: Any) -> str:
         return "ok"
 
-    await run_until(make_worker(queue, ok),
-                    lambda: queue.get_job_counts("completed")["completed"] == 12)
+    await run_until(
+        make_worker(queue, ok), lambda: queue.get_job_counts("completed")["completed"] == 12
+    )
     assert await queue.aretry_jobs("completed", timestamp=0) == 0  # nothing finished at 0 ms
     assert await queue.aretry_jobs("completed") == 12
     with pytest.raises(ValueError):
@@ -79,8 +81,9 @@ def test_clean_in_batches_with_limit(queue: Queue, r: Any) -> None:
         pipe = r.pipeline(transaction=False)
         for j in range(1000):
             job_id = f"c{i}x{j}"
-            pipe.hset(queue.keys.job(job_id), mapping={"name": "t", "data": "{}",
-                                                       "finishedOn": 1000})
+            pipe.hset(
+                queue.keys.job(job_id), mapping={"name": "t", "data": "{}", "finishedOn": 1000}
+            )
             pipe.zadd(queue.keys["completed"], {job_id: 1000})
         pipe.execute()
     removed = queue.clean(0, limit=12_000)
@@ -107,7 +110,10 @@ def test_drain(queue: Queue) -> None:
     add_many(queue, 2, priority=4)
     assert queue.drain() == 5
     assert queue.get_job_counts("waiting", "prioritized", "delayed") == {
-        "waiting": 0, "prioritized": 0, "delayed": 2}
+        "waiting": 0,
+        "prioritized": 0,
+        "delayed": 2,
+    }
     assert queue.drain(delayed=True) == 2
 
 
@@ -133,34 +139,64 @@ async def test_aobliterate(queue: Queue, r: Any) -> None:
     assert list(r.scan_iter(queue.keys.key_prefix + "*")) == []
 
 
-async def test_obliterate_leaves_no_key_of_any_kind(queue: Queue, r: Any,
-                                                    redis_url: str) -> None:
+async def test_obliterate_leaves_no_key_of_any_kind(queue: Queue, r: Any, redis_url: str) -> None:
     """Issue 12 item 3: every key kind real use creates is gone, and a parent in another queue
     waiting for a child of this queue is released (as ``Job.remove`` of the child does)."""
     other = Queue(queue.name + "-parents", redis_url)
     flows = FlowProducer(redis_url)
     try:
-        tree = flows.add({"name": "p", "queue_name": other.name, "children": [
-            {"name": "c", "queue_name": queue.name, "data": {"step": 1},
-             "opts": {"fail_parent_on_failure": True, "delay": 60_000}}]})
+        tree = flows.add(
+            {
+                "name": "p",
+                "queue_name": other.name,
+                "children": [
+                    {
+                        "name": "c",
+                        "queue_name": queue.name,
+                        "data": {"step": 1},
+                        "opts": {"fail_parent_on_failure": True, "delay": 60_000},
+                    }
+                ],
+            }
+        )
         queue.upsert_job_scheduler("sched", {"every": 60_000}, {"name": "tick"})
-        first = queue.add("t", {}, deduplication={"id": "x", "ttl": 60_000},
-                          remove_on_complete=True)
+        first = queue.add(
+            "t", {}, deduplication={"id": "x", "ttl": 60_000}, remove_on_complete=True
+        )
         add_many(queue, 3)
 
         async def work(job: Job) -> None:
             await job.alog("a line")
 
         # the stalled check runs at start; its stalled-check key then lives 30 s (PX)
-        worker = make_worker(queue, work, limiter_max=2, limiter_duration=60_000,
-                             metrics_max_data_points=5, stalled_interval=30_000)
+        worker = make_worker(
+            queue,
+            work,
+            limiter_max=2,
+            limiter_duration=60_000,
+            metrics_max_data_points=5,
+            stalled_interval=30_000,
+        )
         await run_until(worker, lambda: queue.get_job_counts("completed")["completed"] >= 1)
         assert queue.get_deduplication_job_id("x") == first.id
-        left = {k.removeprefix(queue.keys.key_prefix) for k in
-                r.scan_iter(queue.keys.key_prefix + "*")}
-        for kind in ("limiter", "de:x", "meta", "events", "metrics:completed",
-                     "marker", "stalled-check", "repeat",
-                     "repeat:sched", "id", "completed", "wait", "delayed"):
+        left = {
+            k.removeprefix(queue.keys.key_prefix) for k in r.scan_iter(queue.keys.key_prefix + "*")
+        }
+        for kind in (
+            "limiter",
+            "de:x",
+            "meta",
+            "events",
+            "metrics:completed",
+            "marker",
+            "stalled-check",
+            "repeat",
+            "repeat:sched",
+            "id",
+            "completed",
+            "wait",
+            "delayed",
+        ):
             assert kind in left, (kind, sorted(left))
         assert any(k.endswith(":logs") for k in left)
         assert other.get_job_counts("waiting-children") == {"waiting-children": 1}
@@ -207,8 +243,10 @@ async def test_worker_writes_metrics_read_as_series(queue: Queue) -> None:
             raise ValueError("x")
         return "ok"
 
-    await run_until(make_worker(queue, proc, metrics_max_data_points=60),
-                    lambda: sum(queue.get_job_counts("completed", "failed").values()) == 7)
+    await run_until(
+        make_worker(queue, proc, metrics_max_data_points=60),
+        lambda: sum(queue.get_job_counts("completed", "failed").values()) == 7,
+    )
     done = queue.get_metrics("completed")
     assert isinstance(done, Metrics)
     assert done.count == 5 and done.prev_ts > 0 and done.prev_count == 0
@@ -225,8 +263,9 @@ async def test_no_metrics_without_the_option(queue: Queue, r: Any) -> None:
     async def proc(job: Any) -> str:
         return "ok"
 
-    await run_until(make_worker(queue, proc),
-                    lambda: queue.get_job_counts("completed")["completed"] == 2)
+    await run_until(
+        make_worker(queue, proc), lambda: queue.get_job_counts("completed")["completed"] == 2
+    )
     assert r.exists(queue.keys["metrics:completed"]) == 0
     assert queue.get_metrics("completed") == Metrics(0, 0, 0, [], 0)
 

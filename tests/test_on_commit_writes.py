@@ -47,15 +47,19 @@ def crash_after_commit(using: str = "default") -> None:
 
 @pytest.fixture
 def outbox(settings: Any) -> None:
-    settings.BULLQ = {**settings.BULLQ, "OUTBOX": {"ENABLED": True, "DATABASES": BOTH,
-                                                   "POLL_INTERVAL": 0.1}}
+    settings.BULLQ = {
+        **settings.BULLQ,
+        "OUTBOX": {"ENABLED": True, "DATABASES": BOTH, "POLL_INTERVAL": 0.1},
+    }
 
 
 def keys_of(queue_name: str) -> list[str]:
     """Every Redis key of the queue (nothing at all for a queue never written to)."""
     queue = get_queue(queue_name)
-    return sorted(k.decode() if isinstance(k, bytes) else k
-                  for k in queue.client.keys(f"{queue.prefix}:{queue_name}:*"))
+    return sorted(
+        k.decode() if isinstance(k, bytes) else k
+        for k in queue.client.keys(f"{queue.prefix}:{queue_name}:*")
+    )
 
 
 def job_count(queue_name: str) -> int:
@@ -79,6 +83,7 @@ def ran_after_commit(root: JobNode, queue_name: str) -> None:
 
 
 # --- add_flow / add_chain ------------------------------------------------------------------
+
 
 @pytest.mark.django_db(transaction=True, databases=BOTH)
 def test_add_flow_in_atomic_waits_for_the_commit(queue_name: str) -> None:
@@ -180,7 +185,8 @@ def test_add_flow_follows_the_commit_of_its_using_database(queue_name: str) -> N
 
 @pytest.mark.django_db(transaction=True, databases=BOTH)
 def test_add_flow_rollback_of_its_database_drops_it_even_if_another_commits(
-        queue_name: str) -> None:
+    queue_name: str,
+) -> None:
     with transaction.atomic(using="default"):
         with pytest.raises(ZeroDivisionError), transaction.atomic(using="other"):
             pending = add_flow(note_flow(queue_name), database="other")
@@ -191,13 +197,15 @@ def test_add_flow_rollback_of_its_database_drops_it_even_if_another_commits(
 
 # --- Task.schedule -------------------------------------------------------------------------
 
+
 @pytest.mark.django_db(transaction=True, databases=BOTH)
 def test_schedule_in_atomic_creates_the_scheduler_at_commit(queue_name: str) -> None:
     key = f"calls:{queue_name}"
     queue = get_queue(queue_name)
     with transaction.atomic():
-        pending = sample.record_job.using(queue=queue_name).schedule("tick", every=60_000,
-                                                                      args=[key])
+        pending = sample.record_job.using(queue=queue_name).schedule(
+            "tick", every=60_000, args=[key]
+        )
         assert queue.get_job_scheduler("tick") is None and keys_of(queue_name) == []
         assert isinstance(pending, Pending) and pending.state == "pending"
     first = pending.outcome()
@@ -213,8 +221,9 @@ def test_schedule_rolled_back_leaves_no_scheduler_and_no_iteration(queue_name: s
     key = f"calls:{queue_name}"
     queue = get_queue(queue_name)
     with pytest.raises(ZeroDivisionError), transaction.atomic():
-        pending = sample.record_job.using(queue=queue_name).schedule("tick", every=60_000,
-                                                                      args=[key])
+        pending = sample.record_job.using(queue=queue_name).schedule(
+            "tick", every=60_000, args=[key]
+        )
         1 / 0  # noqa: B018
     assert keys_of(queue_name) == []
     assert isinstance(pending, Pending) and pending.state == "rolled back"
@@ -240,8 +249,11 @@ def test_schedule_follows_the_commit_of_its_using_database(queue_name: str) -> N
             pass
         assert queue.get_job_scheduler("tick") is None and isinstance(pending, Pending)
     assert queue.get_job_scheduler("tick") is not None
-    with transaction.atomic(using="default"), pytest.raises(ZeroDivisionError), \
-            transaction.atomic(using="other"):
+    with (
+        transaction.atomic(using="default"),
+        pytest.raises(ZeroDivisionError),
+        transaction.atomic(using="other"),
+    ):
         dropped = bound.schedule("tock", every=60_000, args=["k"])
         1 / 0  # noqa: B018
     assert isinstance(dropped, Pending) and dropped.state == "rolled back"
@@ -250,12 +262,12 @@ def test_schedule_follows_the_commit_of_its_using_database(queue_name: str) -> N
 
 @pytest.mark.django_db(transaction=True, databases=BOTH)
 async def test_aschedule_outside_atomic_upserts_at_once(queue_name: str) -> None:
-    job = await sample.record_job.using(queue=queue_name).aschedule("now", every=1000,
-                                                                     args=["k"])
+    job = await sample.record_job.using(queue=queue_name).aschedule("now", every=1000, args=["k"])
     assert isinstance(job, Job)
 
 
 # --- through the outbox --------------------------------------------------------------------
+
 
 @pytest.mark.django_db(transaction=True, databases=BOTH)
 def test_outbox_flow_is_a_row_in_the_same_transaction(outbox: None, queue_name: str) -> None:
@@ -296,7 +308,10 @@ def test_outbox_flow_after_a_crash_is_relayed_once(outbox: None, queue_name: str
     assert relay("default") == 1  # the next relay adds it again: every node a duplicate
     queue = get_queue(queue_name)
     assert queue.get_job_counts("waiting-children", "delayed", "waiting") == {
-        "waiting-children": 1, "delayed": 1, "waiting": 0}
+        "waiting-children": 1,
+        "delayed": 1,
+        "waiting": 0,
+    }
     child = queue.get_job(first.children[0].job.id)
     assert child is not None and 3_500_000 < child.delay <= 3_600_000  # due kept from the add
     assert flow_producer(queue_name).get_flow(queue_name, pending.id) is not None
@@ -304,8 +319,7 @@ def test_outbox_flow_after_a_crash_is_relayed_once(outbox: None, queue_name: str
 
 
 @pytest.mark.django_db(transaction=True, databases=BOTH)
-def test_outbox_schedule_is_a_row_in_the_same_transaction(outbox: None,
-                                                          queue_name: str) -> None:
+def test_outbox_schedule_is_a_row_in_the_same_transaction(outbox: None, queue_name: str) -> None:
     queue = get_queue(queue_name)
     bound = sample.record_job.using(queue=queue_name)
     with transaction.atomic():
@@ -323,8 +337,9 @@ def test_outbox_schedule_is_a_row_in_the_same_transaction(outbox: None,
 
 
 @pytest.mark.django_db(transaction=True, databases=BOTH)
-def test_outbox_schedule_after_a_crash_is_relayed_by_the_worker(outbox: None,
-                                                                queue_name: str) -> None:
+def test_outbox_schedule_after_a_crash_is_relayed_by_the_worker(
+    outbox: None, queue_name: str
+) -> None:
     key = f"calls:{queue_name}"
     queue = get_queue(queue_name)
     with pytest.raises(SimulatedCrash), transaction.atomic():
@@ -339,10 +354,12 @@ def test_outbox_schedule_after_a_crash_is_relayed_by_the_worker(outbox: None,
 
 # --- a pending enqueue: its id, wait() -------------------------------------------------------
 
+
 @pytest.mark.django_db(transaction=True, databases=BOTH)
 @pytest.mark.parametrize("through_outbox", [False, True])
-def test_pending_enqueue_id_is_the_job_id_after_commit(settings: Any, queue_name: str,
-                                                       through_outbox: bool) -> None:
+def test_pending_enqueue_id_is_the_job_id_after_commit(
+    settings: Any, queue_name: str, through_outbox: bool
+) -> None:
     settings.BULLQ = {**settings.BULLQ, "OUTBOX": {"ENABLED": through_outbox}}
     with transaction.atomic():
         job = sample.add.using(queue=queue_name).enqueue(2, b=3)
@@ -365,8 +382,9 @@ def test_pending_enqueue_keeps_a_given_job_id(queue_name: str) -> None:
 
 @pytest.mark.django_db(transaction=True, databases=BOTH)
 @pytest.mark.parametrize("through_outbox", [False, True])
-def test_wait_on_a_pending_enqueue_works_once_committed(settings: Any, queue_name: str,
-                                                        through_outbox: bool) -> None:
+def test_wait_on_a_pending_enqueue_works_once_committed(
+    settings: Any, queue_name: str, through_outbox: bool
+) -> None:
     """The README's ``job = task.enqueue(...); job.wait()`` under ATOMIC_REQUESTS."""
     settings.BULLQ = {**settings.BULLQ, "OUTBOX": {"ENABLED": through_outbox}}
     with transaction.atomic():  # what ATOMIC_REQUESTS wraps a view in
@@ -411,8 +429,9 @@ def test_wait_after_a_rollback_raises_not_enqueued_error(queue_name: str) -> Non
 
 
 @pytest.mark.django_db(transaction=True, databases=BOTH)
-def test_wait_on_an_outbox_row_not_moved_yet_says_so_then_works(outbox: None,
-                                                                queue_name: str) -> None:
+def test_wait_on_an_outbox_row_not_moved_yet_says_so_then_works(
+    outbox: None, queue_name: str
+) -> None:
     with pytest.raises(SimulatedCrash), transaction.atomic():
         crash_after_commit()
         job = sample.add.using(queue=queue_name).enqueue(1, b=1)
@@ -431,8 +450,9 @@ def enqueue_view(request: HttpRequest) -> JsonResponse:
         waited = "ran"
     except NotEnqueuedError as exc:
         waited = exc.reason
-    return JsonResponse({"id": job.id, "waited": waited,
-                         "pending": isinstance(job, PendingEnqueue)})
+    return JsonResponse(
+        {"id": job.id, "waited": waited, "pending": isinstance(job, PendingEnqueue)}
+    )
 
 
 urlpatterns = [path("enqueue/", enqueue_view)]
@@ -451,8 +471,9 @@ def atomic_requests(settings: Any) -> Iterator[None]:
 
 
 @pytest.mark.django_db(transaction=True, databases=BOTH)
-def test_readme_quick_start_under_atomic_requests(atomic_requests: None, client: Client,
-                                                  queue_name: str) -> None:
+def test_readme_quick_start_under_atomic_requests(
+    atomic_requests: None, client: Client, queue_name: str
+) -> None:
     body = client.get("/enqueue/", {"queue": queue_name}).json()
     assert body["pending"] is True and body["waited"] == "pending"  # in the view: not yet
     burst(queue_name)  # the response went out, the request's transaction committed

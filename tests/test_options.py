@@ -28,10 +28,18 @@ def test_now_ms_is_the_client_clock_in_integer_ms() -> None:
     assert before <= value <= int(time.time() * 1000)
 
 
-@pytest.mark.parametrize(("value", "expected"), [
-    (None, 0), (0, 0), (1500, 1500), (1500.9, 1500), (timedelta(seconds=2.5), 2500),
-    (timedelta(milliseconds=1.6), 2), (timedelta(0), 0),
-])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (None, 0),
+        (0, 0),
+        (1500, 1500),
+        (1500.9, 1500),
+        (timedelta(seconds=2.5), 2500),
+        (timedelta(milliseconds=1.6), 2),
+        (timedelta(0), 0),
+    ],
+)
 def test_to_delay_ms_numbers_and_timedeltas(value: Any, expected: int) -> None:
     assert to_delay_ms(value, NOW) == expected
 
@@ -47,18 +55,27 @@ def test_to_delay_ms_past_datetime_gives_0() -> None:
     assert to_delay_ms(datetime.fromtimestamp((NOW - 5000) / 1000, tz=UTC), NOW) == 0
 
 
-@pytest.mark.parametrize("value", [datetime(2030, 1, 1), -1, -0.5, timedelta(seconds=-1), True,
-                                   "1000", [1]])
+@pytest.mark.parametrize(
+    "value", [datetime(2030, 1, 1), -1, -0.5, timedelta(seconds=-1), True, "1000", [1]]
+)
 def test_to_delay_ms_refuses(value: Any) -> None:
     with pytest.raises(ValueError):
         to_delay_ms(value, NOW)
 
 
-@pytest.mark.parametrize(("value", "expected"), [
-    (None, (-1, 0, 1000)), (False, (-1, 0, 1000)), (True, (0, 0, 1000)), (0, (0, 0, 1000)),
-    (10, (10, 0, 1000)), ({"count": 5}, (5, 0, 1000)), ({"age": 3600}, (-1, 3600, 1000)),
-    ({"count": 2, "age": 60, "limit": 50}, (2, 60, 50)),
-])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (None, (-1, 0, 1000)),
+        (False, (-1, 0, 1000)),
+        (True, (0, 0, 1000)),
+        (0, (0, 0, 1000)),
+        (10, (10, 0, 1000)),
+        ({"count": 5}, (5, 0, 1000)),
+        ({"age": 3600}, (-1, 3600, 1000)),
+        ({"count": 2, "age": 60, "limit": 50}, (2, 60, 50)),
+    ],
+)
 def test_normalize_keep(value: Any, expected: tuple[int, int, int]) -> None:
     assert normalize_keep(value) == expected
 
@@ -74,24 +91,60 @@ def test_defaults_store_attempts_only() -> None:
 
 
 def test_every_option_in_its_stored_name() -> None:
-    opts = JobOptions(job_id="order-1", priority=3, lifo=True, attempts=4, backoff=1000,
-                      remove_on_complete=True, remove_on_fail={"age": 60}, timestamp=NOW,
-                      keep_logs=20, extra={"custom": "x"})
+    opts = JobOptions(
+        job_id="order-1",
+        priority=3,
+        lifo=True,
+        attempts=4,
+        backoff=1000,
+        remove_on_complete=True,
+        remove_on_fail={"age": 60},
+        timestamp=NOW,
+        keep_logs=20,
+        extra={"custom": "x"},
+    )
     assert opts.to_stored(500) == {
-        "custom": "x", "attempts": 4, "delay": 500, "priority": 3, "lifo": True,
-        "jobId": "order-1", "backoff": {"type": "fixed", "delay": 1000},
-        "removeOnComplete": True, "removeOnFail": {"age": 60}, "timestamp": NOW, "kl": 20}
+        "custom": "x",
+        "attempts": 4,
+        "delay": 500,
+        "priority": 3,
+        "lifo": True,
+        "jobId": "order-1",
+        "backoff": {"type": "fixed", "delay": 1000},
+        "removeOnComplete": True,
+        "removeOnFail": {"age": 60},
+        "timestamp": NOW,
+        "kl": 20,
+    }
 
 
 def test_stored_options_read_back() -> None:
-    opts = JobOptions(job_id="order-1", priority=3, lifo=True, attempts=4,
-                      backoff={"type": "exponential", "delay": 10}, remove_on_complete=5,
-                      remove_on_fail=False, timestamp=NOW, keep_logs=2, extra={"custom": 1})
+    opts = JobOptions(
+        job_id="order-1",
+        priority=3,
+        lifo=True,
+        attempts=4,
+        backoff={"type": "exponential", "delay": 10},
+        remove_on_complete=5,
+        remove_on_fail=False,
+        timestamp=NOW,
+        keep_logs=2,
+        extra={"custom": 1},
+    )
     back = options_from_stored(opts.to_stored(250))
-    assert back == JobOptions(job_id="order-1", delay=250, priority=3, lifo=True, attempts=4,
-                              backoff={"type": "exponential", "delay": 10},
-                              remove_on_complete=5, remove_on_fail=False, timestamp=NOW,
-                              keep_logs=2, extra={"custom": 1})
+    assert back == JobOptions(
+        job_id="order-1",
+        delay=250,
+        priority=3,
+        lifo=True,
+        attempts=4,
+        backoff={"type": "exponential", "delay": 10},
+        remove_on_complete=5,
+        remove_on_fail=False,
+        timestamp=NOW,
+        keep_logs=2,
+        extra={"custom": 1},
+    )
 
 
 def test_cjson_mangled_numbers_are_tolerated() -> None:
@@ -114,12 +167,24 @@ def test_priority_range(priority: int) -> None:
     JobOptions(priority=priority).validate()
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"priority": -1}, {"priority": PRIORITY_LIMIT + 1}, {"priority": True}, {"priority": 1.5},
-    {"attempts": -1}, {"attempts": True}, {"attempts": 2.0},
-    {"backoff": -1}, {"backoff": {"delay": 5}}, {"backoff": {"type": "fixed", "jitter": 3}},
-    {"remove_on_complete": -3}, {"remove_on_fail": "x"}, {"keep_logs": -1},
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"priority": -1},
+        {"priority": PRIORITY_LIMIT + 1},
+        {"priority": True},
+        {"priority": 1.5},
+        {"attempts": -1},
+        {"attempts": True},
+        {"attempts": 2.0},
+        {"backoff": -1},
+        {"backoff": {"delay": 5}},
+        {"backoff": {"type": "fixed", "jitter": 3}},
+        {"remove_on_complete": -3},
+        {"remove_on_fail": "x"},
+        {"keep_logs": -1},
+    ],
+)
 def test_validate_refuses(kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         JobOptions(**kwargs).validate()

@@ -55,9 +55,13 @@ def runs(queue_name: str, key: str) -> int:
 @pytest.fixture
 def outbox(settings: Any) -> Callable[..., None]:
     """Turn the outbox on (``DATABASES`` default: both aliases)."""
+
     def enable(**extra: Any) -> None:
-        settings.BULLQ = {**settings.BULLQ, "OUTBOX": {"ENABLED": True, "DATABASES": BOTH,
-                                                       "POLL_INTERVAL": 0.1, **extra}}
+        settings.BULLQ = {
+            **settings.BULLQ,
+            "OUTBOX": {"ENABLED": True, "DATABASES": BOTH, "POLL_INTERVAL": 0.1, **extra},
+        }
+
     enable()
     return enable
 
@@ -68,6 +72,7 @@ def key() -> str:
 
 
 # --- on commit, per database alias ---------------------------------------------------------
+
 
 @pytest.mark.django_db(transaction=True, databases=BOTH)
 def test_on_commit_waits_for_its_own_database(queue_name: str) -> None:
@@ -100,6 +105,7 @@ def test_rollback_of_its_database_drops_it_even_if_another_commits(queue_name: s
 
 # --- the outbox ----------------------------------------------------------------------------
 
+
 @pytest.mark.django_db(transaction=True, databases=BOTH)
 def test_outbox_commit_runs_once(outbox: Any, queue_name: str, key: str) -> None:
     with transaction.atomic():
@@ -129,8 +135,9 @@ def test_outbox_rollback_never_runs(outbox: Any, queue_name: str, key: str) -> N
 
 
 @pytest.mark.django_db(transaction=True, databases=BOTH)
-def test_crash_after_commit_is_relayed_by_the_worker(outbox: Any, queue_name: str,
-                                                      key: str) -> None:
+def test_crash_after_commit_is_relayed_by_the_worker(
+    outbox: Any, queue_name: str, key: str
+) -> None:
     with pytest.raises(SimulatedCrash), transaction.atomic():
         crash_after_commit()
         Note.objects.create(slug="committed")
@@ -144,8 +151,9 @@ def test_crash_after_commit_is_relayed_by_the_worker(outbox: Any, queue_name: st
 
 
 @pytest.mark.django_db(transaction=True, databases=BOTH)
-def test_crash_between_add_and_delete_runs_exactly_once(outbox: Any, queue_name: str,
-                                                        key: str) -> None:
+def test_crash_between_add_and_delete_runs_exactly_once(
+    outbox: Any, queue_name: str, key: str
+) -> None:
     enqueue_then_crash(sample.count_calls.using(queue=queue_name), key)
     row = OutboxJob.objects.get()
     first = push(row)  # the relay added the job, then died before deleting the row
@@ -158,8 +166,9 @@ def test_crash_between_add_and_delete_runs_exactly_once(outbox: Any, queue_name:
 
 
 @pytest.mark.django_db(transaction=True, databases=BOTH)
-def test_relayed_job_that_already_ran_is_not_run_again(outbox: Any, queue_name: str,
-                                                       key: str) -> None:
+def test_relayed_job_that_already_ran_is_not_run_again(
+    outbox: Any, queue_name: str, key: str
+) -> None:
     enqueue_then_crash(sample.count_calls.using(queue=queue_name), key)
     push(OutboxJob.objects.get())
     burst(queue_name)  # the job ran before anyone deleted the row
@@ -170,8 +179,7 @@ def test_relayed_job_that_already_ran_is_not_run_again(outbox: Any, queue_name: 
 
 
 @pytest.mark.django_db(transaction=True, databases=BOTH)
-def test_outbox_row_lives_in_the_tasks_database(outbox: Any, queue_name: str,
-                                                key: str) -> None:
+def test_outbox_row_lives_in_the_tasks_database(outbox: Any, queue_name: str, key: str) -> None:
     bound = sample.count_calls.using(queue=queue_name, database="other")
     with pytest.raises(SimulatedCrash), transaction.atomic(using="other"):
         crash_after_commit(using="other")
@@ -190,8 +198,9 @@ def test_outbox_row_lives_in_the_tasks_database(outbox: Any, queue_name: str,
 @pytest.mark.django_db(transaction=True, databases=BOTH)
 def test_relay_skips_databases_not_listed(outbox: Any, queue_name: str, key: str) -> None:
     outbox(DATABASES=["default"])
-    enqueue_then_crash(sample.count_calls.using(queue=queue_name, database="other"), key,
-                       using="other")
+    enqueue_then_crash(
+        sample.count_calls.using(queue=queue_name, database="other"), key, using="other"
+    )
     assert relay_all() == 0
     assert OutboxJob.objects.using("other").count() == 1
 
@@ -225,8 +234,7 @@ def test_outside_a_transaction_the_outbox_is_not_used(outbox: Any, queue_name: s
 
 
 @pytest.mark.django_db(transaction=True, databases=BOTH)
-def test_running_worker_relays_rows_committed_later(outbox: Any, queue_name: str,
-                                                    key: str) -> None:
+def test_running_worker_relays_rows_committed_later(outbox: Any, queue_name: str, key: str) -> None:
     group = WorkerGroup([build_worker(queue_name, drain_delay=0.1)])
     loops: list[asyncio.AbstractEventLoop] = []
 

@@ -18,12 +18,22 @@ pytestmark = pytest.mark.django_layer
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_racing_relays_add_every_row_exactly_once(postgres: PostgresServer,
-                                                  queue_name: str) -> None:
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings_pg",
-           "BULLQ_TEST_PG_PORT": str(postgres.port)}
-    done = subprocess.run([sys.executable, "-m", "tests.outbox_race", queue_name, "300", "4"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+def test_racing_relays_add_every_row_exactly_once(
+    postgres: PostgresServer, queue_name: str
+) -> None:
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings_pg",
+        "BULLQ_TEST_PG_PORT": str(postgres.port),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.outbox_race", queue_name, "300", "4"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["left"] == 0
@@ -36,14 +46,24 @@ def test_racing_relays_add_every_row_exactly_once(postgres: PostgresServer,
 
 
 def test_flows_and_schedulers_go_through_the_outbox_in_the_same_transaction(
-        postgres: PostgresServer, queue_name: str) -> None:
+    postgres: PostgresServer, queue_name: str
+) -> None:
     """Issue 12 item 2 on real PostgreSQL: the flow and scheduler rows commit or roll back with
     the caller's data, other connections see them only after the commit, a crash after the
     commit leaves them for another process's relay, which moves each once."""
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings_pg",
-           "BULLQ_TEST_PG_PORT": str(postgres.port)}
-    done = subprocess.run([sys.executable, "-m", "tests.outbox_kinds_pg", queue_name],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings_pg",
+        "BULLQ_TEST_PG_PORT": str(postgres.port),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.outbox_kinds_pg", queue_name],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["inside_rows"] == ["flow", "scheduler"]

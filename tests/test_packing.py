@@ -9,8 +9,22 @@ from redis.exceptions import DataError
 
 from django_bullq.core.connection import Connection
 
-ARGS = ("EVALSHA", "abc", 3, b"k1", "k2", 1.5, 0.1, -7, 10**20, "ünï", b"\x00\xff", 1e-7,
-        bytearray(b"ba"), memoryview(b"mv"))
+ARGS = (
+    "EVALSHA",
+    "abc",
+    3,
+    b"k1",
+    "k2",
+    1.5,
+    0.1,
+    -7,
+    10**20,
+    "ünï",
+    b"\x00\xff",
+    1e-7,
+    bytearray(b"ba"),
+    memoryview(b"mv"),
+)
 
 
 def test_async_clients_use_the_hiredis_packer(redis_url: str) -> None:

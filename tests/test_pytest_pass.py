@@ -19,17 +19,36 @@ def run_pass(tmp_path: Path, body: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("BULLQ_PYTEST_DONE", None)
     return subprocess.run(
-        [sys.executable, "-m", "tests.pytest_pass", "-p", "no:cacheprovider", "-p", "no:django",
-         "-c", str(tmp_path / "pytest.ini"), str(tmp_path / "test_sample.py")],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        [
+            sys.executable,
+            "-m",
+            "tests.pytest_pass",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:django",
+            "-c",
+            str(tmp_path / "pytest.ini"),
+            str(tmp_path / "test_sample.py"),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
-@pytest.mark.parametrize(("body", "status"), [
-    ("def test_ok():\n    pass\n", 0),
-    ("def test_fails():\n    assert False\n", 1),
-])
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        ("def test_ok():\n    pass\n", 0),
+        ("def test_fails():\n    assert False\n", 1),
+    ],
+)
 def test_a_finished_session_keeps_its_status_and_says_nothing_more(
-        tmp_path: Path, body: str, status: int) -> None:
+    tmp_path: Path, body: str, status: int
+) -> None:
     done = run_pass(tmp_path, body)
     assert done.returncode == status, done.stdout + done.stderr
     assert "before the end of its session" not in done.stdout + done.stderr

@@ -36,8 +36,7 @@ def test_get_jobs_order_and_counts(queue: Queue) -> None:
     assert newest_first[0] == jobs[-1].id
     oldest_first = queue.get_job_ids("waiting", asc=True, start=0, end=4)
     assert oldest_first == [j.id for j in jobs[:5]]
-    assert [j.name for j in queue.get_jobs("waiting", asc=True)][:2] == [jobs[0].name,
-                                                                          jobs[1].name]
+    assert [j.name for j in queue.get_jobs("waiting", asc=True)][:2] == [jobs[0].name, jobs[1].name]
 
 
 def test_duplicate_custom_id_returns_existing_job(queue: Queue, r: redis.Redis) -> None:
@@ -130,6 +129,7 @@ async def test_async_twins(queue: Queue) -> None:
 
 def test_add_bulk_with_a_missing_parent_raises_and_adds_the_rest(queue: Queue) -> None:
     from django_bullq.core.errors import ParentMissing
+
     ghost = {"id": "no-such-parent", "queue": queue.keys.queue_key}
     with pytest.raises(ParentMissing):
         queue.add_bulk([("a", 1), ("b", 2, {"parent": ghost}), ("c", 3)])
@@ -138,6 +138,7 @@ def test_add_bulk_with_a_missing_parent_raises_and_adds_the_rest(queue: Queue) -
 
 async def test_aadd_bulk_with_a_missing_parent_raises_and_adds_the_rest(queue: Queue) -> None:
     from django_bullq.core.errors import ParentMissing
+
     ghost = {"id": "no-such-parent", "queue": queue.keys.queue_key}
     with pytest.raises(ParentMissing):
         await queue.aadd_bulk([("a", 1), ("b", 2, {"parent": ghost}), ("c", 3)])
@@ -148,14 +149,19 @@ async def test_aadd_bulk_with_a_missing_parent_raises_and_adds_the_rest(queue: Q
 
 
 async def test_bulk_jobs_sharing_options_store_the_same_opts_as_single_adds(
-        redis_url: str, queue_name: str) -> None:
+    redis_url: str, queue_name: str
+) -> None:
     from django_bullq.core.options import JobOptions
-    queue = Queue(queue_name, redis_url,
-                  default_job_options=JobOptions(attempts=3, backoff={"type": "fixed",
-                                                                      "delay": 50}))
+
+    queue = Queue(
+        queue_name,
+        redis_url,
+        default_job_options=JobOptions(attempts=3, backoff={"type": "fixed", "delay": 50}),
+    )
     single = await queue.aadd("one", {"i": 0})
-    bulk = await queue.aadd_bulk([("many", {"i": i}) for i in range(1, 4)]
-                                 + [("other", {"i": 9}, {"priority": 2})])
+    bulk = await queue.aadd_bulk(
+        [("many", {"i": i}) for i in range(1, 4)] + [("other", {"i": 9}, {"priority": 2})]
+    )
     raw = [await queue.aclient.hget(queue.keys.job(j.id), "opts") for j in [single, *bulk]]
     assert len(set(raw[:4])) == 1  # one options object: one stored JSON, as add() stores it
     assert b'"priority":2' in raw[4]

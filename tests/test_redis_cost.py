@@ -26,13 +26,27 @@ def test_counts_script_calls_and_the_commands_inside(r: redis.Redis) -> None:
     assert cost.commands_per_job >= 6.0
     assert "info" not in cost.by_command  # the observer's own reads are left out
     assert cost.cpu_us_per_job >= 0 and cost.seconds > 0
-    assert set(cost.as_dict()) == {"jobs", "seconds", "commands_per_job", "scripts_per_job",
-                                   "cpu_us_per_job", "main_thread_cpu_pct", "by_command"}
+    assert set(cost.as_dict()) == {
+        "jobs",
+        "seconds",
+        "commands_per_job",
+        "scripts_per_job",
+        "cpu_us_per_job",
+        "main_thread_cpu_pct",
+        "by_command",
+    }
 
 
 def test_ceiling_is_a_million_over_the_cpu_per_job() -> None:
-    cost = redis_cost.Cost(jobs=1, seconds=1.0, commands_per_job=1, scripts_per_job=1,
-                           cpu_us_per_job=125.0, main_thread_cpu_pct=50.0, by_command={})
+    cost = redis_cost.Cost(
+        jobs=1,
+        seconds=1.0,
+        commands_per_job=1,
+        scripts_per_job=1,
+        cpu_us_per_job=125.0,
+        main_thread_cpu_pct=50.0,
+        by_command={},
+    )
     assert cost.ceiling_jobs_per_s == 8000
 
 

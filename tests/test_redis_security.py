@@ -68,14 +68,14 @@ async def test_password_in_the_url(node_cleanup: list[RedisNode]) -> None:
 async def test_password_in_the_options(node_cleanup: list[RedisNode]) -> None:
     node = password_server()
     node_cleanup.append(node)
-    connection = Connection(url=f"redis://127.0.0.1:{node.port}/0",
-                            options={"password": PASSWORD})
+    connection = Connection(url=f"redis://127.0.0.1:{node.port}/0", options={"password": PASSWORD})
     (await add_and_process(connection)).close()
     assert PASSWORD not in repr(connection)
 
 
 async def test_acl_user_with_the_documented_rules_runs_every_feature(
-        node_cleanup: list[RedisNode]) -> None:
+    node_cleanup: list[RedisNode],
+) -> None:
     """The ACL line of docs/redis-topologies.md is enough for producers and workers."""
     node = acl_server()
     node_cleanup.append(node)
@@ -91,13 +91,22 @@ async def test_acl_user_with_the_documented_rules_runs_every_feature(
             raise RuntimeError("first attempt fails")
         return {"children": await job.aget_children_values()}
 
-    ids = [qa.add("plain", {}).id, qa.add("delayed", {}, delay=200).id,
-           qa.add("prio", {}, priority=2).id, qa.add("flaky", {}, attempts=2).id,
-           qa.add("dedup", {}, deduplication={"id": "d"}).id,
-           *(j.id for j in qa.add_bulk([("bulk", 1), ("bulk", 2)]))]
+    ids = [
+        qa.add("plain", {}).id,
+        qa.add("delayed", {}, delay=200).id,
+        qa.add("prio", {}, priority=2).id,
+        qa.add("flaky", {}, attempts=2).id,
+        qa.add("dedup", {}, deduplication={"id": "d"}).id,
+        *(j.id for j in qa.add_bulk([("bulk", 1), ("bulk", 2)])),
+    ]
     qa.upsert_job_scheduler("tick", {"every": 100}, {"name": "tick"}, limit=2)
-    tree = FlowProducer(url).add({"name": "parent", "queue_name": qa.name, "children": [
-        {"name": "child", "queue_name": qb.name}]})
+    tree = FlowProducer(url).add(
+        {
+            "name": "parent",
+            "queue_name": qa.name,
+            "children": [{"name": "child", "queue_name": qb.name}],
+        }
+    )
     slow = qa.add("slow", {})
     qa.set_global_rate_limit(100, 1000)
     reader = QueueEvents(qa, last_id="0", block_ms=10)
@@ -106,14 +115,24 @@ async def test_acl_user_with_the_documented_rules_runs_every_feature(
     def done() -> bool:
         if started.is_set() and not cancelled:
             cancelled.append(qa.cancel_job(slow.id, "acl"))  # pub/sub on the control channel
-        return (all(qa.get_job_state(i) == "completed" for i in [*ids, tree.job.id])
-                and qa.get_job_state(slow.id) == "failed"
-                and qa.get_job_counts("completed")["completed"] >= len(ids) + 3)
+        return (
+            all(qa.get_job_state(i) == "completed" for i in [*ids, tree.job.id])
+            and qa.get_job_state(slow.id) == "failed"
+            and qa.get_job_counts("completed")["completed"] >= len(ids) + 3
+        )
 
-    workers = [make_worker(qa, process, concurrency=3, stalled_interval=200,
-                           lock_duration=1000, maintenance_interval=100,
-                           remove_on_complete={"count": 100}),
-               make_worker(qb, process)]
+    workers = [
+        make_worker(
+            qa,
+            process,
+            concurrency=3,
+            stalled_interval=200,
+            lock_duration=1000,
+            maintenance_interval=100,
+            remove_on_complete={"count": 100},
+        ),
+        make_worker(qb, process),
+    ]
     await run_all_until(workers, done, timeout=20)
     assert cancelled == [1]
     assert {e.job_id for e in reader.read() if e.event == "completed"} >= set(ids)
@@ -131,8 +150,7 @@ async def test_acl_user_with_the_documented_rules_runs_every_feature(
         queue.close()
 
 
-async def test_tls_with_a_self_signed_ca(tmp_path: Path,
-                                         node_cleanup: list[RedisNode]) -> None:
+async def test_tls_with_a_self_signed_ca(tmp_path: Path, node_cleanup: list[RedisNode]) -> None:
     node = tls_server(tmp_path, password=PASSWORD)
     node_cleanup.append(node)
     url = f"rediss://:{quote(PASSWORD, safe='')}@127.0.0.1:{node.port}/0"
@@ -142,13 +160,17 @@ async def test_tls_with_a_self_signed_ca(tmp_path: Path,
     untrusted = Queue(qname(), url)  # the system CAs do not know the test CA
     with pytest.raises(redis.ConnectionError, match="certificate verify failed"):
         untrusted.add("x", {})
-    plain = Queue(qname(), f"redis://:{quote(PASSWORD, safe='')}@127.0.0.1:{node.port}/0",)
+    plain = Queue(
+        qname(),
+        f"redis://:{quote(PASSWORD, safe='')}@127.0.0.1:{node.port}/0",
+    )
     with pytest.raises(redis.ConnectionError):
         plain.add("x", {})
 
 
 async def test_secrets_never_reach_logs_errors_or_reprs(
-        node_cleanup: list[RedisNode], caplog: pytest.LogCaptureFixture) -> None:
+    node_cleanup: list[RedisNode], caplog: pytest.LogCaptureFixture
+) -> None:
     """A worker whose Redis goes away logs connection errors; none carries the password."""
     caplog.set_level(logging.DEBUG)
     node = password_server()
@@ -157,8 +179,7 @@ async def test_secrets_never_reach_logs_errors_or_reprs(
 
     def add_user() -> None:  # an ACL user made at run time: a restarted server forgets it
         admin = node.client()
-        admin.execute_command("ACL", "SETUSER", "user", "on", f">{PASSWORD}", "~*", "&*",
-                              "+@all")
+        admin.execute_command("ACL", "SETUSER", "user", "on", f">{PASSWORD}", "~*", "&*", "+@all")
         admin.close()
 
     add_user()
@@ -179,8 +200,13 @@ async def test_secrets_never_reach_logs_errors_or_reprs(
     finally:
         worker.close()
         await asyncio.wait_for(task, 15)
-    texts = [caplog.text, repr(queue), repr(queue.connection), queue.connection.describe(),
-             repr(job)]
+    texts = [
+        caplog.text,
+        repr(queue),
+        repr(queue.connection),
+        queue.connection.describe(),
+        repr(job),
+    ]
     with pytest.raises(ConnectionConfigError) as bad:
         Connection(url=f"redis+sentinel://:{quote(PASSWORD, safe='')}@127.0.0.1:1").sync_client()
     texts.append(str(bad.value))
@@ -190,14 +216,17 @@ async def test_secrets_never_reach_logs_errors_or_reprs(
     queue.close()
 
 
-@pytest.mark.parametrize(("url", "shown"), [
-    ("redis://:pw@h:1/0", "redis://:***@h:1/0"),
-    ("redis://user:p%40w@h/0", "redis://user:***@h/0"),
-    ("rediss://h:1/0?password=pw&db=2", "rediss://h:1/0?password=***&db=2"),
-    ("redis+sentinel://:pw@a:1,b:2/mymaster", "redis+sentinel://:***@a:1,b:2/mymaster"),
-    ("unix:///tmp/r.sock?password=pw", "unix:///tmp/r.sock?password=***"),
-    ("redis://user@h/0", "redis://user@h/0"),
-    ("redis+cluster://h:7000", "redis+cluster://h:7000"),
-])
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("redis://:pw@h:1/0", "redis://:***@h:1/0"),
+        ("redis://user:p%40w@h/0", "redis://user:***@h/0"),
+        ("rediss://h:1/0?password=pw&db=2", "rediss://h:1/0?password=***&db=2"),
+        ("redis+sentinel://:pw@a:1,b:2/mymaster", "redis+sentinel://:***@a:1,b:2/mymaster"),
+        ("unix:///tmp/r.sock?password=pw", "unix:///tmp/r.sock?password=***"),
+        ("redis://user@h/0", "redis://user@h/0"),
+        ("redis+cluster://h:7000", "redis+cluster://h:7000"),
+    ],
+)
 def test_redact_url(url: str, shown: str) -> None:
     assert redact_url(url) == shown

@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # --- in process ----------------------------------------------------------------------------
 
+
 def test_burst_processes_and_returns(queue_name: str) -> None:
     job = sample.add.using(queue=queue_name).enqueue(1, b=2)
     call_command("runworker", queue_name, "--burst")
@@ -59,11 +60,14 @@ def test_name_option_is_recorded_as_processed_by(queue_name: str) -> None:
     assert job.refresh().processed_by == "w-test"
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["a:b", "--burst"], "must not contain ':'"),
-    (["q", "--concurrency", "0"], "--concurrency"),
-    (["q", "--grace-period", "-1"], "--grace-period"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["a:b", "--burst"], "must not contain ':'"),
+        (["q", "--concurrency", "0"], "--concurrency"),
+        (["q", "--grace-period", "-1"], "--grace-period"),
+    ],
+)
 def test_bad_arguments_are_command_errors(args: list[str], message: str) -> None:
     with pytest.raises(CommandError, match=message):
         call_command("runworker", *args)
@@ -83,13 +87,23 @@ def test_failed_job_does_not_stop_the_worker(queue_name: str) -> None:
 
 # --- subprocess: signals and exit codes (case B10) -----------------------------------------
 
+
 def start_worker(*args: str, worker: dict[str, Any] | None = None) -> subprocess.Popen[str]:
     """``python -m django runworker ARGS`` on the test Redis (``worker``: BULLQ["WORKER"])."""
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "PYTHONUNBUFFERED": "1",
-           "BULLQ_TEST_WORKER": json.dumps(worker or {})}
-    return subprocess.Popen([sys.executable, "-m", "django", "runworker", *args, "-v", "2"],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "PYTHONUNBUFFERED": "1",
+        "BULLQ_TEST_WORKER": json.dumps(worker or {}),
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "django", "runworker", *args, "-v", "2"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float = 8.0) -> None:
@@ -218,8 +232,7 @@ def test_sigterm_stops_every_queue_of_the_process(queue_name: str, counter: str)
     assert out.count("SIGTERM") == 1
 
 
-def test_case_b10_sigkill_job_is_recovered_by_a_fresh_worker(queue_name: str,
-                                                            counter: str) -> None:
+def test_case_b10_sigkill_job_is_recovered_by_a_fresh_worker(queue_name: str, counter: str) -> None:
     fast = {"LOCK_DURATION": 1000, "STALLED_INTERVAL": 500}
     job = sample.slow_first_call.using(queue=queue_name, attempts=3).enqueue(counter, 30.0)
     proc = start_worker(queue_name, worker=fast)
@@ -247,8 +260,9 @@ def test_case_b10_sigkill_job_is_recovered_by_a_fresh_worker(queue_name: str,
 def test_processes_share_the_queue_and_stop_together(queue_name: str) -> None:
     """``--processes 2``: two worker processes take jobs of one queue; each job runs once."""
     jobs = [sample.process_id.using(queue=queue_name).enqueue(0.3) for _ in range(8)]
-    code, out = finish(start_worker(queue_name, "--burst", "--processes", "2", "--name", "cpu"),
-                       timeout=20)
+    code, out = finish(
+        start_worker(queue_name, "--burst", "--processes", "2", "--name", "cpu"), timeout=20
+    )
     assert code == 0, out
     pids = [j.wait(timeout=1) for j in jobs]
     assert len(set(pids)) == 2
@@ -260,8 +274,10 @@ def test_processes_share_the_queue_and_stop_together(queue_name: str) -> None:
     redis = get_queue(queue_name).client
     # unnamed runs are named <host>-<pid> (children <host>-<pid>-<i>), as dashboards list them
     names = lambda: [str(c.get("name")) for c in redis.client_list()]  # noqa: E731
-    wait_for(lambda: sum(n.startswith(f"{client_name}:w:{socket.gethostname()}-")
-                         for n in names()) == 2, timeout=15)
+    wait_for(
+        lambda: sum(n.startswith(f"{client_name}:w:{socket.gethostname()}-") for n in names()) == 2,
+        timeout=15,
+    )
     proc.send_signal(signal.SIGTERM)
     code, out = finish(proc, timeout=15)
     assert code == 0, out
@@ -272,7 +288,9 @@ def test_burst_without_redis_is_a_command_error(settings: Any, queue_name: str) 
     """A --burst run (cron, CI) reports an unreachable Redis instead of retrying forever."""
     from tests.redis_server import free_port
 
-    settings.BULLQ = {**settings.BULLQ,
-                      "CONNECTIONS": {"default": {"URL": f"redis://127.0.0.1:{free_port()}/0"}}}
+    settings.BULLQ = {
+        **settings.BULLQ,
+        "CONNECTIONS": {"default": {"URL": f"redis://127.0.0.1:{free_port()}/0"}},
+    }
     with pytest.raises(CommandError, match="cannot reach Redis"):
         call_command("runworker", queue_name, "--burst")

@@ -25,16 +25,23 @@ def pending(queue: Queue, scheduler_id: str) -> list[str]:
     return [i for i in ids if i.startswith(prefix)]
 
 
-def test_upsert_every_stores_bullmq_hash_zset_and_one_iteration(queue: Queue,
-                                                                r: redis.Redis) -> None:
+def test_upsert_every_stores_bullmq_hash_zset_and_one_iteration(
+    queue: Queue, r: redis.Redis
+) -> None:
     before = int(time.time() * 1000)
     job = queue.upsert_job_scheduler("s1", {"every": 1000}, TEMPLATE)
     assert job is not None
     millis = int(job.id.rsplit(":", 1)[1])
     assert job.id == f"repeat:s1:{millis}" and millis >= before
     h = r.hgetall(queue.keys["repeat:s1"])
-    assert h == {"name": "tick", "every": "1000", "offset": str(millis % 1000), "ic": "1",
-                 "data": '{"t":1}', "opts": h["opts"]}
+    assert h == {
+        "name": "tick",
+        "every": "1000",
+        "offset": str(millis % 1000),
+        "ic": "1",
+        "data": '{"t":1}',
+        "opts": h["opts"],
+    }
     assert json.loads(h["opts"]) == {"attempts": 2, "removeOnComplete": 3}
     assert r.zscore(queue.keys["repeat"], "s1") == millis
     raw = r.hgetall(queue.keys.job(job.id))
@@ -49,13 +56,13 @@ def test_upsert_every_stores_bullmq_hash_zset_and_one_iteration(queue: Queue,
 
 def test_get_list_count_remove(queue: Queue) -> None:
     queue.upsert_job_scheduler("a", {"every": 60_000}, {"name": "x"})
-    queue.upsert_job_scheduler("b", {"pattern": "0 0 * * *", "tz": "Europe/Paris"},
-                               {"name": "y", "data": [1]}, limit=5)
+    queue.upsert_job_scheduler(
+        "b", {"pattern": "0 0 * * *", "tz": "Europe/Paris"}, {"name": "y", "data": [1]}, limit=5
+    )
     got = queue.get_job_scheduler("b")
     assert got is not None and got.pattern == "0 0 * * *" and got.tz == "Europe/Paris"
     assert got.limit == 5 and got.data == [1] and got.iteration_count == 1
-    assert got.next_millis == next_cron_millis("0 0 * * *", int(time.time() * 1000),
-                                               "Europe/Paris")
+    assert got.next_millis == next_cron_millis("0 0 * * *", int(time.time() * 1000), "Europe/Paris")
     assert queue.get_job_schedulers_count() == 2
     assert [s.id for s in queue.get_job_schedulers(asc=True)] == ["a", "b"]
     assert [s.id for s in queue.get_job_schedulers()] == ["b", "a"]
@@ -89,11 +96,19 @@ def test_cron_six_fields_seconds_first_and_time_zone() -> None:
     assert next_cron_millis("0 0 * * *", base, start_date=start) == start + 500
 
 
-@pytest.mark.parametrize("repeat", [
-    {}, {"every": 1, "pattern": "* * * * *"}, {"every": 0}, {"pattern": "bad"},
-    {"pattern": "* * * * *", "tz": "Mars/Base"}, {"every": 10, "limit": 0},
-    {"every": 10, "immediately": True, "start_date": 1}, {"every": 10, "nope": 1},
-])
+@pytest.mark.parametrize(
+    "repeat",
+    [
+        {},
+        {"every": 1, "pattern": "* * * * *"},
+        {"every": 0},
+        {"pattern": "bad"},
+        {"pattern": "* * * * *", "tz": "Mars/Base"},
+        {"every": 10, "limit": 0},
+        {"every": 10, "immediately": True, "start_date": 1},
+        {"every": 10, "nope": 1},
+    ],
+)
 def test_invalid_repeat_options_are_refused(queue: Queue, repeat: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         queue.upsert_job_scheduler("bad", repeat)
@@ -194,6 +209,7 @@ def test_exhausted_limit_upsert_returns_none_and_datetime_dates(queue: Queue) ->
 @pytest.mark.parametrize("code", [-10, -11])
 def test_scheduler_codes_raise_typed_errors(queue: Queue, code: int) -> None:
     from django_bullq.core.errors import SchedulerIterationExists, SchedulerSlotsBusy, script_error
+
     err = script_error(code, "repeat:s:1", "addJobScheduler")
     assert isinstance(err, {-10: SchedulerIterationExists, -11: SchedulerSlotsBusy}[code])
     if code == -10:

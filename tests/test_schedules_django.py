@@ -22,32 +22,48 @@ TASK = "tests.testapp.tasks.record_job"
 
 def e030(schedulers: Any) -> list[str]:
     with override_settings(BULLQ={"SCHEDULERS": schedulers}):
-        return [m.msg for m in checks.run_checks(tags=[bullq_checks.TAG])
-                if m.id == "django_bullq.E010"]
+        return [
+            m.msg for m in checks.run_checks(tags=[bullq_checks.TAG]) if m.id == "django_bullq.E010"
+        ]
 
 
 def test_valid_schedulers_are_silent() -> None:
-    assert e030({"a": {"task": TASK, "every": 1000, "args": ["k"]},
-                 "b": {"name": "node-job", "queue": "q", "cron": "0 */5 * * * *",
-                       "tz": "Europe/Paris", "data": {"x": 1}, "options": {"attempts": 2}},
-                 "c": {"task": TASK, "cron": "0 9 * * 1", "kwargs": {"key": "k"}, "limit": 3}}
-                ) == []
+    assert (
+        e030(
+            {
+                "a": {"task": TASK, "every": 1000, "args": ["k"]},
+                "b": {
+                    "name": "node-job",
+                    "queue": "q",
+                    "cron": "0 */5 * * * *",
+                    "tz": "Europe/Paris",
+                    "data": {"x": 1},
+                    "options": {"attempts": 2},
+                },
+                "c": {"task": TASK, "cron": "0 9 * * 1", "kwargs": {"key": "k"}, "limit": 3},
+            }
+        )
+        == []
+    )
 
 
-@pytest.mark.parametrize(("entry", "words"), [
-    ("x", "must be a dict"),
-    ({"task": TASK}, "exactly one of every"),
-    ({"task": TASK, "every": 10, "cron": "* * * * *"}, "exactly one of every"),
-    ({"task": "no.such.task", "every": 10}, "no task registered"),
-    ({"every": 10}, "exactly one of 'task'"),
-    ({"name": "n", "cron": "61 * * * *"}, "invalid cron"),
-    ({"name": "n", "cron": "* * * * *", "tz": "Nowhere/City"}, "unknown time zone"),
-    ({"name": "n", "every": 0}, "every must be"),
-    ({"name": "n", "every": 10, "queue": "a:b"}, "must not contain"),
-    ({"name": "n", "every": 10, "options": {"retries": 1}}, "retries"),
-    ({"name": "n", "every": 10, "data": {1, 2}}, "JSON"),
-    ({"name": "n", "every": 10, "evry": 1}, "unknown key"),
-])
+@pytest.mark.parametrize(
+    ("entry", "words"),
+    [
+        ("x", "must be a dict"),
+        ({"task": TASK}, "exactly one of every"),
+        ({"task": TASK, "every": 10, "cron": "* * * * *"}, "exactly one of every"),
+        ({"task": "no.such.task", "every": 10}, "no task registered"),
+        ({"every": 10}, "exactly one of 'task'"),
+        ({"name": "n", "cron": "61 * * * *"}, "invalid cron"),
+        ({"name": "n", "cron": "* * * * *", "tz": "Nowhere/City"}, "unknown time zone"),
+        ({"name": "n", "every": 0}, "every must be"),
+        ({"name": "n", "every": 10, "queue": "a:b"}, "must not contain"),
+        ({"name": "n", "every": 10, "options": {"retries": 1}}, "retries"),
+        ({"name": "n", "every": 10, "data": {1, 2}}, "JSON"),
+        ({"name": "n", "every": 10, "evry": 1}, "unknown key"),
+    ],
+)
 def test_bad_entries_raise_e030(entry: Any, words: str) -> None:
     messages = e030({"s": entry})
     assert len(messages) == 1 and words in messages[0], messages
@@ -58,9 +74,13 @@ def test_schedulers_not_a_dict_is_e030() -> None:
 
 
 def test_upsert_declared_is_idempotent(settings: Any, queue_name: str) -> None:
-    settings.BULLQ = {**settings.BULLQ, "SCHEDULERS": {
-        "sync": {"task": TASK, "queue": queue_name, "every": 60_000, "args": ["k"]},
-        "raw": {"name": "node-job", "queue": queue_name, "cron": "0 0 * * *", "data": [1]}}}
+    settings.BULLQ = {
+        **settings.BULLQ,
+        "SCHEDULERS": {
+            "sync": {"task": TASK, "queue": queue_name, "every": 60_000, "args": ["k"]},
+            "raw": {"name": "node-job", "queue": queue_name, "cron": "0 0 * * *", "data": [1]},
+        },
+    }
     assert upsert_declared() == ["sync", "raw"]
     assert upsert_declared() == ["sync", "raw"]
     queue = get_queue(queue_name)
@@ -74,8 +94,10 @@ def test_upsert_declared_is_idempotent(settings: Any, queue_name: str) -> None:
 
 def test_runworker_upserts_and_runs_declared_scheduler(settings: Any, queue_name: str) -> None:
     key = f"calls:{queue_name}"
-    settings.BULLQ = {**settings.BULLQ, "SCHEDULERS": {
-        "tick": {"task": TASK, "queue": queue_name, "every": 60_000, "args": [key]}}}
+    settings.BULLQ = {
+        **settings.BULLQ,
+        "SCHEDULERS": {"tick": {"task": TASK, "queue": queue_name, "every": 60_000, "args": [key]}},
+    }
     call_command("runworker", queue_name, "--burst")
     queue = get_queue(queue_name)
     ran = [x.decode() if isinstance(x, bytes) else x for x in queue.client.lrange(key, 0, -1)]
@@ -93,13 +115,10 @@ def test_task_schedule_every_and_cron(queue_name: str) -> None:
     assert get_queue(queue_name).get_job_schedulers_count() == 2
     with pytest.raises(ValueError):
         task_.schedule("bad", every=5, cron="* * * * *")
-    raw_job = sample.email.using(queue=queue_name).schedule("mail", every=1000,
-                                                            args=[{"to": "a"}])
+    raw_job = sample.email.using(queue=queue_name).schedule("mail", every=1000, args=[{"to": "a"}])
     assert raw_job is not None and raw_job.data == {"to": "a"}
 
 
 async def test_task_aschedule(queue_name: str) -> None:
-    job = await sample.record_job.using(queue=queue_name).aschedule("ar", every=1000,
-                                                                     args=["k"])
-    assert job is not None and json.loads(json.dumps(job.data)) == {"args": ["k"],
-                                                                     "kwargs": {}}
+    job = await sample.record_job.using(queue=queue_name).aschedule("ar", every=1000, args=["k"])
+    assert job is not None and json.loads(json.dumps(job.data)) == {"args": ["k"], "kwargs": {}}

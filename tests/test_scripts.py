@@ -56,6 +56,7 @@ def tmp_lua(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 # --- include expansion -----------------------------------------------------------------------
 
+
 def test_each_include_is_expanded_once_dependencies_first(tmp_path: Path) -> None:
     (tmp_path / "base.lua").write_text("local function base() end")
     (tmp_path / "mid.lua").write_text("-- @include base\nlocal function mid() base() end")
@@ -94,15 +95,19 @@ def test_include_lines_must_stand_alone(tmp_path: Path) -> None:
 
 # --- file names and load_sources --------------------------------------------------------------
 
+
 def test_load_sources_reads_name_and_key_count(tmp_lua: Path) -> None:
     (tmp_lua / "includes" / "helper.lua").write_text("local h = 1")
     (tmp_lua / "doThing-3.lua").write_text("-- @include helper\nreturn h")
-    assert load_sources() == {"doThing": scripts_mod.ScriptSource(
-        "doThing", 3, "local h = 1\nreturn h")}
+    assert load_sources() == {
+        "doThing": scripts_mod.ScriptSource("doThing", 3, "local h = 1\nreturn h")
+    }
 
 
-@pytest.mark.parametrize("bad_name", ["move_to_active-11.lua", "moveToActive.lua",
-                                      "moveToActive-x.lua", "2moveToActive-1.lua"])
+@pytest.mark.parametrize(
+    "bad_name",
+    ["move_to_active-11.lua", "moveToActive.lua", "moveToActive-x.lua", "2moveToActive-1.lua"],
+)
 def test_file_not_named_verbNoun_N_is_refused(tmp_lua: Path, bad_name: str) -> None:
     (tmp_lua / bad_name).write_text("return 1")
     with pytest.raises(ScriptSourceError, match="verbNoun-N.lua"):
@@ -112,9 +117,22 @@ def test_file_not_named_verbNoun_N_is_refused(tmp_lua: Path, bad_name: str) -> N
 def test_shipped_scripts_are_all_loaded() -> None:
     names = {p.name.split("-")[0] for p in SCRIPT_FILES}
     assert set(load_sources()) == names
-    assert names >= {"addJob", "moveToActive", "moveToFinished", "retryJob", "moveToDelayed",
-                     "moveJobFromActiveToWait", "extendLocks", "moveStalledJobsToWait", "pause",
-                     "promote", "removeJob", "updateProgress", "addLog", "cleanFinished"}
+    assert names >= {
+        "addJob",
+        "moveToActive",
+        "moveToFinished",
+        "retryJob",
+        "moveToDelayed",
+        "moveJobFromActiveToWait",
+        "extendLocks",
+        "moveStalledJobsToWait",
+        "pause",
+        "promote",
+        "removeJob",
+        "updateProgress",
+        "addLog",
+        "cleanFinished",
+    }
 
 
 def test_every_include_file_is_used() -> None:
@@ -125,6 +143,7 @@ def test_every_include_file_is_used() -> None:
 
 
 # --- headers and KEYS counts -------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("path", SCRIPT_FILES, ids=lambda p: p.name)
 def test_header_documents_keys_argv_returns_events(path: Path) -> None:
@@ -145,6 +164,7 @@ def test_keys_count_in_name_matches_header_and_code(path: Path) -> None:
 
 # --- Redis --------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("path", SCRIPT_FILES, ids=lambda p: p.name)
 def test_every_script_compiles_with_script_load(r: redis.Redis, path: Path) -> None:
     source = load_sources()[path.stem.rsplit("-", 1)[0]]
@@ -157,8 +177,9 @@ def test_wrong_keys_count_is_refused_before_redis(r: redis.Redis) -> None:
         Scripts(r).run("updateProgress", ["a", "b"], ["1", "2"])
 
 
-def test_negative_codes_raise_typed_errors_unless_asked_raw(r: redis.Redis,
-                                                           queue_name: str) -> None:
+def test_negative_codes_raise_typed_errors_unless_asked_raw(
+    r: redis.Redis, queue_name: str
+) -> None:
     keys = QueueKeys(queue_name)
     scripts = Scripts(r)
     args = ([keys.job("x"), keys["events"], keys["meta"]], ["x", "1"])
@@ -182,8 +203,11 @@ async def test_async_run(redis_url: str, queue_name: str) -> None:
     keys = QueueKeys(queue_name)
     try:
         result = await Scripts(client).arun(
-            "updateProgress", [keys.job("x"), keys["events"], keys["meta"]], ["x", "1"],
-            raise_codes=False)
+            "updateProgress",
+            [keys.job("x"), keys["events"], keys["meta"]],
+            ["x", "1"],
+            raise_codes=False,
+        )
     finally:
         await client.aclose()
     assert result == -1

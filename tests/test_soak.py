@@ -38,8 +38,9 @@ def test_soak_loses_nothing(label: str, tmp_path: Any) -> None:
         # B10: a job runs again only if it was active on the worker at its SIGKILL (or when
         # Redis went down under it); B27: work resumed after the Redis restart.
         assert fig["ran_twice_outside_kills"] == 0, summary
-        assert fig["ran_more_than_once"] <= fig["active_at_kill"] + fig[
-            "active_at_redis_restart"], summary
+        assert (
+            fig["ran_more_than_once"] <= fig["active_at_kill"] + fig["active_at_redis_restart"]
+        ), summary
         assert fig["first_completion_after_redis_restart_s"] is not None, summary
         assert fig["delayed_due_after_redis_restart"] >= B27_DELAYED, summary  # B27's job A
     assert cases([result])["B10"].startswith("pass"), summary

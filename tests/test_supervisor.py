@@ -59,8 +59,13 @@ def test_a_crash_loop_gives_up(tmp_path: Path) -> None:
 
 def test_a_crash_loop_stops_the_other_children(tmp_path: Path) -> None:
     def command(slot: int) -> list[str]:
-        return [sys.executable, "-c", CHILD, str(tmp_path / f"slot-{slot}"),
-                "3" if slot == 1 else "-1"]
+        return [
+            sys.executable,
+            "-c",
+            CHILD,
+            str(tmp_path / f"slot-{slot}"),
+            "3" if slot == 1 else "-1",
+        ]
 
     sup = Supervisor(2, command, max_restarts=1)
     assert sup.run() == 3
@@ -87,6 +92,7 @@ def test_signals_are_forwarded_once_and_nothing_restarts(tmp_path: Path) -> None
 
 # --- the real command ------------------------------------------------------------------------
 
+
 @pytest.mark.django_layer
 def test_max_jobs_recycles_the_worker_process(queue_name: str) -> None:
     jobs = [sample.process_id.using(queue=queue_name).enqueue() for _ in range(4)]
@@ -111,8 +117,9 @@ def test_max_memory_recycles_after_each_job(queue_name: str) -> None:
 def test_a_worker_process_killed_by_its_job_is_replaced(queue_name: str) -> None:
     key = f"calls-{uuid.uuid4().hex}"
     job = sample.crash_first_call.using(queue=queue_name, attempts=2).enqueue(key)
-    proc = start_worker(queue_name, "--processes", "2",
-                        worker={"LOCK_DURATION": 1000, "STALLED_INTERVAL": 500})
+    proc = start_worker(
+        queue_name, "--processes", "2", worker={"LOCK_DURATION": 1000, "STALLED_INTERVAL": 500}
+    )
     try:
         wait_for(lambda: job.get_state() == "completed", timeout=15)
     finally:
@@ -134,6 +141,7 @@ def test_recycle_limits_must_be_positive(flag: str) -> None:
 
 
 # --- @task(process=True) ---------------------------------------------------------------------
+
 
 @pytest.mark.django_layer
 def test_process_task_runs_in_a_spawned_process(queue_name: str) -> None:

@@ -33,6 +33,7 @@ class NoteFactory(factory.django.DjangoModelFactory):
 
 # --- declaration ---------------------------------------------------------------------------
 
+
 def test_package_exports_task() -> None:
     assert task_from_package is task
 
@@ -58,12 +59,15 @@ def test_unknown_option_is_rejected_at_decoration() -> None:
         task(atempts=3)(lambda: None)
 
 
-@pytest.mark.parametrize(("options", "message"), [
-    ({"priority": -1}, "priority"),
-    ({"delay": "soon"}, "delay must be"),
-    ({"backoff": {"type": "fixed"}}, "needs a delay"),
-    ({"backoff": {"type": "exponential", "delay": -5}}, "backoff delay"),
-])
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"priority": -1}, "priority"),
+        ({"delay": "soon"}, "delay must be"),
+        ({"backoff": {"type": "fixed"}}, "needs a delay"),
+        ({"backoff": {"type": "exponential", "delay": -5}}, "backoff delay"),
+    ],
+)
 def test_invalid_option_is_rejected_at_decoration(options: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         task(**options)(lambda: None)
@@ -95,6 +99,7 @@ def test_using_returns_a_copy() -> None:
 
 # --- enqueue -------------------------------------------------------------------------------
 
+
 def test_enqueue_stores_args_and_kwargs(queue_name: str) -> None:
     job = sample.add.using(queue=queue_name).enqueue(2, b=3)
     assert isinstance(job, Job)
@@ -120,8 +125,9 @@ def test_task_options_reach_the_job(queue_name: str) -> None:
 
 
 def test_using_options_reach_the_job(queue_name: str) -> None:
-    job = sample.add.using(queue=queue_name, delay=timedelta(seconds=60), job_id="fixed-id",
-                           remove_on_complete=True).enqueue(1)
+    job = sample.add.using(
+        queue=queue_name, delay=timedelta(seconds=60), job_id="fixed-id", remove_on_complete=True
+    ).enqueue(1)
     assert job.id == "fixed-id"
     assert job.opts["removeOnComplete"] is True
     assert get_queue(queue_name).get_job_state("fixed-id") == "delayed"
@@ -141,13 +147,17 @@ async def test_aenqueue(queue_name: str) -> None:
     assert stored is not None and stored.data == {"args": [4], "kwargs": {"b": 5}}
 
 
-@pytest.mark.parametrize(("args", "kwargs", "named"), [
-    ((object(),), {}, "argument 0 (positional)"),
-    ((1, {1, 2}), {}, "argument 1 (positional)"),
-    ((1,), {"b": float("nan")}, "argument 'b' (keyword)"),
-])
-def test_non_json_argument_fails_at_enqueue(queue_name: str, args: tuple[Any, ...],
-                                            kwargs: dict[str, Any], named: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "kwargs", "named"),
+    [
+        ((object(),), {}, "argument 0 (positional)"),
+        ((1, {1, 2}), {}, "argument 1 (positional)"),
+        ((1,), {"b": float("nan")}, "argument 'b' (keyword)"),
+    ],
+)
+def test_non_json_argument_fails_at_enqueue(
+    queue_name: str, args: tuple[Any, ...], kwargs: dict[str, Any], named: str
+) -> None:
     with pytest.raises(SerializationError) as info:
         sample.add.using(queue=queue_name).enqueue(*args, **kwargs)
     assert named in str(info.value)
@@ -161,6 +171,7 @@ async def test_non_json_argument_fails_at_aenqueue(queue_name: str) -> None:
 
 
 # --- raw tasks (jobs of other BullMQ producers) --------------------------------------------
+
 
 def test_raw_task_enqueues_the_value_as_data(queue_name: str) -> None:
     job = sample.email.using(queue=queue_name).enqueue({"to": "a@example.com"})
@@ -178,6 +189,7 @@ def test_raw_task_processes_a_job_added_by_name(queue_name: str) -> None:
 
 
 # --- on_commit -----------------------------------------------------------------------------
+
 
 @pytest.mark.django_db(transaction=True)
 def test_enqueue_inside_atomic_waits_for_commit(queue_name: str) -> None:
@@ -219,6 +231,7 @@ def test_serialization_error_is_raised_inside_atomic_not_at_commit(queue_name: s
 
 # --- the dispatcher ------------------------------------------------------------------------
 
+
 def _job(name: str, data: Any) -> Job:
     return Job(queue=None, id="1", name=name, data=data)
 
@@ -233,8 +246,9 @@ def test_unknown_job_name_is_unrecoverable() -> None:
         process_job(_job("nope", {}))
 
 
-@pytest.mark.parametrize("data", [[1, 2], "text", {"args": [1], "extra": 1},
-                                  {"args": {"a": 1}}, {"kwargs": [1]}])
+@pytest.mark.parametrize(
+    "data", [[1, 2], "text", {"args": [1], "extra": 1}, {"args": {"a": 1}}, {"kwargs": [1]}]
+)
 def test_bad_data_shape_is_unrecoverable(data: Any) -> None:
     with pytest.raises(UnrecoverableError, match="job data for task"):
         process_job(_job(sample.add.name, data))
@@ -268,7 +282,7 @@ def test_worker_runs_sync_async_and_bad_jobs(queue_name: str) -> None:
     assert after.wait(timeout=5) == 1
     reasons = {j.id: j.refresh().failed_reason for j in (unknown, bad, corrupt, unrecoverable)}
     assert reasons[unknown.id] == "no task registered for job name 'not.a.task'"
-    assert "must be {\"args\"" in (reasons[bad.id] or "")
+    assert 'must be {"args"' in (reasons[bad.id] or "")
     assert "no 'data' field" in (reasons[corrupt.id] or "")
     assert reasons[unrecoverable.id] == "not worth retrying"
     assert unrecoverable.attempts_made == 1
@@ -310,7 +324,8 @@ def test_async_task_uses_the_async_orm(queue_name: str) -> None:
 
 @pytest.mark.django_db
 def test_testcase_style_with_captured_on_commit_callbacks(
-        queue_name: str, django_capture_on_commit_callbacks: Any) -> None:
+    queue_name: str, django_capture_on_commit_callbacks: Any
+) -> None:
     with django_capture_on_commit_callbacks(execute=True):
         pending = sample.add.using(queue=queue_name).enqueue(1)
         assert isinstance(pending, PendingEnqueue) and not pending.enqueued

@@ -10,7 +10,7 @@ from mypy import api
 
 ROOT = Path(__file__).resolve().parent.parent
 
-WRONG_CALLS = '''\
+WRONG_CALLS = """\
 from django_bullq import task
 
 
@@ -23,18 +23,28 @@ add.enqueue("1")
 add.enqueue(1, c=2)
 add.using(priority=1).enqueue(1, 2, 3)
 reveal_type(add(1))
-'''
+"""
 
 
 def test_mypy_reports_enqueue_calls_that_do_not_match_the_function(tmp_path: Path) -> None:
     module = tmp_path / "wrong_calls.py"
     module.write_text(WRONG_CALLS)
-    out, err, status = api.run(["--config-file", str(ROOT / "pyproject.toml"),
-                                "--cache-dir", str(tmp_path / "cache"), "--no-error-summary",
-                                "--hide-error-context", "--show-error-codes", str(module)])
+    out, err, status = api.run(
+        [
+            "--config-file",
+            str(ROOT / "pyproject.toml"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--no-error-summary",
+            "--hide-error-context",
+            "--show-error-codes",
+            str(module),
+        ]
+    )
     reports = [line.split("wrong_calls.py:", 1)[1] for line in out.splitlines()]
-    errors = [(int(r.split(":")[0]), r.rsplit("[", 1)[1].rstrip("]")) for r in reports
-              if ": error: " in r]
+    errors = [
+        (int(r.split(":")[0]), r.rsplit("[", 1)[1].rstrip("]")) for r in reports if ": error: " in r
+    ]
     assert errors == [(9, "arg-type"), (10, "call-arg"), (11, "call-arg")], out + err
     assert 'incompatible type "str"; expected "int"' in reports[0]
     assert 'keyword argument "c"' in reports[1]

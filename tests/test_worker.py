@@ -39,8 +39,9 @@ async def test_processes_sync_and_async_processors(queue: Queue) -> None:
     assert queue.get_job(job.id).returnvalue == {"ok": job.id}
 
 
-async def test_roundtrips_and_commands_per_noop_job(queue: Queue, redis_url: str,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+async def test_roundtrips_and_commands_per_noop_job(
+    queue: Queue, redis_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A busy worker pays one script call per job (moveToFinished fetches the next job)."""
     admin = redis.Redis.from_url(redis_url, decode_responses=True)
     jobs = 500
@@ -54,15 +55,19 @@ async def test_roundtrips_and_commands_per_noop_job(queue: Queue, redis_url: str
     admin.close()
     calls = {k.removeprefix("cmdstat_"): v["calls"] for k, v in stats.items()}
     # Commands issued by clients (round trips) vs commands run inside scripts.
-    client_cmds = sum(calls.get(c, 0) for c in ("evalsha", "eval", "bzpopmin", "script",
-                                                 "client", "hgetall", "info", "config"))
+    client_cmds = sum(
+        calls.get(c, 0)
+        for c in ("evalsha", "eval", "bzpopmin", "script", "client", "hgetall", "info", "config")
+    )
     per_job_round_trips = (calls.get("evalsha", 0) + calls.get("bzpopmin", 0)) / jobs
     total_per_job = sum(calls.values()) / jobs
     with capsys.disabled():
-        print(f"\nproducer: {produced['cmdstat_evalsha']['calls'] / jobs:.2f} round trips/job; "
-              f"worker: {per_job_round_trips:.3f} round trips/job, "
-              f"{total_per_job:.1f} Redis commands/job (incl. inside Lua), client commands "
-              f"{client_cmds}")
+        print(
+            f"\nproducer: {produced['cmdstat_evalsha']['calls'] / jobs:.2f} round trips/job; "
+            f"worker: {per_job_round_trips:.3f} round trips/job, "
+            f"{total_per_job:.1f} Redis commands/job (incl. inside Lua), client commands "
+            f"{client_cmds}"
+        )
     assert produced["cmdstat_evalsha"]["calls"] == jobs
     assert per_job_round_trips <= 2.0
 
@@ -163,23 +168,29 @@ async def test_case_b07_fixed_backoff_and_unrecoverable(queue: Queue) -> None:
     fixed = queue.add("fixed", {}, attempts=3, backoff=150)
     stop = queue.add("stop", {}, attempts=5, backoff=100)
     worker = make_worker(queue, proc)
-    await run_until(worker, lambda: queue.get_job_state(fixed.id) == "failed"
-                    and queue.get_job_state(stop.id) == "failed")
+    await run_until(
+        worker,
+        lambda: (
+            queue.get_job_state(fixed.id) == "failed" and queue.get_job_state(stop.id) == "failed"
+        ),
+    )
     assert queue.get_job(stop.id).attempts_made == 1
     assert queue.get_job(stop.id).failed_reason == "give up now"
     assert queue.get_job(fixed.id).attempts_made == 3
 
 
 async def test_case_b09_stall_limit_failure_honours_remove_on_fail(
-        queue: Queue, r: redis.Redis) -> None:
+    queue: Queue, r: redis.Redis
+) -> None:
     """B09: a job failed for stalling too often is removed per removeOnFail; its id is reusable."""
     queue.add("x", {}, job_id="order-42", remove_on_fail=True, remove_on_complete=True)
     fetched = dead_worker_fetch(queue, lock_ms=50)
     assert fetched[1] == b"order-42"
     await asyncio.sleep(0.1)  # the dead worker's lock expires
     ran: list[str] = []
-    worker = make_worker(queue, lambda job: ran.append(job.id), max_stalled_count=0,
-                         stalled_interval=200)
+    worker = make_worker(
+        queue, lambda job: ran.append(job.id), max_stalled_count=0, stalled_interval=200
+    )
     await run_until(worker, lambda: not r.exists(queue.keys.job("order-42")), timeout=10)
     assert ran == []  # failed without running
     failed = events(r, queue, "failed")
@@ -281,8 +292,10 @@ async def test_bad_input_fails_the_job_not_the_worker(queue: Queue, r: redis.Red
     fine = queue.add("fine", {})
     worker = make_worker(queue, proc, max_data_bytes=1000)
     await run_until(worker, lambda: queue.get_job_state(fine.id) == "completed")
-    reasons = {j: queue.get_job(j).failed_reason for j in
-               (bad_json.id, no_name.id, huge.id, unser.id, unprint.id)}
+    reasons = {
+        j: queue.get_job(j).failed_reason
+        for j in (bad_json.id, no_name.id, huge.id, unser.id, unprint.id)
+    }
     assert "field 'data' is not valid JSON" in reasons[bad_json.id]
     assert "no 'name' field" in reasons[no_name.id]
     assert "over this worker's payload limit of 1000 bytes" in reasons[huge.id]
@@ -306,8 +319,13 @@ async def test_case_b35_retention_enforced_on_a_quiet_queue(queue: Queue, r: red
     assert failing  # 30 failed, the newest 10 kept
     # The completed job with age 1 s disappears with no other job finishing.
     worker = make_worker(queue, proc, maintenance_interval=300, remove_on_fail={"count": 2})
-    await run_until(worker, lambda: not r.exists(queue.keys.job(done.id))
-                    and queue.get_job_counts("failed")["failed"] == 2, timeout=10)
+    await run_until(
+        worker,
+        lambda: (
+            not r.exists(queue.keys.job(done.id)) and queue.get_job_counts("failed")["failed"] == 2
+        ),
+        timeout=10,
+    )
     # A job kept 50,000 s stays although a later job had age 1.
     assert queue.get_job_state(kept.id) == "completed"
 
@@ -323,8 +341,9 @@ async def test_wait_sees_jobs_removed_when_they_finish(queue: Queue) -> None:
         return {"done": True}
 
     worker = make_worker(queue, proc)
-    await run_until(worker, lambda: queue.count() == 0 and not queue.get_job_counts("active")[
-        "active"])
+    await run_until(
+        worker, lambda: queue.count() == 0 and not queue.get_job_counts("active")["active"]
+    )
     assert queue.get_job(ok.id) is None
     assert await ok.await_result(timeout=1) == {"done": True}
     with pytest.raises(JobFailedError, match="nope"):
@@ -380,10 +399,9 @@ async def test_second_close_ends_the_grace_period(queue: Queue) -> None:
     assert queue.get_job(job.id).attempts_made == 0
 
 
-async def test_idle_block_outlasts_a_short_client_socket_timeout(queue_name: str,
-                                                                 redis_url: str,
-                                                                 caplog: pytest.LogCaptureFixture
-                                                                 ) -> None:
+async def test_idle_block_outlasts_a_short_client_socket_timeout(
+    queue_name: str, redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
     """A drain delay longer than the client's socket timeout is not reported as an error."""
     from django_bullq import Connection
 
@@ -426,7 +444,8 @@ async def test_task_failures_are_logged(queue: Queue, caplog: pytest.LogCaptureF
 
 
 async def test_lock_renewal_warns_of_a_lost_lock_but_not_of_a_job_being_finished(
-        queue: Queue, r: redis.Redis, caplog: pytest.LogCaptureFixture) -> None:
+    queue: Queue, r: redis.Redis, caplog: pytest.LogCaptureFixture
+) -> None:
     """A renewal that meets a finish on its way (the lock already gone) is no lost lock."""
     release = asyncio.Event()
 

@@ -42,8 +42,10 @@ async def run_until(worker: Worker, condition: Callable[[], bool], timeout: floa
 def dead_worker_fetch(queue: Queue, lock_ms: int = 100) -> list[Any]:
     """Fetch a job the way a worker that then dies would: locked with a short TTL, never renewed."""
     return queue.scripts.run(
-        "moveToActive", queue.fetch_keys(),
-        [queue.keys.key_prefix, "dead-worker:1", lock_ms, int(time.time() * 1000), 0, 0, ""])
+        "moveToActive",
+        queue.fetch_keys(),
+        [queue.keys.key_prefix, "dead-worker:1", lock_ms, int(time.time() * 1000), 0, 0, ""],
+    )
 
 
 def events(r: Any, queue: Queue, name: str | None = None) -> list[dict[str, str]]:
@@ -52,8 +54,9 @@ def events(r: Any, queue: Queue, name: str | None = None) -> list[dict[str, str]
     return [e for e in entries if name is None or e.get("event") == name]
 
 
-async def run_all_until(workers: list[Worker], condition: Callable[[], bool],
-                        timeout: float = 10.0) -> None:
+async def run_all_until(
+    workers: list[Worker], condition: Callable[[], bool], timeout: float = 10.0
+) -> None:
     """Run several workers on this loop until ``condition()`` holds, then close them all.
 
     Raises:

@@ -30,15 +30,22 @@ async def work(queue: Queue, spec: dict[str, Any]) -> None:
     await bulk(queue, spec)
     common.ready_and_wait()
     tally.arm()
-    Worker(spec["queue"], processor, {"connection": spec["url"],
-                                      "concurrency": int(spec["concurrency"])})
+    Worker(
+        spec["queue"],
+        processor,
+        {"connection": spec["url"], "concurrency": int(spec["concurrency"])},
+    )
     await asyncio.Event().wait()
 
 
 async def main(spec: dict[str, Any]) -> None:
     queue = Queue(spec["queue"], {"connection": spec["url"]})
-    await common.dispatch_async(spec, lambda: bulk(queue, spec),
-                                lambda i: queue.add("bench", {"i": i}), lambda: work(queue, spec))
+    await common.dispatch_async(
+        spec,
+        lambda: bulk(queue, spec),
+        lambda i: queue.add("bench", {"i": i}),
+        lambda: work(queue, spec),
+    )
 
 
 if __name__ == "__main__":

@@ -29,8 +29,9 @@ async def work(queue: Queue, spec: dict[str, Any]) -> None:
         await body()
         tally.done()
 
-    options = WorkerOptions(concurrency=int(spec["concurrency"]),
-                            remove_on_complete=spec.get("keep_completed"))
+    options = WorkerOptions(
+        concurrency=int(spec["concurrency"]), remove_on_complete=spec.get("keep_completed")
+    )
     worker = Worker(queue, processor, options)
     if spec["kind"] == "process":
         await bulk(queue, spec)
@@ -41,8 +42,12 @@ async def work(queue: Queue, spec: dict[str, Any]) -> None:
 
 async def main(spec: dict[str, Any]) -> None:
     queue = Queue(spec["queue"], spec["url"])
-    await common.dispatch_async(spec, lambda: bulk(queue, spec),
-                                lambda i: queue.aadd("bench", {"i": i}), lambda: work(queue, spec))
+    await common.dispatch_async(
+        spec,
+        lambda: bulk(queue, spec),
+        lambda i: queue.aadd("bench", {"i": i}),
+        lambda: work(queue, spec),
+    )
 
 
 if __name__ == "__main__":

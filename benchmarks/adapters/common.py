@@ -167,16 +167,19 @@ def async_work(spec: dict[str, Any]) -> Callable[[], Any]:
 
         async def cpu() -> float:
             return cpu_work(iterations)
+
         return cpu
     if work == "io":
         seconds = spec["io_ms"] / 1000
 
         async def io() -> None:
             await asyncio.sleep(seconds)
+
         return io
 
     async def noop() -> None:
         return None
+
     return noop
 
 
@@ -203,9 +206,9 @@ def timed_threads(producers: int, total: int, add_one: Callable[[int], Any]) -> 
     finish(total, time.perf_counter() - start)
 
 
-async def timed_coroutines(producers: int, total: int,
-                           add_one: Callable[[int], Any]) -> None:
+async def timed_coroutines(producers: int, total: int, add_one: Callable[[int], Any]) -> None:
     """Single inserts from ``producers`` coroutines on one loop, ``total`` in all."""
+
     async def produce(share: range) -> None:
         for i in share:
             await add_one(i)
@@ -216,8 +219,12 @@ async def timed_coroutines(producers: int, total: int,
     finish(total, time.perf_counter() - start)
 
 
-async def dispatch_async(spec: dict[str, Any], bulk: Callable[[], Any],
-                         add_one: Callable[[int], Any], work: Callable[[], Any]) -> None:
+async def dispatch_async(
+    spec: dict[str, Any],
+    bulk: Callable[[], Any],
+    add_one: Callable[[int], Any],
+    work: Callable[[], Any],
+) -> None:
     """Run the spec's kind with an asyncio library's three coroutine functions.
 
     Args:
@@ -234,8 +241,12 @@ async def dispatch_async(spec: dict[str, Any], bulk: Callable[[], Any],
         await work()
 
 
-def dispatch_threads(spec: dict[str, Any], bulk: Callable[[], float] | str,
-                     add_one: Callable[[int], Any], work: Callable[[], Any]) -> None:
+def dispatch_threads(
+    spec: dict[str, Any],
+    bulk: Callable[[], float] | str,
+    add_one: Callable[[int], Any],
+    work: Callable[[], Any],
+) -> None:
     """The same for a thread-based library; ``bulk`` may be the reason it has no bulk insert."""
     kind = spec["kind"]
     if kind == "bulk_insert":

@@ -27,10 +27,15 @@ def work(broker: RedisBroker, actor: Any, spec: dict[str, Any]) -> None:
 def main(spec: dict[str, Any]) -> None:
     broker = RedisBroker(url=spec["url"])  # type: ignore[no-untyped-call]
     dramatiq.set_broker(broker)
-    actor = dramatiq.actor(actor_name="bench", queue_name=spec["queue"],
-                           max_retries=0)(jobs.run_job)
-    common.dispatch_threads(spec, "no bulk enqueue: group() sends one message per actor call",
-                            actor.send, lambda: work(broker, actor, spec))
+    actor = dramatiq.actor(actor_name="bench", queue_name=spec["queue"], max_retries=0)(
+        jobs.run_job
+    )
+    common.dispatch_threads(
+        spec,
+        "no bulk enqueue: group() sends one message per actor call",
+        actor.send,
+        lambda: work(broker, actor, spec),
+    )
 
 
 if __name__ == "__main__":

@@ -21,8 +21,9 @@ def bulk(queue: Queue, spec: dict[str, Any]) -> float:
 
 def work(connection: Redis, queue: Queue, spec: dict[str, Any]) -> None:
     if int(spec["concurrency"]) > 1:
-        common.not_applicable("RQ runs one job at a time per worker process "
-                              "(concurrency means that many processes)")
+        common.not_applicable(
+            "RQ runs one job at a time per worker process (concurrency means that many processes)"
+        )
     jobs.TALLY = common.Tally(spec)
     jobs.BODY = common.sync_work(spec)
     bulk(queue, spec)
@@ -35,9 +36,12 @@ def work(connection: Redis, queue: Queue, spec: dict[str, Any]) -> None:
 def main(spec: dict[str, Any]) -> None:
     connection = Redis.from_url(spec["url"])
     queue = Queue(spec["queue"], connection=connection)
-    common.dispatch_threads(spec, lambda: bulk(queue, spec),
-                            lambda i: queue.enqueue(jobs.run_job, i),
-                            lambda: work(connection, queue, spec))
+    common.dispatch_threads(
+        spec,
+        lambda: bulk(queue, spec),
+        lambda i: queue.enqueue(jobs.run_job, i),
+        lambda: work(connection, queue, spec),
+    )
 
 
 if __name__ == "__main__":

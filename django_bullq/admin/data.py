@@ -46,7 +46,7 @@ def known_queue_names() -> list[str]:
         for key in default.client.scan_iter(match=f"{prefix}:*:meta", count=1000):
             seen += 1
             text = key.decode() if isinstance(key, bytes) else key
-            middle = text[len(prefix) + 1:-len(":meta")]
+            middle = text[len(prefix) + 1 : -len(":meta")]
             if middle and ":" not in middle:
                 names.add(middle)
             if seen >= SCAN_LIMIT:
@@ -77,9 +77,14 @@ def workers(queue: Queue) -> list[dict[str, str]]:
         if isinstance(name, bytes):
             name = name.decode(errors="replace")
         if name == base or name.startswith(base + ":w:"):
-            found.append({"name": name[len(base) + 3:] if name != base else "",
-                          "addr": str(client.get("addr", "")), "age": str(client.get("age", "")),
-                          "idle": str(client.get("idle", ""))})
+            found.append(
+                {
+                    "name": name[len(base) + 3 :] if name != base else "",
+                    "addr": str(client.get("addr", "")),
+                    "age": str(client.get("age", "")),
+                    "idle": str(client.get("idle", "")),
+                }
+            )
     return found
 
 
@@ -95,8 +100,9 @@ def waiting_latency_ms(queue: Queue) -> int | None:
         return None
 
 
-def throughput_bars(queue: Queue, points: int = 60, width: int = 600,
-                    height: int = 80) -> dict[str, Any]:
+def throughput_bars(
+    queue: Queue, points: int = 60, width: int = 600, height: int = 80
+) -> dict[str, Any]:
     """Bars of the last ``points`` minutes of completed/failed metrics for the inline SVG.
 
     Returns:
@@ -115,10 +121,23 @@ def throughput_bars(queue: Queue, points: int = 60, width: int = 600,
         for i, value in enumerate(series[kind][:points]):
             h = round(height * value / top, 1)
             x = round(width - (i + 1) * slot + offset, 1)
-            bars.append({"x": x, "y": round(height - h, 1), "h": h,
-                         "w": round(slot / 2 - 0.5, 1), "kind": kind, "value": value})
-    return {"bars": bars, "width": width, "height": height, "max": top,
-            "any": any(series["completed"]) or any(series["failed"])}
+            bars.append(
+                {
+                    "x": x,
+                    "y": round(height - h, 1),
+                    "h": h,
+                    "w": round(slot / 2 - 0.5, 1),
+                    "kind": kind,
+                    "value": value,
+                }
+            )
+    return {
+        "bars": bars,
+        "width": width,
+        "height": height,
+        "max": top,
+        "any": any(series["completed"]) or any(series["failed"]),
+    }
 
 
 @dataclass
@@ -158,8 +177,9 @@ def job_page(queue: Queue, state: str, page: int, search: str = "") -> JobPage:
     needle = search.casefold()
     hits = []
     for job_id, (name, data) in zip(ids, pipe.execute(), strict=True):
-        text = " ".join(x.decode(errors="replace") if isinstance(x, bytes) else (x or "")
-                        for x in (name, data))
+        text = " ".join(
+            x.decode(errors="replace") if isinstance(x, bytes) else (x or "") for x in (name, data)
+        )
         if needle in text.casefold():
             hits.append(job_id)
             if len(hits) >= PAGE_SIZE:
@@ -167,8 +187,9 @@ def job_page(queue: Queue, state: str, page: int, search: str = "") -> JobPage:
     pipe = queue.client.pipeline(transaction=False)
     for job_id in hits:
         pipe.hgetall(queue.keys.job(job_id))
-    jobs = [Job.from_hash(queue, i, raw) for i, raw in zip(hits, pipe.execute(), strict=True)
-            if raw]
+    jobs = [
+        Job.from_hash(queue, i, raw) for i, raw in zip(hits, pipe.execute(), strict=True) if raw
+    ]
     return JobPage(state, total, page, pages, jobs, search, len(ids))
 
 
@@ -192,7 +213,7 @@ def split_job_key(key: str, prefix: str) -> tuple[str, str] | None:
     """``(queue, job_id)`` of a full job key ``<prefix>:<queue>:<id>`` (None if foreign)."""
     if not key.startswith(prefix + ":"):
         return None
-    rest = key[len(prefix) + 1:]
+    rest = key[len(prefix) + 1 :]
     if ":" not in rest:
         return None
     name, job_id = rest.split(":", 1)

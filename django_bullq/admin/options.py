@@ -90,10 +90,16 @@ class QueueAdmin(_ModelAdmin):
         wrap = self.admin_site.admin_view
         return [
             path("q/<bullqname:queue>/", wrap(self.queue_view), name="django_bullq_queue"),
-            path("q/<bullqname:queue>/job/<bullqname:job_id>/", wrap(self.job_view),
-                 name="django_bullq_job"),
-            path("q/<bullqname:queue>/action/<slug:action>/", wrap(self.action_view),
-                 name="django_bullq_action"),
+            path(
+                "q/<bullqname:queue>/job/<bullqname:job_id>/",
+                wrap(self.job_view),
+                name="django_bullq_job",
+            ),
+            path(
+                "q/<bullqname:queue>/action/<slug:action>/",
+                wrap(self.action_view),
+                name="django_bullq_action",
+            ),
             path("", wrap(self.changelist_view), name="django_bullq_bullqqueue_changelist"),
         ]
 
@@ -111,18 +117,27 @@ class QueueAdmin(_ModelAdmin):
         return queue
 
     def _context(self, request: HttpRequest, title: str, **extra: Any) -> dict[str, Any]:
-        ctx = dict(self.admin_site.each_context(request), title=title, opts=self.model._meta,
-                   app_label=APP, events_js=_events_js())
+        ctx = dict(
+            self.admin_site.each_context(request),
+            title=title,
+            opts=self.model._meta,
+            app_label=APP,
+            events_js=_events_js(),
+        )
         ctx.update(extra)
         return ctx
 
     def _log(self, request: HttpRequest, repr_: str, message: str, flag: int = CHANGE) -> None:
         LogEntry.objects.create(
             user_id=request.user.pk,
-            content_type_id=ContentType.objects.get_for_model(BullqQueue,
-                                                              for_concrete_model=False).pk,
-            object_id=repr_[:255], object_repr=repr_[:200], action_flag=flag,
-            change_message=message)
+            content_type_id=ContentType.objects.get_for_model(
+                BullqQueue, for_concrete_model=False
+            ).pk,
+            object_id=repr_[:255],
+            object_repr=repr_[:200],
+            action_flag=flag,
+            change_message=message,
+        )
 
     # --- pages -----------------------------------------------------------------------------
 
@@ -135,11 +150,20 @@ class QueueAdmin(_ModelAdmin):
             if queue is None:
                 continue
             counts = queue.get_job_counts()
-            rows.append({"name": name, "counts": {s: counts.get(s, 0) for s in data.ALL_STATES},
-                         "paused": queue.is_paused(), "workers": len(data.workers(queue)),
-                         "latency": data.waiting_latency_ms(queue)})
-        return TemplateResponse(request, "admin/django_bullq/overview.html", self._context(
-            request, "Queues", rows=rows, states=data.ALL_STATES))
+            rows.append(
+                {
+                    "name": name,
+                    "counts": {s: counts.get(s, 0) for s in data.ALL_STATES},
+                    "paused": queue.is_paused(),
+                    "workers": len(data.workers(queue)),
+                    "latency": data.waiting_latency_ms(queue),
+                }
+            )
+        return TemplateResponse(
+            request,
+            "admin/django_bullq/overview.html",
+            self._context(request, "Queues", rows=rows, states=data.ALL_STATES),
+        )
 
     def queue_view(self, request: HttpRequest, queue: str) -> HttpResponse:
         """One queue: counts, workers, throughput chart, a page of jobs of one state, search."""
@@ -155,12 +179,27 @@ class QueueAdmin(_ModelAdmin):
         except ValueError:
             page_no = 1
         page = data.job_page(q, state, page_no, request.GET.get("q", "").strip())
-        return TemplateResponse(request, "admin/django_bullq/queue.html", self._context(
-            request, f"Queue {queue}", queue=q, counts=counts, state=state, page=page,
-            states=data.ALL_STATES, paused=q.is_paused(), workers=data.workers(q),
-            latency=data.waiting_latency_ms(q), chart=data.throughput_bars(q),
-            job_actions=JOB_ACTIONS, queue_actions=QUEUE_ACTIONS,
-            search_window=data.SEARCH_WINDOW, page_size=data.PAGE_SIZE))
+        return TemplateResponse(
+            request,
+            "admin/django_bullq/queue.html",
+            self._context(
+                request,
+                f"Queue {queue}",
+                queue=q,
+                counts=counts,
+                state=state,
+                page=page,
+                states=data.ALL_STATES,
+                paused=q.is_paused(),
+                workers=data.workers(q),
+                latency=data.waiting_latency_ms(q),
+                chart=data.throughput_bars(q),
+                job_actions=JOB_ACTIONS,
+                queue_actions=QUEUE_ACTIONS,
+                search_window=data.SEARCH_WINDOW,
+                page_size=data.PAGE_SIZE,
+            ),
+        )
 
     def job_view(self, request: HttpRequest, queue: str, job_id: str) -> HttpResponse:
         """One job: data, options, attempts, failure, logs, progress, return value, relations."""
@@ -183,17 +222,31 @@ class QueueAdmin(_ModelAdmin):
                 children.append((split[0], split[1], key))
         progress = job.progress if isinstance(job.progress, int | float) else None
         state = q.get_job_state(job_id)
-        return TemplateResponse(request, "admin/django_bullq/job.html", self._context(
-            request, f"Job {job_id}", queue=q, job=job, state=state,
-            data_json=data.pretty(job.data), opts_json=data.pretty(job.opts),
-            returnvalue_json=data.pretty(job.returnvalue),
-            progress_json=data.pretty(job.progress), progress=progress,
-            stacktrace=[data.truncate(s) for s in job.stacktrace[-10:]],
-            logs=job.get_logs(-data.MAX_LOGS, -1), parent=parent, children=children,
-            failed_reason=data.truncate(job.failed_reason or ""),
-            attempts_allowed=max(1, job.attempts or 0),  # BullMQ: attempts 0 means one run
-            job_actions={key: spec for key, spec in JOB_ACTIONS.items()
-                         if state in ACTION_STATES[key]}))
+        return TemplateResponse(
+            request,
+            "admin/django_bullq/job.html",
+            self._context(
+                request,
+                f"Job {job_id}",
+                queue=q,
+                job=job,
+                state=state,
+                data_json=data.pretty(job.data),
+                opts_json=data.pretty(job.opts),
+                returnvalue_json=data.pretty(job.returnvalue),
+                progress_json=data.pretty(job.progress),
+                progress=progress,
+                stacktrace=[data.truncate(s) for s in job.stacktrace[-10:]],
+                logs=job.get_logs(-data.MAX_LOGS, -1),
+                parent=parent,
+                children=children,
+                failed_reason=data.truncate(job.failed_reason or ""),
+                attempts_allowed=max(1, job.attempts or 0),  # BullMQ: attempts 0 means one run
+                job_actions={
+                    key: spec for key, spec in JOB_ACTIONS.items() if state in ACTION_STATES[key]
+                },
+            ),
+        )
 
     # --- actions ---------------------------------------------------------------------------
 
@@ -231,20 +284,37 @@ class QueueAdmin(_ModelAdmin):
             messages.warning(request, "No jobs selected.")
             return HttpResponseRedirect(back)
         if post.get("confirm") != "yes":
-            return TemplateResponse(request, "admin/django_bullq/confirm.html", self._context(
-                request, f"{label}: are you sure?", queue=q, action=action, label=label,
-                ids=ids, select_all=select_all, state=state, post=post,
-                is_job_action=action in JOB_ACTIONS,
-                count=(q.get_job_counts(state)[state] if select_all else len(ids))))
+            return TemplateResponse(
+                request,
+                "admin/django_bullq/confirm.html",
+                self._context(
+                    request,
+                    f"{label}: are you sure?",
+                    queue=q,
+                    action=action,
+                    label=label,
+                    ids=ids,
+                    select_all=select_all,
+                    state=state,
+                    post=post,
+                    is_job_action=action in JOB_ACTIONS,
+                    count=(q.get_job_counts(state)[state] if select_all else len(ids)),
+                ),
+            )
         try:
             summary = self._perform(q, action, post, ids, select_all, state)
         except (BullqError, ValueError, OverflowError) as exc:
             messages.error(request, f"{label} failed: {exc}")
             return HttpResponseRedirect(back)
-        target = q.name if select_all or action in QUEUE_ACTIONS else \
-            f"{q.name} / {', '.join(ids[:20])}"
-        self._log(request, f"queue {target}", f"{label}: {summary.text}",
-                  DELETION if action in ("remove", "remove_all", "obliterate") else CHANGE)
+        target = (
+            q.name if select_all or action in QUEUE_ACTIONS else f"{q.name} / {', '.join(ids[:20])}"
+        )
+        self._log(
+            request,
+            f"queue {target}",
+            f"{label}: {summary.text}",
+            DELETION if action in ("remove", "remove_all", "obliterate") else CHANGE,
+        )
         if summary.errors:
             messages.warning(request, f"{label}: {summary.text}")
         else:
@@ -253,8 +323,9 @@ class QueueAdmin(_ModelAdmin):
             return HttpResponseRedirect(reverse("admin:django_bullq_bullqqueue_changelist"))
         return HttpResponseRedirect(back)
 
-    def _perform(self, q: Queue, action: str, post: Any, ids: list[str], select_all: bool,
-                 state: str) -> Summary:
+    def _perform(
+        self, q: Queue, action: str, post: Any, ids: list[str], select_all: bool, state: str
+    ) -> Summary:
         """Run one confirmed action; returns its summary for the message and the log.
 
         Job actions act on each selected job on its own: a job that is gone or not in a state

@@ -87,8 +87,9 @@ class AutoPipeline:
         Cluster), whose calls go one by one."""
         return self._pool is not None
 
-    async def run(self, name: str, keys: list[str], args: list[Any], *,
-                  job_id: str | None = None) -> Any:
+    async def run(
+        self, name: str, keys: list[str], args: list[Any], *, job_id: str | None = None
+    ) -> Any:
         """Run script ``name`` as :meth:`Scripts.arun` does, sharing a write with other calls.
 
         Returns:
@@ -111,8 +112,7 @@ class AutoPipeline:
                 raise result from None
         return raise_on_code(result, name, job_id)
 
-    async def run_many(self, name: str,
-                       calls: Sequence[tuple[list[str], list[Any]]]) -> list[Any]:
+    async def run_many(self, name: str, calls: Sequence[tuple[list[str], list[Any]]]) -> list[Any]:
         """Run script ``name`` once per ``(keys, args)`` of ``calls``, all in one write.
 
         Not atomic as a whole (BullMQ ``addBulk`` semantics): each call is its own script run.
@@ -148,8 +148,7 @@ class AutoPipeline:
             raise error
         return results
 
-    async def _rerun(self, name: str,
-                     calls: Sequence[tuple[list[str], list[Any]]]) -> list[Any]:
+    async def _rerun(self, name: str, calls: Sequence[tuple[list[str], list[Any]]]) -> list[Any]:
         """Run calls that met NOSCRIPT again: replies or exceptions, in the order of ``calls``.
 
         The script is loaded once for every caller that met NOSCRIPT (one connection, not one
@@ -161,9 +160,12 @@ class AutoPipeline:
         with contextlib.suppress(RedisError):  # Scripts.arun below loads it then
             await self._load(name)
         if not self._closed:
-            replies = list(await asyncio.gather(
-                *(self._submit(name, keys, args) for keys, args in calls),
-                return_exceptions=True))
+            replies = list(
+                await asyncio.gather(
+                    *(self._submit(name, keys, args) for keys, args in calls),
+                    return_exceptions=True,
+                )
+            )
         for i, (keys, args) in enumerate(calls):
             if isinstance(replies[i], NoScriptError):
                 try:
@@ -313,8 +315,9 @@ class AutoPipeline:
         await _disconnect(link)
 
     @staticmethod
-    def _pack(conn: Any, batch: list[tuple[tuple[Any, ...], asyncio.Future[Any]]]
-              ) -> tuple[list[bytes], list[asyncio.Future[Any]]]:
+    def _pack(
+        conn: Any, batch: list[tuple[tuple[Any, ...], asyncio.Future[Any]]]
+    ) -> tuple[list[bytes], list[asyncio.Future[Any]]]:
         """The bytes of the batch's calls still awaited, and their futures, in order.
 
         A call whose arguments cannot be packed fails alone (its caller's error, not the
@@ -322,7 +325,8 @@ class AutoPipeline:
         """
         hiredis = hiredis_pack(conn)
         pack: Callable[[tuple[Any, ...]], bytes | list[bytes]] = (
-            hiredis if hiredis is not None else lambda cmd: conn.pack_command(*cmd))
+            hiredis if hiredis is not None else lambda cmd: conn.pack_command(*cmd)
+        )
         data: list[bytes] = []
         live: list[asyncio.Future[Any]] = []
         for cmd, future in batch:

@@ -22,8 +22,7 @@ def fixed(attempts_made: int, delay: int, jitter: float, error: BaseException | 
     return _jittered(delay, jitter)
 
 
-def exponential(attempts_made: int, delay: int, jitter: float,
-                error: BaseException | None) -> int:
+def exponential(attempts_made: int, delay: int, jitter: float, error: BaseException | None) -> int:
     """``round(2^(n-1) * delay)`` ms for attempt n = attempts_made (1-based), BullMQ's formula."""
     return _jittered(2 ** (max(attempts_made, 1) - 1) * delay, jitter)
 
@@ -70,8 +69,11 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def compute_delay(backoff: dict[str, Any] | int | float | None, attempts_made: int,
-                  error: BaseException | None = None) -> int:
+def compute_delay(
+    backoff: dict[str, Any] | int | float | None,
+    attempts_made: int,
+    error: BaseException | None = None,
+) -> int:
     """Delay in ms before the next attempt; 0 = retry at once, -1 = do not retry.
 
     Args:

@@ -26,7 +26,8 @@ from .errors import CancelledJobError, JobTimeoutExceeded
 CONTROL_SUFFIX = "control"
 
 _current: contextvars.ContextVar[CancelToken | None] = contextvars.ContextVar(
-    "django_bullq_cancel_token", default=None)
+    "django_bullq_cancel_token", default=None
+)
 
 
 class CancelToken:
@@ -132,5 +133,10 @@ def parse_control(raw: Any) -> dict[str, Any] | None:
     return message
 
 
-__all__ = ["CONTROL_SUFFIX", "CancelToken", "cancel_message", "current_cancel_token",
-           "parse_control"]
+__all__ = [
+    "CONTROL_SUFFIX",
+    "CancelToken",
+    "cancel_message",
+    "current_cancel_token",
+    "parse_control",
+]

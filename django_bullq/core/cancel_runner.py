@@ -102,19 +102,20 @@ def handle_control(worker: Worker, raw: Any) -> bool:
     """Apply one control message to ``worker``; True when it cancelled a job running here."""
     message = parse_control(raw)
     if message is None:
-        logger.warning("worker %s: ignoring a malformed control message %r", worker.queue.name,
-                       raw)
+        logger.warning("worker %s: ignoring a malformed control message %r", worker.queue.name, raw)
         return False
     if message["action"] != "cancel":
-        logger.debug("worker %s: ignoring control action %r", worker.queue.name,
-                     message["action"])
+        logger.debug("worker %s: ignoring control action %r", worker.queue.name, message["action"])
         return False
     job_id = message.get("jobId")
     if job_id is None:
         return False
     reason = message.get("reason")
-    return worker.cancel_job(str(job_id), "" if reason is None else str(reason),
-                             unrecoverable=message.get("unrecoverable") is True)
+    return worker.cancel_job(
+        str(job_id),
+        "" if reason is None else str(reason),
+        unrecoverable=message.get("unrecoverable") is True,
+    )
 
 
 async def listen_control(worker: Worker) -> None:
@@ -138,11 +139,13 @@ async def listen_control(worker: Worker) -> None:
             failures = 0
             while True:
                 if sharded:
-                    message = await pubsub.get_sharded_message(ignore_subscribe_messages=True,
-                                                               timeout=POLL_S)
+                    message = await pubsub.get_sharded_message(
+                        ignore_subscribe_messages=True, timeout=POLL_S
+                    )
                 else:
-                    message = await pubsub.get_message(ignore_subscribe_messages=True,
-                                                       timeout=POLL_S)
+                    message = await pubsub.get_message(
+                        ignore_subscribe_messages=True, timeout=POLL_S
+                    )
                 if message is not None and message.get("type") in ("message", "smessage"):
                     handle_control(worker, message.get("data"))
         except asyncio.CancelledError:
@@ -150,8 +153,13 @@ async def listen_control(worker: Worker) -> None:
         except Exception as exc:  # noqa: BLE001 - Redis trouble: subscribe again
             failures += 1
             delay = min(0.1 * 2 ** min(failures, 6), 5.0)
-            logger.warning("worker %s: control channel failed (%s: %s); again in %.1f s",
-                           worker.queue.name, type(exc).__name__, exc, delay)
+            logger.warning(
+                "worker %s: control channel failed (%s: %s); again in %.1f s",
+                worker.queue.name,
+                type(exc).__name__,
+                exc,
+                delay,
+            )
             await asyncio.sleep(delay)
         finally:
             with contextlib.suppress(Exception):

@@ -148,14 +148,20 @@ def persistence(client: Any) -> Persistence:
             return "unknown"
         return str(to_str(next(iter(reply.values()), "")) if reply else "unknown")
 
-    busy = bool(int(info.get("aof_rewrite_in_progress", 0)) or
-                int(info.get("rdb_bgsave_in_progress", 0)))
-    return Persistence(aof_enabled=bool(int(info.get("aof_enabled", 0))),
-                       appendfsync=config("appendfsync"), rdb_save=config("save"), busy=busy)
+    busy = bool(
+        int(info.get("aof_rewrite_in_progress", 0)) or int(info.get("rdb_bgsave_in_progress", 0))
+    )
+    return Persistence(
+        aof_enabled=bool(int(info.get("aof_enabled", 0))),
+        appendfsync=config("appendfsync"),
+        rdb_save=config("save"),
+        busy=busy,
+    )
 
 
-def verdict(plateau: float, ceiling: float, redis_cpu: float, worker_cpu: float,
-            persist: Persistence) -> tuple[str, bool, str]:
+def verdict(
+    plateau: float, ceiling: float, redis_cpu: float, worker_cpu: float, persist: Persistence
+) -> tuple[str, bool, str]:
     """Which bound the run hit, whether the figures agree, and why.
 
     Args:
@@ -170,23 +176,32 @@ def verdict(plateau: float, ceiling: float, redis_cpu: float, worker_cpu: float,
     agree = abs(used - redis_cpu / 100) <= AGREEMENT
     if redis_cpu >= SATURATED * 100:
         bound = "cpu (redis)"
-        why = (f"the Redis main thread was {redis_cpu:.0f}% busy: Redis's CPU is the limit, "
-               f"and the plateau reached {used:.0%} of the predicted ceiling")
+        why = (
+            f"the Redis main thread was {redis_cpu:.0f}% busy: Redis's CPU is the limit, "
+            f"and the plateau reached {used:.0%} of the predicted ceiling"
+        )
     elif worker_cpu >= WORKER_SATURATED * 100:
         bound = "cpu (worker)"
-        why = (f"the probe's worker used {worker_cpu:.0f}% of a core while Redis was "
-               f"{redis_cpu:.0f}% busy: one worker process is the limit; run more worker "
-               f"processes (runworker --processes) to approach the ceiling")
+        why = (
+            f"the probe's worker used {worker_cpu:.0f}% of a core while Redis was "
+            f"{redis_cpu:.0f}% busy: one worker process is the limit; run more worker "
+            f"processes (runworker --processes) to approach the ceiling"
+        )
     elif persist.fsync_per_write or persist.busy:
         bound = "persistence"
-        what = "appendfsync always (an fsync per write)" if persist.fsync_per_write else \
-            "an AOF rewrite or RDB save in progress"
-        why = (f"Redis was only {redis_cpu:.0f}% busy with {what}: writes wait for the disk")
+        what = (
+            "appendfsync always (an fsync per write)"
+            if persist.fsync_per_write
+            else "an AOF rewrite or RDB save in progress"
+        )
+        why = f"Redis was only {redis_cpu:.0f}% busy with {what}: writes wait for the disk"
     else:
         bound = "network"
-        why = (f"neither Redis ({redis_cpu:.0f}%) nor the worker ({worker_cpu:.0f}%) was "
-               f"saturated: the jobs waited on round trips; raise concurrency or move the "
-               f"workers closer to Redis")
+        why = (
+            f"neither Redis ({redis_cpu:.0f}%) nor the worker ({worker_cpu:.0f}%) was "
+            f"saturated: the jobs waited on round trips; raise concurrency or move the "
+            f"workers closer to Redis"
+        )
     story = "agree" if agree else "disagree (other clients, or background work, shared the server)"
     return bound, agree, f"{why}. The three figures {story}."
 
@@ -211,8 +226,9 @@ def _run_worker(queue: Queue, options: WorkerOptions) -> _Span:
     return span
 
 
-def probe(queue_factory: Callable[[str], Queue], jobs: int = 10_000,
-          options: WorkerOptions | None = None) -> CapacityReport:
+def probe(
+    queue_factory: Callable[[str], Queue], jobs: int = 10_000, options: WorkerOptions | None = None
+) -> CapacityReport:
     """Run ``jobs`` no-op jobs on a scratch queue, then delete it (obliterate).
 
     Args:
@@ -231,8 +247,10 @@ def probe(queue_factory: Callable[[str], Queue], jobs: int = 10_000,
     queue = queue_factory(scratch_name())
     client = queue.client
     if is_cluster(client):
-        raise CapacityError("the capacity probe reads one server's counters: not on Redis "
-                            "Cluster (run it against one shard)")
+        raise CapacityError(
+            "the capacity probe reads one server's counters: not on Redis "
+            "Cluster (run it against one shard)"
+        )
     try:
         rtt = round_trip_ms(client)
         _fill(queue, jobs)
@@ -244,31 +262,54 @@ def probe(queue_factory: Callable[[str], Queue], jobs: int = 10_000,
         queue.obliterate(force=True)
     if span.count < jobs:
         raise CapacityError(f"only {span.count} of {jobs} jobs ran (see the worker's log)")
-    return _report(queue.name, jobs, options.concurrency, redis_cost.cost(before, after, jobs),
-                   jobs / max(span.last - span.first, 1e-9),
-                   (cpu_after - cpu_before) * 100 / max(after.at - before.at, 1e-9), rtt,
-                   persist)
+    return _report(
+        queue.name,
+        jobs,
+        options.concurrency,
+        redis_cost.cost(before, after, jobs),
+        jobs / max(span.last - span.first, 1e-9),
+        (cpu_after - cpu_before) * 100 / max(after.at - before.at, 1e-9),
+        rtt,
+        persist,
+    )
 
 
-def _report(name: str, jobs: int, concurrency: int, cost: redis_cost.Cost, plateau: float,
-            worker_cpu: float, rtt: float, persist: Persistence) -> CapacityReport:
+def _report(
+    name: str,
+    jobs: int,
+    concurrency: int,
+    cost: redis_cost.Cost,
+    plateau: float,
+    worker_cpu: float,
+    rtt: float,
+    persist: Persistence,
+) -> CapacityReport:
     if cost.cpu_us_per_job <= 0:
         raise CapacityError("Redis's CPU counters did not move: run more jobs")
     ceiling = round(cost.ceiling_jobs_per_s)  # the plan is computed from the figure shown
-    redis_cpu = cost.main_thread_cpu_pct or (cost.cpu_us_per_job * cost.jobs / 1e4
-                                             / cost.seconds)
+    redis_cpu = cost.main_thread_cpu_pct or (cost.cpu_us_per_job * cost.jobs / 1e4 / cost.seconds)
     bound, agree, why = verdict(plateau, ceiling, redis_cpu, worker_cpu, persist)
     plan = (round(ceiling * PLAN_SHARE[0]), round(ceiling * PLAN_SHARE[1]))
     return CapacityReport(
-        queue=name, jobs=jobs, concurrency=concurrency,
+        queue=name,
+        jobs=jobs,
+        concurrency=concurrency,
         commands_per_job=round(cost.commands_per_job, 2),
         scripts_per_job=round(cost.scripts_per_job, 2),
-        redis_us_per_job=round(cost.cpu_us_per_job, 1), ceiling_jobs_per_s=ceiling,
-        plateau_jobs_per_s=round(plateau), redis_cpu_pct=round(redis_cpu, 1),
-        worker_cpu_pct=round(worker_cpu, 1), rtt_ms=round(rtt, 3), persistence=persist,
-        bound=bound, agree=agree, explanation=why, plan_jobs_per_s=plan,
+        redis_us_per_job=round(cost.cpu_us_per_job, 1),
+        ceiling_jobs_per_s=ceiling,
+        plateau_jobs_per_s=round(plateau),
+        redis_cpu_pct=round(redis_cpu, 1),
+        worker_cpu_pct=round(worker_cpu, 1),
+        rtt_ms=round(rtt, 3),
+        persistence=persist,
+        bound=bound,
+        agree=agree,
+        explanation=why,
+        plan_jobs_per_s=plan,
         workers_for_plan=max(1, -(-plan[1] // max(round(plateau), 1))),
-        by_command={k: round(v, 2) for k, v in sorted(cost.by_command.items())})
+        by_command={k: round(v, 2) for k, v in sorted(cost.by_command.items())},
+    )
 
 
 __all__ = ["CapacityError", "CapacityReport", "Persistence", "probe", "scratch_name", "verdict"]

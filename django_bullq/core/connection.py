@@ -51,11 +51,16 @@ def redact_url(url: str) -> str:
     userinfo, at, hosts = parts.netloc.rpartition("@")
     if at and ":" in userinfo:
         redacted = redacted.replace(
-            parts.netloc, f"{userinfo.split(':', 1)[0]}:{HIDDEN}@{hosts}", 1)
+            parts.netloc, f"{userinfo.split(':', 1)[0]}:{HIDDEN}@{hosts}", 1
+        )
     if "password" in parts.query.lower():
-        query = urlencode([(k, HIDDEN if "password" in k.lower() else v)
-                           for k, v in parse_qsl(parts.query, keep_blank_values=True)],
-                          safe="*")
+        query = urlencode(
+            [
+                (k, HIDDEN if "password" in k.lower() else v)
+                for k, v in parse_qsl(parts.query, keep_blank_values=True)
+            ],
+            safe="*",
+        )
         head, _, tail = redacted.partition("?")
         fragment = tail.partition("#")[2]
         redacted = f"{head}?{query}" + (f"#{fragment}" if fragment else "")
@@ -64,8 +69,10 @@ def redact_url(url: str) -> str:
 
 def redact_options(options: dict[str, Any]) -> dict[str, Any]:
     """Client options with the values of password-like keys hidden."""
-    return {k: HIDDEN if "password" in k.lower() or k.lower() in ("credential_provider",)
-            else v for k, v in options.items()}
+    return {
+        k: HIDDEN if "password" in k.lower() or k.lower() in ("credential_provider",) else v
+        for k, v in options.items()
+    }
 
 
 class RedisUnavailableError(BullqError, redis.ConnectionError):
@@ -90,8 +97,8 @@ def reaching(connection: Connection, what: str) -> Iterator[None]:
         raise  # a wrong password or ACL user is no outage: redis-py's error says what is wrong
     except (redis.ConnectionError, redis.TimeoutError) as exc:
         raise RedisUnavailableError(
-            f"cannot reach Redis at {connection.describe()} to {what}: "
-            f"{type(exc).__name__}: {exc}") from exc
+            f"cannot reach Redis at {connection.describe()} to {what}: {type(exc).__name__}: {exc}"
+        ) from exc
 
 
 def _sentinel_parts(url: str) -> tuple[list[tuple[str, int]], str, int, str | None]:
@@ -103,8 +110,7 @@ def _sentinel_parts(url: str) -> tuple[list[tuple[str, int]], str, int, str | No
         hosts.append((host or "127.0.0.1", int(port or 26379)))
     path = [p for p in parts.path.split("/") if p]
     if not path:
-        raise ConnectionConfigError(
-            f"sentinel URL {redact_url(url)!r} needs /<service_name>")
+        raise ConnectionConfigError(f"sentinel URL {redact_url(url)!r} needs /<service_name>")
     db = int(path[1]) if len(path) > 1 else 0
     password = unquote(parts.password) if parts.password else None
     return hosts, path[0], db, password
@@ -184,17 +190,23 @@ class Connection:
     def _build(self, asyncio_: bool, **overrides: Any) -> Any:
         if self.url is None:
             raise ConnectionConfigError(
-                "this Connection has no URL to build an asyncio client from")
+                "this Connection has no URL to build an asyncio client from"
+            )
         opts = {**CLIENT_DEFAULTS, **self.options, **overrides}
         if self.scheme == "redis+sentinel":
             hosts, service, db, password = _sentinel_parts(self.url)
             module = redis.asyncio.sentinel if asyncio_ else redis.sentinel
-            sentinel = module.Sentinel(hosts, sentinel_kwargs=opts.pop("sentinel_kwargs", None),
-                                       password=password, db=db, **opts)
+            sentinel = module.Sentinel(
+                hosts,
+                sentinel_kwargs=opts.pop("sentinel_kwargs", None),
+                password=password,
+                db=db,
+                **opts,
+            )
             master = sentinel.master_for(service)
             return use_hiredis_packing(master) if asyncio_ else master
         if self.scheme == "redis+cluster":
-            url = "redis" + self.url[len("redis+cluster"):]
+            url = "redis" + self.url[len("redis+cluster") :]
             cls = redis.asyncio.cluster.RedisCluster if asyncio_ else redis.cluster.RedisCluster
             return cls.from_url(url, **opts)
         if asyncio_:

@@ -209,12 +209,12 @@ class NotEnqueuedError(BullqError):
 
 _WHY = {
     "pending": "the transaction on database {database!r} has not committed yet "
-               "(call this after the atomic block)",
+    "(call this after the atomic block)",
     "rolled back": "the transaction on database {database!r} rolled back (or its commit "
-                   "stopped before running this write), so nothing was added",
+    "stopped before running this write), so nothing was added",
     "failed": "adding it after the commit of database {database!r} failed",
     "outbox": "it committed to the outbox of database {database!r} but was not moved to Redis "
-              "yet; runworker's outbox relay will add it",
+    "yet; runworker's outbox relay will add it",
 }
 
 

@@ -31,8 +31,10 @@ def loop_factory(choice: str = "auto") -> Callable[[], asyncio.AbstractEventLoop
         import uvloop
     except ImportError:
         if choice == "uvloop":
-            raise ImportError("BULLQ['WORKER']['EVENT_LOOP'] is 'uvloop' but uvloop is not "
-                              "installed: pip install 'django-bullq[uvloop]'") from None
+            raise ImportError(
+                "BULLQ['WORKER']['EVENT_LOOP'] is 'uvloop' but uvloop is not "
+                "installed: pip install 'django-bullq[uvloop]'"
+            ) from None
         return None
     factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
     return factory

@@ -100,8 +100,9 @@ class QueueEvents:
     never silent.) Entries removed with XDEL are caught through ``max-deleted-entry-id``.
     """
 
-    def __init__(self, queue: Queue, last_id: str = "$", block_ms: int = 1000,
-                 count: int = 1000) -> None:
+    def __init__(
+        self, queue: Queue, last_id: str = "$", block_ms: int = 1000, count: int = 1000
+    ) -> None:
         self.queue = queue
         self.key = queue.keys["events"]
         self.last_id = last_id
@@ -148,9 +149,13 @@ class QueueEvents:
         last_missed = f"{last[0]}-{last[1]}"
         first = next_id(self.last_id)
         self.gaps += 1
-        logger.warning("events of queue %s were trimmed before this reader saw them: "
-                       "ids %s .. %s are lost (increase meta opts.maxLenEvents or read faster)",
-                       self.queue.name, first, last_missed)
+        logger.warning(
+            "events of queue %s were trimmed before this reader saw them: "
+            "ids %s .. %s are lost (increase meta opts.maxLenEvents or read faster)",
+            self.queue.name,
+            first,
+            last_missed,
+        )
         return QueueEvent(GAP, last_missed, None, {"first": first, "last": last_missed})
 
     def _events(self, reply: Any, info: Any) -> list[QueueEvent]:
@@ -196,8 +201,7 @@ class QueueEvents:
         client = self.queue.aclient
         if self.last_id == "$":
             self.last_id = self._start_id(await client.xrevrange(self.key, count=1))
-        reply = await client.xread({self.key: self.last_id}, count=self.count,
-                                   block=self.block_ms)
+        reply = await client.xread({self.key: self.last_id}, count=self.count, block=self.block_ms)
         try:
             info = await client.xinfo_stream(self.key)
         except Exception:  # noqa: BLE001 - see _info

@@ -62,9 +62,13 @@ class FlowProducer:
         max_payload_bytes: largest node ``data`` (bytes of JSON); 0 = no limit.
     """
 
-    def __init__(self, connection: Any = "redis://127.0.0.1:6379/0", *,
-                 prefix: str = "bull",
-                 max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES) -> None:
+    def __init__(
+        self,
+        connection: Any = "redis://127.0.0.1:6379/0",
+        *,
+        prefix: str = "bull",
+        max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES,
+    ) -> None:
         self.connection: Connection = as_connection(connection)
         self.prefix = prefix
         self.max_payload_bytes = max_payload_bytes
@@ -79,8 +83,9 @@ class FlowProducer:
         """The :class:`Queue` named ``name`` under this producer's prefix (cached)."""
         queue = self._queues.get(name)
         if queue is None:
-            queue = self._queues[name] = Queue(name, self.connection, prefix=self.prefix,
-                                                      max_payload_bytes=self.max_payload_bytes)
+            queue = self._queues[name] = Queue(
+                name, self.connection, prefix=self.prefix, max_payload_bytes=self.max_payload_bytes
+            )
         return queue
 
     # --- add -------------------------------------------------------------------------------
@@ -147,8 +152,7 @@ class FlowProducer:
                 raise ParentMissing(-5, root.job.id, "addFlowJob")
         pipe = client.pipeline(transaction=True)
         for call in _post_order(roots):
-            await call.queue.ascripts.arun("addFlowJob", _keys(call.queue), call.args,
-                                           client=pipe)
+            await call.queue.ascripts.arun("addFlowJob", _keys(call.queue), call.args, client=pipe)
         _check_replies(_post_order(roots), await pipe.execute())
         return [_node(root) for root in roots]
 
@@ -187,12 +191,33 @@ class FlowProducer:
         children_nodes = node.get("children") or []
         if not isinstance(children_nodes, list):
             raise ValueError(f"flow node {node['name']!r}: 'children' must be a list")
-        args = [queue.keys.key_prefix, job_id, node["name"], data_text, opts_text, timestamp,
-                delay, opts.priority, "1" if opts.lifo else "0", parent_key, parent_json,
-                "1" if parent is not None else "0", "1" if children_nodes else "0"]
-        job = Job(queue=queue, id=job_id, name=node["name"], data=data, opts=stored,
-                  timestamp=timestamp, delay=delay, priority=opts.priority,
-                  parent_key=parent_key or None, parent=loads(parent_json or None))
+        args = [
+            queue.keys.key_prefix,
+            job_id,
+            node["name"],
+            data_text,
+            opts_text,
+            timestamp,
+            delay,
+            opts.priority,
+            "1" if opts.lifo else "0",
+            parent_key,
+            parent_json,
+            "1" if parent is not None else "0",
+            "1" if children_nodes else "0",
+        ]
+        job = Job(
+            queue=queue,
+            id=job_id,
+            name=node["name"],
+            data=data,
+            opts=stored,
+            timestamp=timestamp,
+            delay=delay,
+            priority=opts.priority,
+            parent_key=parent_key or None,
+            parent=loads(parent_json or None),
+        )
         call = _Call(queue, job, args, [])
         call.children = [self._plan(child, call) for child in children_nodes]
         return call
@@ -242,7 +267,7 @@ class FlowProducer:
         head = self.prefix + ":"
         if not queue_key.startswith(head):
             return None
-        return queue_key[len(head):], job_id
+        return queue_key[len(head) :], job_id
 
     def close(self) -> None:
         """Close the synchronous client's connections."""
@@ -308,6 +333,7 @@ def chain(steps: Sequence[FlowTree]) -> FlowTree:
 
 # --- a parent's children (Job methods delegate here) ------------------------------------------
 
+
 def _deps_pipe(pipe: Any, key: str) -> None:
     pipe.hgetall(key + ":processed")
     pipe.smembers(key + ":dependencies")
@@ -362,8 +388,14 @@ def count_dependencies(deps: dict[str, Any]) -> dict[str, int]:
 
 def _move_args(job: Job, child_key: str | None) -> tuple[list[str], list[Any]]:
     queue, key = _job_key(job)
-    keys = [queue.keys["active"], queue.keys["waiting-children"], key, queue.keys["stalled"],
-            queue.keys["events"], queue.keys["meta"]]
+    keys = [
+        queue.keys["active"],
+        queue.keys["waiting-children"],
+        key,
+        queue.keys["stalled"],
+        queue.keys["events"],
+        queue.keys["meta"],
+    ]
     return keys, [job.id, job.token or "0", child_key or "", now_ms()]
 
 
@@ -372,7 +404,8 @@ def _moved(job: Job, code: int, unsuccessful: list[str]) -> bool:
         return False
     if code == -9:
         reason = job.deferred_failure or (
-            f"child {unsuccessful[0]} failed" if unsuccessful else "job has failed children")
+            f"child {unsuccessful[0]} failed" if unsuccessful else "job has failed children"
+        )
         raise UnrecoverableError(reason)
     if code < 0:
         raise script_error(code, job.id, "moveToWaitingChildren")
@@ -385,8 +418,11 @@ def move_to_waiting_children(job: Job, child_key: str | None = None) -> bool:
     queue, key = _job_key(job)
     keys, args = _move_args(job, child_key)
     code = int(queue.scripts.run("moveToWaitingChildren", keys, args, raise_codes=False))
-    failed = [to_str(x) or "" for x in queue.client.zrange(key + ":unsuccessful", 0, 0)] \
-        if code == -9 else []
+    failed = (
+        [to_str(x) or "" for x in queue.client.zrange(key + ":unsuccessful", 0, 0)]
+        if code == -9
+        else []
+    )
     return _moved(job, code, failed)
 
 
@@ -394,10 +430,12 @@ async def amove_to_waiting_children(job: Job, child_key: str | None = None) -> b
     """Async twin of :func:`move_to_waiting_children`."""
     queue, key = _job_key(job)
     keys, args = _move_args(job, child_key)
-    code = int(await queue.ascripts.arun("moveToWaitingChildren", keys, args,
-                                         raise_codes=False))
-    failed = [to_str(x) or "" for x in await queue.aclient.zrange(key + ":unsuccessful", 0, 0)] \
-        if code == -9 else []
+    code = int(await queue.ascripts.arun("moveToWaitingChildren", keys, args, raise_codes=False))
+    failed = (
+        [to_str(x) or "" for x in await queue.aclient.zrange(key + ":unsuccessful", 0, 0)]
+        if code == -9
+        else []
+    )
     return _moved(job, code, failed)
 
 

@@ -97,6 +97,12 @@ def read_workers(client: Any, keys: QueueKeys) -> list[WorkerBeat]:
     beats = []
     for (_, score), name, value in zip(entries, names, values, strict=True):
         info = json.loads(to_str(value) or "{}") if value is not None else {}
-        beats.append(WorkerBeat(name=name, alive=value is not None, last_beat=int(score),
-                                info=info if isinstance(info, dict) else {}))
+        beats.append(
+            WorkerBeat(
+                name=name,
+                alive=value is not None,
+                last_beat=int(score),
+                info=info if isinstance(info, dict) else {},
+            )
+        )
     return sorted(beats, key=lambda b: (not b.alive, b.name))

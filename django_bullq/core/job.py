@@ -15,8 +15,7 @@ if TYPE_CHECKING:
     from .queue import Queue
 
 #: The job states a queue counts and lists (BullMQ's names; ``waiting`` is the wait list).
-STATES = ("completed", "failed", "delayed", "prioritized", "active", "waiting",
-          "waiting-children")
+STATES = ("completed", "failed", "delayed", "prioritized", "active", "waiting", "waiting-children")
 
 
 def _int(value: str | None, default: int = 0) -> int:
@@ -86,8 +85,12 @@ class Job:
         job.name = fields.get("name") or ""
         if "name" not in fields:
             problems.append("job hash has no 'name' field")
-        for attr, key, default in (("data", "data", None), ("opts", "opts", {}),
-                                   ("progress", "progress", 0), ("parent", "parent", None)):
+        for attr, key, default in (
+            ("data", "data", None),
+            ("opts", "opts", {}),
+            ("progress", "progress", 0),
+            ("parent", "parent", None),
+        ):
             try:
                 setattr(job, attr, loads(fields.get(key), default))
             except ValueError as exc:
@@ -202,33 +205,51 @@ class Job:
         """
         text = dumps(progress, f"progress of job {self.id}")
         q = self._queue()
-        q.scripts.run("updateProgress", [q.keys.job(self.id), q.keys["events"], q.keys["meta"]],
-                      [self.id, text], job_id=self.id)
+        q.scripts.run(
+            "updateProgress",
+            [q.keys.job(self.id), q.keys["events"], q.keys["meta"]],
+            [self.id, text],
+            job_id=self.id,
+        )
         self.progress = progress
 
     async def aupdate_progress(self, progress: Any) -> None:
         """Async twin of :meth:`update_progress`."""
         text = dumps(progress, f"progress of job {self.id}")
         q = self._queue()
-        await q.ascripts.arun("updateProgress",
-                              [q.keys.job(self.id), q.keys["events"], q.keys["meta"]],
-                              [self.id, text], job_id=self.id)
+        await q.ascripts.arun(
+            "updateProgress",
+            [q.keys.job(self.id), q.keys["events"], q.keys["meta"]],
+            [self.id, text],
+            job_id=self.id,
+        )
         self.progress = progress
 
     def log(self, line: str) -> int:
         """Append a log line (BullMQ ``addLog``). Returns the number of lines kept."""
         q = self._queue()
         key = q.keys.job(self.id)
-        return int(q.scripts.run("addLog", [key, key + ":logs"],
-                                 [self.id, str(line), self.opts.get("kl") or 0], job_id=self.id))
+        return int(
+            q.scripts.run(
+                "addLog",
+                [key, key + ":logs"],
+                [self.id, str(line), self.opts.get("kl") or 0],
+                job_id=self.id,
+            )
+        )
 
     async def alog(self, line: str) -> int:
         """Async twin of :meth:`log`."""
         q = self._queue()
         key = q.keys.job(self.id)
-        return int(await q.ascripts.arun("addLog", [key, key + ":logs"],
-                                         [self.id, str(line), self.opts.get("kl") or 0],
-                                         job_id=self.id))
+        return int(
+            await q.ascripts.arun(
+                "addLog",
+                [key, key + ":logs"],
+                [self.id, str(line), self.opts.get("kl") or 0],
+                job_id=self.id,
+            )
+        )
 
     def remove(self) -> bool:
         """Delete the job (BullMQ ``remove``). Returns False when a worker holds its lock."""
@@ -347,51 +368,68 @@ class Job:
         from .flow import amove_to_waiting_children
 
         return await amove_to_waiting_children(self, child_key)
+
     # --- maintenance (django_bullq.core.maintenance) ---------------------------------------
 
-    def retry(self, state: str = "failed", reset_attempts_made: bool = False,
-              reset_attempts_started: bool = False) -> None:
+    def retry(
+        self,
+        state: str = "failed",
+        reset_attempts_made: bool = False,
+        reset_attempts_started: bool = False,
+    ) -> None:
         """Run this failed/completed job again (BullMQ ``job.retry``). Raises JobNotInState
         when it is not in ``state``. See :func:`~django_bullq.core.maintenance.retry_job`."""
         from . import maintenance
+
         maintenance.retry_job(self, state, reset_attempts_made, reset_attempts_started)
 
-    async def aretry(self, state: str = "failed", reset_attempts_made: bool = False,
-                     reset_attempts_started: bool = False) -> None:
+    async def aretry(
+        self,
+        state: str = "failed",
+        reset_attempts_made: bool = False,
+        reset_attempts_started: bool = False,
+    ) -> None:
         """Async twin of :meth:`retry`."""
         from . import maintenance
+
         await maintenance.aretry_job(self, state, reset_attempts_made, reset_attempts_started)
 
     def change_priority(self, priority: int, lifo: bool = False) -> None:
         """New priority (0 none, 1 most urgent); a waiting job is re-queued under it (BullMQ
         ``changePriority``)."""
         from . import maintenance
+
         maintenance.change_priority(self, priority, lifo)
 
     async def achange_priority(self, priority: int, lifo: bool = False) -> None:
         """Async twin of :meth:`change_priority`."""
         from . import maintenance
+
         await maintenance.achange_priority(self, priority, lifo)
 
     def change_delay(self, delay_ms: Any) -> None:
         """Run this delayed job ``delay_ms`` ms from now (BullMQ ``changeDelay``). Raises
         JobNotInState when it is not delayed."""
         from . import maintenance
+
         maintenance.change_delay(self, delay_ms)
 
     async def achange_delay(self, delay_ms: Any) -> None:
         """Async twin of :meth:`change_delay`."""
         from . import maintenance
+
         await maintenance.achange_delay(self, delay_ms)
 
     def update_data(self, data: Any) -> None:
         """Replace the job's data with a JSON value (BullMQ ``updateData``)."""
         from . import maintenance
+
         maintenance.update_data(self, data)
 
     async def aupdate_data(self, data: Any) -> None:
         """Async twin of :meth:`update_data`."""
         from . import maintenance
+
         await maintenance.aupdate_data(self, data)
 
 
@@ -403,8 +441,10 @@ def _as_dict(raw: Any) -> dict[str, str]:
         if len(seq) % 2 == 0:
             try:  # the hot path (every fetched job): a flat list of bytes, as RESP2 sends it
                 it = iter(seq)
-                return {k.decode("utf-8", "replace"): v.decode("utf-8", "replace")
-                        for k, v in zip(it, it, strict=True)}
+                return {
+                    k.decode("utf-8", "replace"): v.decode("utf-8", "replace")
+                    for k, v in zip(it, it, strict=True)
+                }
             except AttributeError:  # str (decode_responses) or other types: the general path
                 pass
         pairs = zip(seq[0::2], seq[1::2], strict=False)

@@ -11,9 +11,25 @@ from .errors import CrossSlotError, InvalidNameError
 
 #: Queue-level key suffixes of BullMQ's v6 layout (protocol reference §2.2).
 SUFFIXES = (
-    "wait", "paused", "active", "prioritized", "pc", "delayed", "waiting-children",
-    "completed", "failed", "marker", "meta", "events", "id", "stalled", "stalled-check",
-    "limiter", "repeat", "metrics:completed", "metrics:failed",
+    "wait",
+    "paused",
+    "active",
+    "prioritized",
+    "pc",
+    "delayed",
+    "waiting-children",
+    "completed",
+    "failed",
+    "marker",
+    "meta",
+    "events",
+    "id",
+    "stalled",
+    "stalled-check",
+    "limiter",
+    "repeat",
+    "metrics:completed",
+    "metrics:failed",
 )
 
 _DIGITS = re.compile(r"^\d+$")
@@ -91,7 +107,8 @@ def check_same_slot(queue_key: str, parent_job_key: str) -> None:
         raise CrossSlotError(
             f"parent {parent_job_key!r} is in Redis Cluster slot {hash_slot(parent_job_key)} "
             f"but queue {queue_key!r} is in slot {hash_slot(queue_key)}: a flow's queues must "
-            "share one hash tag in their prefix, e.g. '{bull}'")
+            "share one hash tag in their prefix, e.g. '{bull}'"
+        )
 
 
 @dataclass(frozen=True, slots=True)

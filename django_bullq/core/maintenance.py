@@ -23,9 +23,16 @@ if TYPE_CHECKING:
     from .queue import Queue
 
 #: States ``clean`` accepts, with the key each one lives in (``waiting`` is an alias of wait).
-CLEAN_STATES = {"completed": "completed", "failed": "failed", "wait": "wait",
-                "waiting": "wait", "paused": "paused", "active": "active",
-                "delayed": "delayed", "prioritized": "prioritized"}
+CLEAN_STATES = {
+    "completed": "completed",
+    "failed": "failed",
+    "wait": "wait",
+    "waiting": "wait",
+    "paused": "paused",
+    "active": "active",
+    "delayed": "delayed",
+    "prioritized": "prioritized",
+}
 #: Largest batch one cleanJobsInSet call handles (the script caps it too).
 CLEAN_BATCH = 10_000
 #: Jobs one drain script call removes at most (about 10 ms of Redis time per call).
@@ -64,6 +71,7 @@ class Metrics:
 
 # --- calls (script name, KEYS, ARGV) --------------------------------------------------------
 
+
 def _set_call(q: Queue, name: str, source: str, args: list[Any]) -> Call:
     keys = [q.keys[s] for s in ("wait", "active", "meta", "events", "marker")] + [q.keys[source]]
     return name, keys, [q.keys.key_prefix, *args]
@@ -71,14 +79,21 @@ def _set_call(q: Queue, name: str, source: str, args: list[Any]) -> Call:
 
 def _clean_call(q: Queue, cutoff: int, batch: int, state: str) -> Call:
     key = CLEAN_STATES[state]
-    return ("cleanJobsInSet", [q.keys[key], q.keys["events"], q.keys["meta"]],
-            [q.keys.key_prefix, cutoff, batch, key])
+    return (
+        "cleanJobsInSet",
+        [q.keys[key], q.keys["events"], q.keys["meta"]],
+        [q.keys.key_prefix, cutoff, batch, key],
+    )
 
 
-def _drain_call(keys: QueueKeys, delayed: bool, count: int = DRAIN_BATCH,
-                kept: Sequence[int] = (0, 0, 0, 0)) -> Call:
-    return ("drain", [keys[s] for s in ("wait", "paused", "delayed", "prioritized", "pc")],
-            [keys.key_prefix, "1" if delayed else "0", count, *kept])
+def _drain_call(
+    keys: QueueKeys, delayed: bool, count: int = DRAIN_BATCH, kept: Sequence[int] = (0, 0, 0, 0)
+) -> Call:
+    return (
+        "drain",
+        [keys[s] for s in ("wait", "paused", "delayed", "prioritized", "pc")],
+        [keys.key_prefix, "1" if delayed else "0", count, *kept],
+    )
 
 
 def drain_step(reply: Any) -> tuple[int, list[int] | None]:
@@ -88,8 +103,11 @@ def drain_step(reply: Any) -> tuple[int, list[int] | None]:
 
 
 def _obliterate_call(keys: QueueKeys, force: bool, count: int, cursor: str = "0") -> Call:
-    return ("obliterate", [keys["meta"], keys["active"]],
-            [keys.key_prefix, count, "1" if force else "0", cursor])
+    return (
+        "obliterate",
+        [keys["meta"], keys["active"]],
+        [keys.key_prefix, count, "1" if force else "0", cursor],
+    )
 
 
 def _reprocess_call(job: Job, state: str, reset_made: bool, reset_started: bool) -> Call:
@@ -97,25 +115,44 @@ def _reprocess_call(job: Job, state: str, reset_made: bool, reset_started: bool)
     if state not in METRIC_TYPES:
         raise ValueError(f"state must be 'failed' or 'completed', not {state!r}")
     keys = [q.keys.job(job.id), q.keys["events"], q.keys[state]] + [
-        q.keys[s] for s in ("wait", "meta", "active", "prioritized", "pc", "marker")]
-    return "reprocessJob", keys, [q.keys.key_prefix, job.id, state, "1" if reset_made else "0",
-                                  "1" if reset_started else "0"]
+        q.keys[s] for s in ("wait", "meta", "active", "prioritized", "pc", "marker")
+    ]
+    return (
+        "reprocessJob",
+        keys,
+        [
+            q.keys.key_prefix,
+            job.id,
+            state,
+            "1" if reset_made else "0",
+            "1" if reset_started else "0",
+        ],
+    )
 
 
 def _priority_call(job: Job, priority: int, lifo: bool) -> Call:
-    if isinstance(priority, bool) or not isinstance(priority, int) or not (
-            0 <= priority <= PRIORITY_LIMIT):
+    if (
+        isinstance(priority, bool)
+        or not isinstance(priority, int)
+        or not (0 <= priority <= PRIORITY_LIMIT)
+    ):
         raise ValueError(f"priority must be an int in 0..{PRIORITY_LIMIT}")
     q = job._queue()
-    keys = [q.keys.job(job.id)] + [q.keys[s] for s in ("wait", "prioritized", "pc", "meta",
-                                                        "active", "marker")]
+    keys = [q.keys.job(job.id)] + [
+        q.keys[s] for s in ("wait", "prioritized", "pc", "meta", "active", "marker")
+    ]
     return "changePriority", keys, [job.id, priority, "1" if lifo else "0"]
 
 
 def _delay_call(job: Job, delay: int | float | timedelta) -> Call:
     q = job._queue()
-    keys = [q.keys.job(job.id), q.keys["delayed"], q.keys["events"], q.keys["marker"],
-            q.keys["meta"]]
+    keys = [
+        q.keys.job(job.id),
+        q.keys["delayed"],
+        q.keys["events"],
+        q.keys["marker"],
+        q.keys["meta"],
+    ]
     return "changeDelay", keys, [job.id, now_ms(), to_delay_ms(delay)]
 
 
@@ -153,8 +190,7 @@ def obliterate_step(reply: Any) -> str | None:
         if reply == -1:
             raise QueueNotPaused("obliterate needs a paused queue")
         if reply == -2:
-            raise ActiveJobsError(
-                "the queue has active jobs; pass force=True to obliterate anyway")
+            raise ActiveJobsError("the queue has active jobs; pass force=True to obliterate anyway")
         return None
     return to_str(reply) or "0"
 
@@ -180,11 +216,17 @@ def _metrics(replies: list[Any]) -> Metrics:
         except ValueError:
             return 0
 
-    return Metrics(count=num(meta[0]), prev_ts=num(meta[1]), prev_count=num(meta[2]),
-                   data=[num(x) for x in data], total_points=int(total))
+    return Metrics(
+        count=num(meta[0]),
+        prev_ts=num(meta[1]),
+        prev_count=num(meta[2]),
+        data=[num(x) for x in data],
+        total_points=int(total),
+    )
 
 
 # --- queue operations -----------------------------------------------------------------------
+
 
 def promote_jobs(q: Queue, count: int = 1000) -> int:
     """Move every delayed job to wait now, ``count`` per script call (BullMQ ``promoteJobs``).
@@ -214,8 +256,9 @@ async def apromote_jobs(q: Queue, count: int = 1000) -> int:
             return total
 
 
-def retry_jobs(q: Queue, state: str = "failed", count: int = 1000,
-               timestamp: int | None = None) -> int:
+def retry_jobs(
+    q: Queue, state: str = "failed", count: int = 1000, timestamp: int | None = None
+) -> int:
     """Move failed (or completed) jobs back to wait, ``count`` per call (BullMQ ``retryJobs``).
 
     Args:
@@ -236,8 +279,9 @@ def retry_jobs(q: Queue, state: str = "failed", count: int = 1000,
             return total
 
 
-async def aretry_jobs(q: Queue, state: str = "failed", count: int = 1000,
-                      timestamp: int | None = None) -> int:
+async def aretry_jobs(
+    q: Queue, state: str = "failed", count: int = 1000, timestamp: int | None = None
+) -> int:
     """Async twin of :func:`retry_jobs`."""
     _check_count(count)
     args = [count, now_ms() if timestamp is None else int(timestamp), _check_finished_state(state)]
@@ -249,8 +293,9 @@ async def aretry_jobs(q: Queue, state: str = "failed", count: int = 1000,
             return total
 
 
-def clean(q: Queue, grace_ms: int | timedelta, limit: int = 0,
-          state: str = "completed") -> list[str]:
+def clean(
+    q: Queue, grace_ms: int | timedelta, limit: int = 0, state: str = "completed"
+) -> list[str]:
     """Remove jobs of ``state`` older than ``grace_ms`` (BullMQ ``Queue.clean``).
 
     Runs in batches of at most 10,000 jobs (one ``cleanJobsInSet`` call and one ``cleaned``
@@ -279,15 +324,17 @@ def clean(q: Queue, grace_ms: int | timedelta, limit: int = 0,
             return removed
 
 
-async def aclean(q: Queue, grace_ms: int | timedelta, limit: int = 0,
-                 state: str = "completed") -> list[str]:
+async def aclean(
+    q: Queue, grace_ms: int | timedelta, limit: int = 0, state: str = "completed"
+) -> list[str]:
     """Async twin of :func:`clean`."""
     cutoff, limit = _clean_args(grace_ms, limit, state)
     removed: list[str] = []
     while True:
         batch = _next_batch(limit, len(removed))
-        ids = [to_str(x) or "" for x in
-               await q.ascripts.arun(*_clean_call(q, cutoff, batch, state))]
+        ids = [
+            to_str(x) or "" for x in await q.ascripts.arun(*_clean_call(q, cutoff, batch, state))
+        ]
         removed.extend(ids)
         if len(ids) < batch or (limit and len(removed) >= limit):
             return removed
@@ -305,8 +352,7 @@ def drain(q: Queue, delayed: bool = False) -> int:
     """
     total, kept = 0, [0, 0, 0, 0]
     while True:
-        removed, next_kept = drain_step(q.scripts.run(*_drain_call(q.keys, delayed,
-                                                                   kept=kept)))
+        removed, next_kept = drain_step(q.scripts.run(*_drain_call(q.keys, delayed, kept=kept)))
         total += removed
         if next_kept is None:
             return total
@@ -317,8 +363,9 @@ async def adrain(q: Queue, delayed: bool = False) -> int:
     """Async twin of :func:`drain`."""
     total, kept = 0, [0, 0, 0, 0]
     while True:
-        removed, next_kept = drain_step(await q.ascripts.arun(*_drain_call(q.keys, delayed,
-                                                                           kept=kept)))
+        removed, next_kept = drain_step(
+            await q.ascripts.arun(*_drain_call(q.keys, delayed, kept=kept))
+        )
         total += removed
         if next_kept is None:
             return total
@@ -345,8 +392,9 @@ def obliterate(q: Queue, force: bool = False, count: int = 1000) -> None:
     q.pause()
     cursor: str | None = "0"
     while cursor is not None:
-        cursor = obliterate_step(q.scripts.run(*_obliterate_call(q.keys, force, count, cursor),
-                                               raise_codes=False))
+        cursor = obliterate_step(
+            q.scripts.run(*_obliterate_call(q.keys, force, count, cursor), raise_codes=False)
+        )
 
 
 async def aobliterate(q: Queue, force: bool = False, count: int = 1000) -> None:
@@ -355,8 +403,11 @@ async def aobliterate(q: Queue, force: bool = False, count: int = 1000) -> None:
     await q.apause()
     cursor: str | None = "0"
     while cursor is not None:
-        cursor = obliterate_step(await q.ascripts.arun(
-            *_obliterate_call(q.keys, force, count, cursor), raise_codes=False))
+        cursor = obliterate_step(
+            await q.ascripts.arun(
+                *_obliterate_call(q.keys, force, count, cursor), raise_codes=False
+            )
+        )
 
 
 def get_metrics(q: Queue, kind: str, start: int = 0, end: int = -1) -> Metrics:
@@ -381,24 +432,35 @@ async def aget_metrics(q: Queue, kind: str, start: int = 0, end: int = -1) -> Me
 
 # --- job operations -------------------------------------------------------------------------
 
-def retry_job(job: Job, state: str = "failed", reset_attempts_made: bool = False,
-              reset_attempts_started: bool = False) -> None:
+
+def retry_job(
+    job: Job,
+    state: str = "failed",
+    reset_attempts_made: bool = False,
+    reset_attempts_started: bool = False,
+) -> None:
     """Run a failed / completed job again (BullMQ ``job.retry``); see ``reprocessJob-9.lua``.
 
     Raises:
         JobNotFound: the job is gone. JobNotInState: it is not in ``state``.
     """
     q = job._queue()
-    q.scripts.run(*_reprocess_call(job, state, reset_attempts_made, reset_attempts_started),
-                  job_id=job.id)
+    q.scripts.run(
+        *_reprocess_call(job, state, reset_attempts_made, reset_attempts_started), job_id=job.id
+    )
 
 
-async def aretry_job(job: Job, state: str = "failed", reset_attempts_made: bool = False,
-                     reset_attempts_started: bool = False) -> None:
+async def aretry_job(
+    job: Job,
+    state: str = "failed",
+    reset_attempts_made: bool = False,
+    reset_attempts_started: bool = False,
+) -> None:
     """Async twin of :func:`retry_job`."""
     q = job._queue()
-    await q.ascripts.arun(*_reprocess_call(job, state, reset_attempts_made,
-                                           reset_attempts_started), job_id=job.id)
+    await q.ascripts.arun(
+        *_reprocess_call(job, state, reset_attempts_made, reset_attempts_started), job_id=job.id
+    )
 
 
 def change_priority(job: Job, priority: int, lifo: bool = False) -> None:
@@ -442,14 +504,16 @@ def update_data(job: Job, data: Any) -> None:
         SerializationError: data is not JSON. JobNotFound: the job is gone.
     """
     q = job._queue()
-    q.scripts.run("updateData", [q.keys.job(job.id)], [dumps(data, f"data of job {job.id}")],
-                  job_id=job.id)
+    q.scripts.run(
+        "updateData", [q.keys.job(job.id)], [dumps(data, f"data of job {job.id}")], job_id=job.id
+    )
     job.data = data
 
 
 async def aupdate_data(job: Job, data: Any) -> None:
     """Async twin of :func:`update_data`."""
     q = job._queue()
-    await q.ascripts.arun("updateData", [q.keys.job(job.id)],
-                          [dumps(data, f"data of job {job.id}")], job_id=job.id)
+    await q.ascripts.arun(
+        "updateData", [q.keys.job(job.id)], [dumps(data, f"data of job {job.id}")], job_id=job.id
+    )
     job.data = data

@@ -145,11 +145,17 @@ class JobOptions:
         """Raise ``ValueError`` for options BullMQ would reject or misread."""
         if self.job_id is not None:
             validate_job_id(self.job_id)
-        if isinstance(self.priority, bool) or not isinstance(self.priority, int) or not (
-                0 <= self.priority <= PRIORITY_LIMIT):
+        if (
+            isinstance(self.priority, bool)
+            or not isinstance(self.priority, int)
+            or not (0 <= self.priority <= PRIORITY_LIMIT)
+        ):
             raise ValueError(f"priority must be an int in 0..{PRIORITY_LIMIT}")
-        if isinstance(self.attempts, bool) or not isinstance(self.attempts, int) or (
-                self.attempts < 0):
+        if (
+            isinstance(self.attempts, bool)
+            or not isinstance(self.attempts, int)
+            or (self.attempts < 0)
+        ):
             raise ValueError("attempts must be an int >= 0")
         backoff_mod.normalize(self.backoff)
         to_delay_ms(self.delay)
@@ -160,8 +166,9 @@ class JobOptions:
         validate_parent_options(self)
         if self.deduplication is not None:
             normalize_deduplication(self.deduplication)
-        if self.timeout is not None and (isinstance(self.timeout, bool) or not isinstance(
-                self.timeout, int) or self.timeout <= 0):
+        if self.timeout is not None and (
+            isinstance(self.timeout, bool) or not isinstance(self.timeout, int) or self.timeout <= 0
+        ):
             raise ValueError("timeout must be an int > 0 (ms)")
 
     def to_stored(self, delay_ms: int) -> dict[str, Any]:
@@ -200,9 +207,15 @@ class JobOptions:
 
 
 #: ``deduplication`` keys (snake_case or BullMQ camelCase) -> stored camelCase key.
-_DEDUP_KEYS = {"id": "id", "ttl": "ttl", "extend": "extend", "replace": "replace",
-               "keep_last_if_active": "keepLastIfActive", "keepLastIfActive": "keepLastIfActive",
-               "reschedule": "reschedule"}
+_DEDUP_KEYS = {
+    "id": "id",
+    "ttl": "ttl",
+    "extend": "extend",
+    "replace": "replace",
+    "keep_last_if_active": "keepLastIfActive",
+    "keepLastIfActive": "keepLastIfActive",
+    "reschedule": "reschedule",
+}
 
 
 def normalize_deduplication(value: Any) -> dict[str, Any]:
@@ -246,25 +259,41 @@ def normalize_deduplication(value: Any) -> dict[str, Any]:
 
 
 _FROM_STORED = {
-    "jobId": "job_id", "delay": "delay", "priority": "priority", "lifo": "lifo",
-    "attempts": "attempts", "backoff": "backoff", "removeOnComplete": "remove_on_complete",
-    "removeOnFail": "remove_on_fail", "timestamp": "timestamp", "kl": "keep_logs",
-    "parent": "parent", "fpof": "fail_parent_on_failure", "cpof": "continue_parent_on_failure",
-    "idof": "ignore_dependency_on_failure", "rdof": "remove_dependency_on_failure",
+    "jobId": "job_id",
+    "delay": "delay",
+    "priority": "priority",
+    "lifo": "lifo",
+    "attempts": "attempts",
+    "backoff": "backoff",
+    "removeOnComplete": "remove_on_complete",
+    "removeOnFail": "remove_on_fail",
+    "timestamp": "timestamp",
+    "kl": "keep_logs",
+    "parent": "parent",
+    "fpof": "fail_parent_on_failure",
+    "cpof": "continue_parent_on_failure",
+    "idof": "ignore_dependency_on_failure",
+    "rdof": "remove_dependency_on_failure",
     "timeout": "timeout",
 }
 
 #: JobOptions flag -> BullMQ's short key, stored in ``opts`` and in the child's ``parent`` field.
-PARENT_FLAGS = {"fail_parent_on_failure": "fpof", "continue_parent_on_failure": "cpof",
-                "ignore_dependency_on_failure": "idof", "remove_dependency_on_failure": "rdof"}
+PARENT_FLAGS = {
+    "fail_parent_on_failure": "fpof",
+    "continue_parent_on_failure": "cpof",
+    "ignore_dependency_on_failure": "idof",
+    "remove_dependency_on_failure": "rdof",
+}
 
 
 def validate_parent_options(opts: JobOptions) -> None:
     """Raise ``ValueError`` for a malformed ``parent`` or several failure policies at once."""
     if sum(bool(getattr(opts, attr)) for attr in PARENT_FLAGS) > 1:
-        raise ValueError("fail_parent_on_failure, continue_parent_on_failure, "
-                         "ignore_dependency_on_failure and remove_dependency_on_failure "
-                         "exclude each other")
+        raise ValueError(
+            "fail_parent_on_failure, continue_parent_on_failure, "
+            "ignore_dependency_on_failure and remove_dependency_on_failure "
+            "exclude each other"
+        )
     parent = opts.parent
     if parent is not None:
         if not isinstance(parent, dict) or not parent.get("id") or not parent.get("queue"):
@@ -296,8 +325,9 @@ def options_from_stored(opts: dict[str, Any]) -> JobOptions:
     known = {_FROM_STORED[k]: v for k, v in opts.items() if k in _FROM_STORED}
     extra = {k: v for k, v in opts.items() if k not in _FROM_STORED}
     # Lua cjson turns empty arrays into {} and drops nulls; tolerate what real BullMQ stored.
-    if "timeout" in known and (isinstance(known["timeout"], bool)
-                               or not isinstance(known["timeout"], int)):
+    if "timeout" in known and (
+        isinstance(known["timeout"], bool) or not isinstance(known["timeout"], int)
+    ):
         extra["timeout"] = known.pop("timeout")
     for key in ("priority", "attempts", "delay"):
         if key in known and not isinstance(known[key], int | float):

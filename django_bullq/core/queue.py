@@ -25,10 +25,31 @@ from .scripts import Scripts, raise_on_code
 from .serialization import DEFAULT_MAX_PAYLOAD_BYTES, check_size, dumps, loads, to_str
 
 #: KEYS order shared by every script that can fetch a job (lua/includes/fetchKeys.lua).
-FETCH_KEYS = ("wait", "active", "prioritized", "events", "stalled", "limiter", "delayed",
-              "paused", "meta", "pc", "marker")
-ADD_KEYS = ("wait", "paused", "meta", "id", "delayed", "prioritized", "pc", "events", "marker",
-            "active")
+FETCH_KEYS = (
+    "wait",
+    "active",
+    "prioritized",
+    "events",
+    "stalled",
+    "limiter",
+    "delayed",
+    "paused",
+    "meta",
+    "pc",
+    "marker",
+)
+ADD_KEYS = (
+    "wait",
+    "paused",
+    "meta",
+    "id",
+    "delayed",
+    "prioritized",
+    "pc",
+    "events",
+    "marker",
+    "active",
+)
 _STATE_KEYS = {"waiting": "wait", "paused": "paused", "active": "active"}
 
 
@@ -49,9 +70,15 @@ class Queue(JobSchedulerMixin):
         ConnectionConfigError: Redis Cluster and a prefix without a hash tag.
     """
 
-    def __init__(self, name: str, connection: Any = "redis://127.0.0.1:6379/0", *,
-                 prefix: str = "bull", default_job_options: JobOptions | None = None,
-                 max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES) -> None:
+    def __init__(
+        self,
+        name: str,
+        connection: Any = "redis://127.0.0.1:6379/0",
+        *,
+        prefix: str = "bull",
+        default_job_options: JobOptions | None = None,
+        max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES,
+    ) -> None:
         self.keys = QueueKeys(name, prefix)
         self.name = name
         self.prefix = prefix
@@ -64,14 +91,17 @@ class Queue(JobSchedulerMixin):
         self._add_keys = [self.keys[s] for s in ADD_KEYS]
         #: Whether the queue is on Redis Cluster, where every key of the queue must hash to
         #: one slot (case B32).
-        self.is_cluster = (self.connection.scheme == "redis+cluster"
-                           or is_cluster(self.connection.client)
-                           or is_cluster(self.connection.async_client))
+        self.is_cluster = (
+            self.connection.scheme == "redis+cluster"
+            or is_cluster(self.connection.client)
+            or is_cluster(self.connection.async_client)
+        )
         if self.is_cluster:
             if not has_hash_tag(prefix):
                 raise ConnectionConfigError(
                     f"queue {name!r}: on Redis Cluster the prefix must hold a hash tag, e.g. "
-                    f"'{{{prefix}}}', so all keys of a queue share one slot")
+                    f"'{{{prefix}}}', so all keys of a queue share one slot"
+                )
 
     def __repr__(self) -> str:
         return f"<Queue {self.keys.queue_key}>"
@@ -121,16 +151,24 @@ class Queue(JobSchedulerMixin):
 
     # --- add -------------------------------------------------------------------------------
 
-    def _add_call(self, name: str, data: Any, options: JobOptions | None,
-                  overrides: dict[str, Any], memo: dict[Any, Any] | None = None
-                  ) -> tuple[list[str], list[Any], JobOptions, dict[str, Any]]:
+    def _add_call(
+        self,
+        name: str,
+        data: Any,
+        options: JobOptions | None,
+        overrides: dict[str, Any],
+        memo: dict[Any, Any] | None = None,
+    ) -> tuple[list[str], list[Any], JobOptions, dict[str, Any]]:
         """KEYS and ARGV of ``addJob`` for one job, its options and their stored form.
 
         ``memo`` (one per bulk call) lets jobs that share one options object (no per-job
         options) share its validation and stored JSON instead of redoing them per job.
         """
-        opts = (options or self.default_job_options).merged(**overrides) if overrides else (
-            options or self.default_job_options)
+        opts = (
+            (options or self.default_job_options).merged(**overrides)
+            if overrides
+            else (options or self.default_job_options)
+        )
         if not isinstance(name, str):
             raise TypeError("job name must be a string")
         now = now_ms()
@@ -155,12 +193,24 @@ class Queue(JobSchedulerMixin):
         parent_key, parent_json = parent_link(stored)
         if parent_key and self.is_cluster:
             check_same_slot(self.keys.queue_key, parent_key)
-        args = [self.keys.key_prefix, opts.job_id or "", name, data_text, opts_text, timestamp,
-                delay, opts.priority, "1" if opts.lifo else "0", parent_key, parent_json]
+        args = [
+            self.keys.key_prefix,
+            opts.job_id or "",
+            name,
+            data_text,
+            opts_text,
+            timestamp,
+            delay,
+            opts.priority,
+            "1" if opts.lifo else "0",
+            parent_key,
+            parent_json,
+        ]
         return keys, args, opts, stored
 
-    def add(self, name: str, data: Any = None, options: JobOptions | None = None,
-            **overrides: Any) -> Job:
+    def add(
+        self, name: str, data: Any = None, options: JobOptions | None = None, **overrides: Any
+    ) -> Job:
         """Add one job (BullMQ ``Queue.add``).
 
         Args:
@@ -187,21 +237,32 @@ class Queue(JobSchedulerMixin):
             job_id = to_str(self.scripts.run("addJob", keys, args, job_id=opts.job_id))
         return self._new_job(str(job_id), name, data, args, stored)
 
-    async def aadd(self, name: str, data: Any = None, options: JobOptions | None = None,
-                   **overrides: Any) -> Job:
+    async def aadd(
+        self, name: str, data: Any = None, options: JobOptions | None = None, **overrides: Any
+    ) -> Job:
         """Async twin of :meth:`add`."""
         keys, args, opts, stored = self._add_call(name, data, options, overrides)
         with reaching(self.connection, f"add job {name!r} to queue {self.name!r}"):
             job_id = to_str(await self.apipeline.run("addJob", keys, args, job_id=opts.job_id))
         return self._new_job(str(job_id), name, data, args, stored)
 
-    def _new_job(self, job_id: str, name: str, data: Any, args: list[Any],
-                 stored: dict[str, Any]) -> Job:
-        return Job(queue=self, id=job_id, name=name, data=data, opts=stored,
-                   timestamp=int(args[5]), delay=int(args[6]), priority=int(args[7]))
+    def _new_job(
+        self, job_id: str, name: str, data: Any, args: list[Any], stored: dict[str, Any]
+    ) -> Job:
+        return Job(
+            queue=self,
+            id=job_id,
+            name=name,
+            data=data,
+            opts=stored,
+            timestamp=int(args[5]),
+            delay=int(args[6]),
+            priority=int(args[7]),
+        )
 
-    def add_bulk(self, jobs: Iterable[tuple[str, Any] | tuple[str, Any, dict[str, Any]]]
-                 ) -> list[Job]:
+    def add_bulk(
+        self, jobs: Iterable[tuple[str, Any] | tuple[str, Any, dict[str, Any]]]
+    ) -> list[Job]:
         """Add many jobs in one round trip (BullMQ ``addBulk``: a pipeline, not atomic as a whole).
 
         Args:
@@ -216,23 +277,28 @@ class Queue(JobSchedulerMixin):
         """
         jobs = list(jobs)
         memo: dict[Any, Any] = {}
-        calls = [self._add_call(j[0], j[1], None, dict(j[2]) if len(j) > 2 else {}, memo)
-                 for j in jobs]
+        calls = [
+            self._add_call(j[0], j[1], None, dict(j[2]) if len(j) > 2 else {}, memo) for j in jobs
+        ]
         with reaching(self.connection, f"add {len(calls)} jobs to queue {self.name!r}"):
             pipe = self.client.pipeline(transaction=False)
             for keys, args, _, _ in calls:
                 self.scripts.run("addJob", keys, args, client=pipe)
             ids = [raise_on_code(i, "addJob", None) for i in pipe.execute()]
-        return [self._new_job(str(to_str(i)), j[0], j[1], c[1], c[3])
-                for i, c, j in zip(ids, calls, jobs, strict=True)]
+        return [
+            self._new_job(str(to_str(i)), j[0], j[1], c[1], c[3])
+            for i, c, j in zip(ids, calls, jobs, strict=True)
+        ]
 
-    async def aadd_bulk(self, jobs: Iterable[tuple[str, Any] | tuple[str, Any, dict[str, Any]]]
-                        ) -> list[Job]:
+    async def aadd_bulk(
+        self, jobs: Iterable[tuple[str, Any] | tuple[str, Any, dict[str, Any]]]
+    ) -> list[Job]:
         """Async twin of :meth:`add_bulk`."""
         jobs = list(jobs)
         memo: dict[Any, Any] = {}
-        calls = [self._add_call(j[0], j[1], None, dict(j[2]) if len(j) > 2 else {}, memo)
-                 for j in jobs]
+        calls = [
+            self._add_call(j[0], j[1], None, dict(j[2]) if len(j) > 2 else {}, memo) for j in jobs
+        ]
         with reaching(self.connection, f"add {len(calls)} jobs to queue {self.name!r}"):
             if self.apipeline.enabled:
                 ids = await self.apipeline.run_many("addJob", [(c[0], c[1]) for c in calls])
@@ -241,8 +307,10 @@ class Queue(JobSchedulerMixin):
                 for keys, args, _, _ in calls:
                     await self.ascripts.arun("addJob", keys, args, client=pipe)
                 ids = [raise_on_code(i, "addJob", None) for i in await pipe.execute()]
-        return [self._new_job(str(to_str(i)), j[0], j[1], c[1], c[3])
-                for i, c, j in zip(ids, calls, jobs, strict=True)]
+        return [
+            self._new_job(str(to_str(i)), j[0], j[1], c[1], c[3])
+            for i, c, j in zip(ids, calls, jobs, strict=True)
+        ]
 
     # --- reads -----------------------------------------------------------------------------
 
@@ -302,12 +370,21 @@ class Queue(JobSchedulerMixin):
 
     def count(self) -> int:
         """Jobs not yet started: waiting + delayed + prioritized + waiting-children."""
-        return sum(self.get_job_counts("waiting", "delayed", "prioritized",
-                                       "waiting-children").values())
+        return sum(
+            self.get_job_counts("waiting", "delayed", "prioritized", "waiting-children").values()
+        )
 
     def _state_pipe(self, pipe: Any, job_id: str) -> list[str]:
-        order = ["completed", "failed", "delayed", "prioritized", "active", "waiting", "paused",
-                 "waiting-children"]
+        order = [
+            "completed",
+            "failed",
+            "delayed",
+            "prioritized",
+            "active",
+            "waiting",
+            "paused",
+            "waiting-children",
+        ]
         for state in order:
             key = self.keys[_STATE_KEYS.get(state, state)]
             if state in _STATE_KEYS:
@@ -335,8 +412,7 @@ class Queue(JobSchedulerMixin):
         order = self._state_pipe(pipe, str(job_id))
         return self._first_state(order, await pipe.execute())
 
-    def _ids_pipe(self, pipe: Any, states: Sequence[str], start: int, end: int,
-                  asc: bool) -> None:
+    def _ids_pipe(self, pipe: Any, states: Sequence[str], start: int, end: int, asc: bool) -> None:
         for state in states:
             key = self.keys[_STATE_KEYS.get(state, state)]
             if state in _STATE_KEYS:
@@ -350,16 +426,18 @@ class Queue(JobSchedulerMixin):
             else:
                 pipe.zrevrange(key, start, end)
 
-    def get_job_ids(self, *states: str, start: int = 0, end: int = -1,
-                    asc: bool = False) -> list[str]:
+    def get_job_ids(
+        self, *states: str, start: int = 0, end: int = -1, asc: bool = False
+    ) -> list[str]:
         """Job ids in the given states, newest first unless ``asc`` (BullMQ ``getRanges``)."""
         chosen = self._states(states)
         pipe = self.client.pipeline(transaction=False)
         self._ids_pipe(pipe, chosen, start, end, asc)
         return self._merge_ids(chosen, pipe.execute(), asc)
 
-    async def aget_job_ids(self, *states: str, start: int = 0, end: int = -1,
-                           asc: bool = False) -> list[str]:
+    async def aget_job_ids(
+        self, *states: str, start: int = 0, end: int = -1, asc: bool = False
+    ) -> list[str]:
         """Async twin of :meth:`get_job_ids`."""
         chosen = self._states(states)
         pipe = self.aclient.pipeline(transaction=False)
@@ -376,18 +454,19 @@ class Queue(JobSchedulerMixin):
             ids.extend(items)
         return ids
 
-    def get_jobs(self, *states: str, start: int = 0, end: int = -1,
-                 asc: bool = False) -> list[Job]:
+    def get_jobs(self, *states: str, start: int = 0, end: int = -1, asc: bool = False) -> list[Job]:
         """Jobs in the given states (ids without a hash are skipped; BullMQ ``getJobs``)."""
         ids = self.get_job_ids(*states, start=start, end=end, asc=asc)
         pipe = self.client.pipeline(transaction=False)
         for job_id in ids:
             pipe.hgetall(self.keys.job(job_id))
-        return [Job.from_hash(self, i, raw) for i, raw in zip(ids, pipe.execute(), strict=True)
-                if raw]
+        return [
+            Job.from_hash(self, i, raw) for i, raw in zip(ids, pipe.execute(), strict=True) if raw
+        ]
 
-    async def aget_jobs(self, *states: str, start: int = 0, end: int = -1,
-                        asc: bool = False) -> list[Job]:
+    async def aget_jobs(
+        self, *states: str, start: int = 0, end: int = -1, asc: bool = False
+    ) -> list[Job]:
         """Async twin of :meth:`get_jobs`."""
         ids = await self.aget_job_ids(*states, start=start, end=end, asc=asc)
         pipe = self.aclient.pipeline(transaction=False)
@@ -487,8 +566,7 @@ class Queue(JobSchedulerMixin):
             block_ms = self._block_ms(deadline, job_id, timeout)
             self.client.xread({self.keys["events"]: last_id}, count=1, block=block_ms)
 
-    async def await_finished(self, job_id: str,
-                             timeout: float | None = 30.0) -> tuple[str, Any]:
+    async def await_finished(self, job_id: str, timeout: float | None = 30.0) -> tuple[str, Any]:
         """Async twin of :meth:`wait_until_finished`."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
@@ -511,8 +589,10 @@ class Queue(JobSchedulerMixin):
     # --- mutations -------------------------------------------------------------------------
 
     def _pause_keys(self) -> list[str]:
-        return [self.keys[s] for s in ("wait", "paused", "meta", "prioritized", "events",
-                                       "delayed", "marker")]
+        return [
+            self.keys[s]
+            for s in ("wait", "paused", "meta", "prioritized", "events", "delayed", "marker")
+        ]
 
     def pause(self) -> None:
         """Pause the queue for every worker (BullMQ v6: ``meta.paused``; jobs stay in wait)."""
@@ -541,18 +621,32 @@ class Queue(JobSchedulerMixin):
         return bool(await self.aclient.hexists(self.keys["meta"], "paused"))
 
     def _promote_keys(self) -> list[str]:
-        return [self.keys[s] for s in ("delayed", "wait", "paused", "meta", "prioritized",
-                                       "active", "pc", "events", "marker")]
+        return [
+            self.keys[s]
+            for s in (
+                "delayed",
+                "wait",
+                "paused",
+                "meta",
+                "prioritized",
+                "active",
+                "pc",
+                "events",
+                "marker",
+            )
+        ]
 
     def promote(self, job_id: str) -> None:
         """Move a delayed job to wait now. Raises JobNotInState when it is not delayed."""
-        self.scripts.run("promote", self._promote_keys(), [self.keys.key_prefix, job_id],
-                         job_id=job_id)
+        self.scripts.run(
+            "promote", self._promote_keys(), [self.keys.key_prefix, job_id], job_id=job_id
+        )
 
     async def apromote(self, job_id: str) -> None:
         """Async twin of :meth:`promote`."""
-        await self.ascripts.arun("promote", self._promote_keys(), [self.keys.key_prefix, job_id],
-                                 job_id=job_id)
+        await self.ascripts.arun(
+            "promote", self._promote_keys(), [self.keys.key_prefix, job_id], job_id=job_id
+        )
 
     def remove(self, job_id: str, remove_children: bool = True) -> bool:
         """Delete a job (BullMQ ``remove``). Returns False when a worker holds its lock.
@@ -600,8 +694,9 @@ class Queue(JobSchedulerMixin):
 
     async def aset_global_rate_limit(self, max_jobs: int, duration_ms: int) -> None:
         """Async twin of :meth:`set_global_rate_limit`."""
-        await self.aclient.hset(self.keys["meta"],
-                                mapping=limits.rate_limit_meta(max_jobs, duration_ms))
+        await self.aclient.hset(
+            self.keys["meta"], mapping=limits.rate_limit_meta(max_jobs, duration_ms)
+        )
 
     def remove_global_rate_limit(self) -> None:
         """Lift the queue-wide rate limit (BullMQ ``removeGlobalRateLimit``)."""
@@ -618,14 +713,16 @@ class Queue(JobSchedulerMixin):
     async def aget_global_rate_limit(self) -> dict[str, int] | None:
         """Async twin of :meth:`get_global_rate_limit`."""
         return limits.parse_rate_limit(
-            await self.aclient.hmget(self.keys["meta"], "max", "duration"))
+            await self.aclient.hmget(self.keys["meta"], "max", "duration")
+        )
 
     def get_rate_limit_ttl(self, max_jobs: int | None = None) -> int:
         """ms until the current rate-limit window ends, 0 when not limited now (BullMQ
         ``getRateLimitTtl``): with ``max_jobs`` (or ``meta.max``) only when the window is full;
         with neither, the limiter key's remaining TTL (a manual :meth:`rate_limit`)."""
-        return limits.rate_limit_ttl(self._run_limiter_read(self.client.pipeline(), max_jobs)
-                                     .execute(), max_jobs)
+        return limits.rate_limit_ttl(
+            self._run_limiter_read(self.client.pipeline(), max_jobs).execute(), max_jobs
+        )
 
     async def aget_rate_limit_ttl(self, max_jobs: int | None = None) -> int:
         """Async twin of :meth:`get_rate_limit_ttl`."""
@@ -653,8 +750,7 @@ class Queue(JobSchedulerMixin):
 
     async def arate_limit(self, ms: int) -> None:
         """Async twin of :meth:`rate_limit`."""
-        await self.aclient.set(self.keys["limiter"], limits.MANUAL_LIMIT,
-                               px=limits.positive_ms(ms))
+        await self.aclient.set(self.keys["limiter"], limits.MANUAL_LIMIT, px=limits.positive_ms(ms))
 
     def remove_rate_limit_key(self) -> int:
         """Delete the limiter key, ending the current window at once; returns keys deleted."""
@@ -675,8 +771,7 @@ class Queue(JobSchedulerMixin):
 
     async def aset_global_concurrency(self, concurrency: int) -> None:
         """Async twin of :meth:`set_global_concurrency`."""
-        await self.aclient.hset(self.keys["meta"], "concurrency",
-                                limits.positive_int(concurrency))
+        await self.aclient.hset(self.keys["meta"], "concurrency", limits.positive_int(concurrency))
 
     def remove_global_concurrency(self) -> None:
         """Lift the global concurrency cap (BullMQ ``removeGlobalConcurrency``)."""
@@ -711,52 +806,63 @@ class Queue(JobSchedulerMixin):
     async def aremove_deduplication_key(self, dedup_id: str) -> int:
         """Async twin of :meth:`remove_deduplication_key`."""
         return int(await self.aclient.delete(self.keys.de(dedup_id)))
+
     # --- maintenance (django_bullq.core.maintenance) ---------------------------------------
 
     def promote_jobs(self, count: int = 1000) -> int:
         """Promote every delayed job now, ``count`` per call; returns how many (BullMQ
         ``promoteJobs``). See :func:`~django_bullq.core.maintenance.promote_jobs`."""
         from . import maintenance
+
         return maintenance.promote_jobs(self, count)
 
     async def apromote_jobs(self, count: int = 1000) -> int:
         """Async twin of :meth:`promote_jobs`."""
         from . import maintenance
+
         return await maintenance.apromote_jobs(self, count)
 
-    def retry_jobs(self, state: str = "failed", count: int = 1000,
-                   timestamp: int | None = None) -> int:
+    def retry_jobs(
+        self, state: str = "failed", count: int = 1000, timestamp: int | None = None
+    ) -> int:
         """Failed/completed jobs finished at or before ``timestamp`` ms back to wait; returns
         how many (BullMQ ``retryJobs``). See :func:`~django_bullq.core.maintenance.retry_jobs`."""
         from . import maintenance
+
         return maintenance.retry_jobs(self, state, count, timestamp)
 
-    async def aretry_jobs(self, state: str = "failed", count: int = 1000,
-                          timestamp: int | None = None) -> int:
+    async def aretry_jobs(
+        self, state: str = "failed", count: int = 1000, timestamp: int | None = None
+    ) -> int:
         """Async twin of :meth:`retry_jobs`."""
         from . import maintenance
+
         return await maintenance.aretry_jobs(self, state, count, timestamp)
 
     def clean(self, grace_ms: Any, limit: int = 0, state: str = "completed") -> list[str]:
         """Remove jobs of ``state`` older than ``grace_ms`` ms, at most ``limit`` (0 = all);
         returns their ids (BullMQ ``clean``). See :func:`~django_bullq.core.maintenance.clean`."""
         from . import maintenance
+
         return maintenance.clean(self, grace_ms, limit, state)
 
     async def aclean(self, grace_ms: Any, limit: int = 0, state: str = "completed") -> list[str]:
         """Async twin of :meth:`clean`."""
         from . import maintenance
+
         return await maintenance.aclean(self, grace_ms, limit, state)
 
     def drain(self, delayed: bool = False) -> int:
         """Remove all waiting (and, if asked, delayed) jobs; returns how many (BullMQ
         ``drain``). See :func:`~django_bullq.core.maintenance.drain`."""
         from . import maintenance
+
         return maintenance.drain(self, delayed)
 
     async def adrain(self, delayed: bool = False) -> int:
         """Async twin of :meth:`drain`."""
         from . import maintenance
+
         return await maintenance.adrain(self, delayed)
 
     def obliterate(self, force: bool = False, count: int = 1000) -> None:
@@ -764,23 +870,28 @@ class Queue(JobSchedulerMixin):
         ``obliterate``). Raises ActiveJobsError unless ``force``. See
         :func:`~django_bullq.core.maintenance.obliterate`."""
         from . import maintenance
+
         maintenance.obliterate(self, force, count)
 
     async def aobliterate(self, force: bool = False, count: int = 1000) -> None:
         """Async twin of :meth:`obliterate`."""
         from . import maintenance
+
         await maintenance.aobliterate(self, force, count)
 
     def get_metrics(self, kind: str, start: int = 0, end: int = -1) -> Any:
         """Per-minute ``"completed"``/``"failed"`` counts as a
         :class:`~django_bullq.core.maintenance.Metrics` (BullMQ ``getMetrics``)."""
         from . import maintenance
+
         return maintenance.get_metrics(self, kind, start, end)
 
     async def aget_metrics(self, kind: str, start: int = 0, end: int = -1) -> Any:
         """Async twin of :meth:`get_metrics`."""
         from . import maintenance
+
         return await maintenance.aget_metrics(self, kind, start, end)
+
     # --- cancellation (docs/cancellation.md) -----------------------------------------------
 
     def cancel_job(self, job_id: str, reason: str = "", unrecoverable: bool = False) -> int:
@@ -801,13 +912,15 @@ class Queue(JobSchedulerMixin):
         from .cancel import CONTROL_SUFFIX, cancel_message
 
         publish = self.client.spublish if self.is_cluster else self.client.publish
-        return int(publish(self.keys[CONTROL_SUFFIX],
-                           cancel_message(job_id, reason, unrecoverable)))
+        return int(
+            publish(self.keys[CONTROL_SUFFIX], cancel_message(job_id, reason, unrecoverable))
+        )
 
     async def acancel_job(self, job_id: str, reason: str = "", unrecoverable: bool = False) -> int:
         """Async twin of :meth:`cancel_job`."""
         from .cancel import CONTROL_SUFFIX, cancel_message
 
         publish = self.aclient.spublish if self.is_cluster else self.aclient.publish
-        return int(await publish(self.keys[CONTROL_SUFFIX],
-                                 cancel_message(job_id, reason, unrecoverable)))
+        return int(
+            await publish(self.keys[CONTROL_SUFFIX], cancel_message(job_id, reason, unrecoverable))
+        )

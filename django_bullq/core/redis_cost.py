@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 #: Commands the measuring side itself sends; left out of the per-job counts.
-OBSERVER_COMMANDS = frozenset({"info", "ping", "config|get", "config", "client|setname",
-                               "client|list", "hello", "select"})
+OBSERVER_COMMANDS = frozenset(
+    {"info", "ping", "config|get", "config", "client|setname", "client|list", "hello", "select"}
+)
 #: Commands that run a script; the commands a script runs are counted under their own names.
 SCRIPT_COMMANDS = frozenset({"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"})
 
@@ -83,8 +84,11 @@ def snapshot(client: Any) -> Snapshot:
     """
     stats = client.info("commandstats")
     cpu = client.info("cpu")
-    calls = {name.removeprefix("cmdstat_"): int(value["calls"])
-             for name, value in stats.items() if isinstance(value, dict)}
+    calls = {
+        name.removeprefix("cmdstat_"): int(value["calls"])
+        for name, value in stats.items()
+        if isinstance(value, dict)
+    }
     return Snapshot(
         at=time.monotonic(),
         calls=calls,

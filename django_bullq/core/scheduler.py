@@ -30,10 +30,32 @@ __all__ = ["JobScheduler", "JobSchedulerMixin", "aschedule_next", "next_cron_mil
 logger = logging.getLogger("django_bullq.scheduler")
 
 #: KEYS of addJobScheduler-11 / updateJobScheduler-11: ``repeat`` then the addJob keys.
-SCHEDULER_KEYS = ("repeat", "wait", "paused", "meta", "id", "delayed", "prioritized", "pc",
-                  "events", "marker", "active")
-_REPEAT_KEYS = {"every", "pattern", "cron", "tz", "offset", "limit", "start_date", "end_date",
-                "immediately", "startDate", "endDate"}
+SCHEDULER_KEYS = (
+    "repeat",
+    "wait",
+    "paused",
+    "meta",
+    "id",
+    "delayed",
+    "prioritized",
+    "pc",
+    "events",
+    "marker",
+    "active",
+)
+_REPEAT_KEYS = {
+    "every",
+    "pattern",
+    "cron",
+    "tz",
+    "offset",
+    "limit",
+    "start_date",
+    "end_date",
+    "immediately",
+    "startDate",
+    "endDate",
+}
 #: Stored template opts a scheduler sets itself on each iteration.
 _ITERATION_OPTS = ("jobId", "delay", "timestamp", "repeat", "prevMillis", "repeatJobKey")
 
@@ -74,13 +96,21 @@ class JobScheduler:
             value = h.get(name)
             return int(float(value)) if value not in (None, "") else None
 
-        return cls(id=scheduler_id, name=h.get("name") or "",
-                   next_millis=int(float(score)) if score is not None else None,
-                   iteration_count=num("ic"), every=num("every"), pattern=h.get("pattern"),
-                   tz=h.get("tz"), limit=num("limit"), start_date=num("startDate"),
-                   end_date=num("endDate"), offset=num("offset"),
-                   data=loads(h["data"]) if h.get("data") else {},
-                   opts=loads(h["opts"]) if h.get("opts") else {})
+        return cls(
+            id=scheduler_id,
+            name=h.get("name") or "",
+            next_millis=int(float(score)) if score is not None else None,
+            iteration_count=num("ic"),
+            every=num("every"),
+            pattern=h.get("pattern"),
+            tz=h.get("tz"),
+            limit=num("limit"),
+            start_date=num("startDate"),
+            end_date=num("endDate"),
+            offset=num("offset"),
+            data=loads(h["data"]) if h.get("data") else {},
+            opts=loads(h["opts"]) if h.get("opts") else {},
+        )
 
 
 def _zone(tz: str | None) -> Any:
@@ -93,9 +123,16 @@ def _zone(tz: str | None) -> Any:
 
 
 #: cron-parser's predefined expressions (BullMQ takes them as patterns), as 5 / 6 fields.
-_ALIASES = {"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *",
-            "@weekly": "0 0 * * 0", "@daily": "0 0 * * *", "@hourly": "0 * * * *",
-            "@minutely": "* * * * *", "@secondly": "* * * * * *"}
+_ALIASES = {
+    "@yearly": "0 0 1 1 *",
+    "@annually": "0 0 1 1 *",
+    "@monthly": "0 0 1 * *",
+    "@weekly": "0 0 * * 0",
+    "@daily": "0 0 * * *",
+    "@hourly": "0 * * * *",
+    "@minutely": "* * * * *",
+    "@secondly": "* * * * * *",
+}
 #: ``*`` in a day field stands for this range when it carries a step (``*/2``).
 _DAY_RANGES = {3: "1-31", 5: "0-6"}  # index in the 6-field form: day of month, day of week
 
@@ -122,26 +159,29 @@ def _day_field(value: str, index: int) -> str:
         return "*"
     if "LW" in value.upper():  # cronsim has it, cron-parser refuses it
         raise ValueError("LW")
-    return ",".join(_DAY_RANGES[index] + item[1:] if item.startswith("*") and item != "*"
-                    else item for item in value.split(","))
+    return ",".join(
+        _DAY_RANGES[index] + item[1:] if item.startswith("*") and item != "*" else item
+        for item in value.split(",")
+    )
 
 
 def _parse_cron(pattern: str) -> _Cron:
     """The cronsim form of a cron-parser pattern. Raises ValueError when invalid."""
-    fields = _ALIASES.get(pattern.strip().lower(), pattern).split() \
-        if isinstance(pattern, str) else []
+    fields = (
+        _ALIASES.get(pattern.strip().lower(), pattern).split() if isinstance(pattern, str) else []
+    )
     try:
         if len(fields) not in (5, 6):
             raise ValueError("wrong number of fields")
         full = fields if len(fields) == 6 else ["0", *fields]
         full = [_day_field(v, i) if i in _DAY_RANGES else v for i, v in enumerate(full)]
         second = int(full[0]) if full[0].isdigit() and int(full[0]) < 60 else None
-        cron = (_Cron(" ".join(full[1:]), second) if second is not None
-                else _Cron(" ".join(full), 0))
+        cron = _Cron(" ".join(full[1:]), second) if second is not None else _Cron(" ".join(full), 0)
         CronSim(cron.expr, datetime(2000, 1, 1, tzinfo=UTC))  # parses the fields
     except (ValueError, CronSimError) as exc:
-        raise ValueError(f"invalid cron pattern {pattern!r} (5 fields, or 6 with seconds first)"
-                         ) from exc
+        raise ValueError(
+            f"invalid cron pattern {pattern!r} (5 fields, or 6 with seconds first)"
+        ) from exc
     return cron
 
 
@@ -156,8 +196,13 @@ def validate_cron(pattern: str, tz: str | None = None) -> None:
     _zone(tz)
 
 
-def next_cron_millis(pattern: str, after_ms: int, tz: str | None = None,
-                     start_date: int | None = None, end_date: int | None = None) -> int | None:
+def next_cron_millis(
+    pattern: str,
+    after_ms: int,
+    tz: str | None = None,
+    start_date: int | None = None,
+    end_date: int | None = None,
+) -> int | None:
     """Next occurrence of a cron pattern strictly after ``max(after_ms, start_date)``.
 
     Reads the pattern as cron-parser (BullMQ's) does: 6 fields mean seconds first; days of
@@ -264,14 +309,24 @@ def _repeat_args(scheduler_id: str, repeat: dict[str, Any], now: int) -> list[An
             first = nxt
             after = next_cron_millis(pattern, nxt, tz, start, end)
             following = "" if after is None else after
-    return [first, every or "", pattern or "", tz or "", limit or "", start or "", end or "",
-            "" if offset is None else offset, following]
+    return [
+        first,
+        every or "",
+        pattern or "",
+        tz or "",
+        limit or "",
+        start or "",
+        end or "",
+        "" if offset is None else offset,
+        following,
+    ]
 
 
 def _end_reached(repeat: dict[str, Any], first: Any, now: int) -> bool:
     end = _ms(repeat.get("end_date", repeat.get("endDate")), "end_date")
-    return (end is not None and now > end) or ((repeat.get("pattern") or repeat.get("cron"))
-                                               is not None and first == "")
+    return (end is not None and now > end) or (
+        (repeat.get("pattern") or repeat.get("cron")) is not None and first == ""
+    )
 
 
 class JobSchedulerMixin:
@@ -297,9 +352,13 @@ class JobSchedulerMixin:
 
         async def aget_job(self, job_id: str, required: bool = False) -> Job | None: ...
 
-    def _upsert_call(self, scheduler_id: str, repeat: dict[str, Any],
-                     template: dict[str, Any] | None, extra: dict[str, Any]
-                     ) -> tuple[list[str], list[Any]] | None:
+    def _upsert_call(
+        self,
+        scheduler_id: str,
+        repeat: dict[str, Any],
+        template: dict[str, Any] | None,
+        extra: dict[str, Any],
+    ) -> tuple[list[str], list[Any]] | None:
         if not isinstance(scheduler_id, str) or not scheduler_id:
             raise ValueError("scheduler id must be a non-empty string")
         repeat = {**repeat, **{k: v for k, v in extra.items() if v is not None}}
@@ -318,15 +377,29 @@ class JobSchedulerMixin:
         data_text = dumps({} if data is None else data, f"data of scheduler {scheduler_id!r}")
         opts = _template_opts(template.get("opts"))
         keys = [self.keys[s] for s in SCHEDULER_KEYS]
-        args = [self.keys.key_prefix, scheduler_id, now, rep[0], name, data_text,
-                dumps(opts) if opts else "", *rep[1:]]
+        args = [
+            self.keys.key_prefix,
+            scheduler_id,
+            now,
+            rep[0],
+            name,
+            data_text,
+            dumps(opts) if opts else "",
+            *rep[1:],
+        ]
         return keys, args
 
-    def upsert_job_scheduler(self, scheduler_id: str, repeat: dict[str, Any],
-                             template: dict[str, Any] | None = None, *,
-                             limit: int | None = None, start_date: Any = None,
-                             end_date: Any = None, immediately: bool | None = None
-                             ) -> Job | None:
+    def upsert_job_scheduler(
+        self,
+        scheduler_id: str,
+        repeat: dict[str, Any],
+        template: dict[str, Any] | None = None,
+        *,
+        limit: int | None = None,
+        start_date: Any = None,
+        end_date: Any = None,
+        immediately: bool | None = None,
+    ) -> Job | None:
         """Create or replace a job scheduler (BullMQ ``Queue.upsertJobScheduler``).
 
         Atomic: however many processes upsert one id at once, one scheduler record and exactly
@@ -356,9 +429,17 @@ class JobSchedulerMixin:
                 started.
             SchedulerSlotsBusy: (Lua code -11) every, 32 slots hold started iterations.
         """
-        call = self._upsert_call(scheduler_id, repeat, template, {
-            "limit": limit, "start_date": start_date, "end_date": end_date,
-            "immediately": immediately})
+        call = self._upsert_call(
+            scheduler_id,
+            repeat,
+            template,
+            {
+                "limit": limit,
+                "start_date": start_date,
+                "end_date": end_date,
+                "immediately": immediately,
+            },
+        )
         if call is None:
             return None
         reply = self.scripts.run("addJobScheduler", *call)
@@ -366,15 +447,29 @@ class JobSchedulerMixin:
             return None  # limit reached, nothing pending: the schedule stays over
         return self.get_job(str(to_str(reply[0])))
 
-    async def aupsert_job_scheduler(self, scheduler_id: str, repeat: dict[str, Any],
-                                    template: dict[str, Any] | None = None, *,
-                                    limit: int | None = None, start_date: Any = None,
-                                    end_date: Any = None, immediately: bool | None = None
-                                    ) -> Job | None:
+    async def aupsert_job_scheduler(
+        self,
+        scheduler_id: str,
+        repeat: dict[str, Any],
+        template: dict[str, Any] | None = None,
+        *,
+        limit: int | None = None,
+        start_date: Any = None,
+        end_date: Any = None,
+        immediately: bool | None = None,
+    ) -> Job | None:
         """Async twin of :meth:`upsert_job_scheduler`."""
-        call = self._upsert_call(scheduler_id, repeat, template, {
-            "limit": limit, "start_date": start_date, "end_date": end_date,
-            "immediately": immediately})
+        call = self._upsert_call(
+            scheduler_id,
+            repeat,
+            template,
+            {
+                "limit": limit,
+                "start_date": start_date,
+                "end_date": end_date,
+                "immediately": immediately,
+            },
+        )
         if call is None:
             return None
         reply = await self.ascripts.arun("addJobScheduler", *call)
@@ -399,29 +494,40 @@ class JobSchedulerMixin:
         return JobScheduler.from_hash(scheduler_id, raw, score) if raw else None
 
     def _schedulers(self, entries: list[Any], raws: list[Any]) -> list[JobScheduler]:
-        return [JobScheduler.from_hash(str(to_str(member)), raw, score)
-                for (member, score), raw in zip(entries, raws, strict=True) if raw]
+        return [
+            JobScheduler.from_hash(str(to_str(member)), raw, score)
+            for (member, score), raw in zip(entries, raws, strict=True)
+            if raw
+        ]
 
-    def get_job_schedulers(self, start: int = 0, end: int = -1,
-                           asc: bool = False) -> list[JobScheduler]:
+    def get_job_schedulers(
+        self, start: int = 0, end: int = -1, asc: bool = False
+    ) -> list[JobScheduler]:
         """Schedulers ordered by next run (latest first unless ``asc``; BullMQ
         ``getJobSchedulers``). ``start``/``end`` are inclusive ranks; entries without a hash
         (legacy v5 repeatables) are skipped."""
         key = self.keys["repeat"]
-        entries = (self.client.zrange(key, start, end, withscores=True) if asc
-                   else self.client.zrevrange(key, start, end, withscores=True))
+        entries = (
+            self.client.zrange(key, start, end, withscores=True)
+            if asc
+            else self.client.zrevrange(key, start, end, withscores=True)
+        )
         pipe = self.client.pipeline(transaction=False)
         for member, _ in entries:
             pipe.hgetall(self.keys[f"repeat:{to_str(member)}"])
         return self._schedulers(entries, pipe.execute() if entries else [])
 
-    async def aget_job_schedulers(self, start: int = 0, end: int = -1,
-                                  asc: bool = False) -> list[JobScheduler]:
+    async def aget_job_schedulers(
+        self, start: int = 0, end: int = -1, asc: bool = False
+    ) -> list[JobScheduler]:
         """Async twin of :meth:`get_job_schedulers`."""
         key = self.keys["repeat"]
         client = self.aclient
-        entries = (await client.zrange(key, start, end, withscores=True) if asc
-                   else await client.zrevrange(key, start, end, withscores=True))
+        entries = (
+            await client.zrange(key, start, end, withscores=True)
+            if asc
+            else await client.zrevrange(key, start, end, withscores=True)
+        )
         pipe = client.pipeline(transaction=False)
         for member, _ in entries:
             pipe.hgetall(self.keys[f"repeat:{to_str(member)}"])
@@ -441,13 +547,29 @@ class JobSchedulerMixin:
         Returns:
             True if it existed. A running iteration finishes; no next one is added.
         """
-        return int(self.scripts.run("removeJobScheduler", [self.keys["repeat"]],
-                                    [self.keys.key_prefix, scheduler_id])) == 1
+        return (
+            int(
+                self.scripts.run(
+                    "removeJobScheduler",
+                    [self.keys["repeat"]],
+                    [self.keys.key_prefix, scheduler_id],
+                )
+            )
+            == 1
+        )
 
     async def aremove_job_scheduler(self, scheduler_id: str) -> bool:
         """Async twin of :meth:`remove_job_scheduler`."""
-        return int(await self.ascripts.arun("removeJobScheduler", [self.keys["repeat"]],
-                                            [self.keys.key_prefix, scheduler_id])) == 1
+        return (
+            int(
+                await self.ascripts.arun(
+                    "removeJobScheduler",
+                    [self.keys["repeat"]],
+                    [self.keys.key_prefix, scheduler_id],
+                )
+            )
+            == 1
+        )
 
 
 def _next_args(queue: Queue, job: Job) -> list[Any]:
@@ -459,8 +581,9 @@ def _next_args(queue: Queue, job: Job) -> list[Any]:
     if pattern and not rep.get("every"):
         prev = job.opts.get("prevMillis") or 0
         after = max(now, int(prev)) if isinstance(prev, int | float) else now
-        nxt = next_cron_millis(pattern, after, rep.get("tz"), rep.get("startDate"),
-                               rep.get("endDate"))
+        nxt = next_cron_millis(
+            pattern, after, rep.get("tz"), rep.get("startDate"), rep.get("endDate")
+        )
     return [queue.keys.key_prefix, job.repeat_job_key, job.id, now, "" if nxt is None else nxt]
 
 
@@ -475,8 +598,10 @@ async def aschedule_next(queue: Queue, job: Job) -> Any:
         return None
     try:
         return await queue.ascripts.arun(
-            "updateJobScheduler", [queue.keys[s] for s in SCHEDULER_KEYS], _next_args(queue, job))
+            "updateJobScheduler", [queue.keys[s] for s in SCHEDULER_KEYS], _next_args(queue, job)
+        )
     except Exception:  # noqa: BLE001 - a scheduling error must not fail the running job
-        logger.exception("queue %s: could not schedule the next iteration after job %s",
-                         queue.name, job.id)
+        logger.exception(
+            "queue %s: could not schedule the next iteration after job %s", queue.name, job.id
+        )
         return None

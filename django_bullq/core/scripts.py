@@ -39,8 +39,9 @@ class ScriptSourceError(BullqError):
     """A Lua file is missing, includes an unknown file, or includes in a cycle."""
 
 
-def expand(source: str, includes: Path, seen: set[str] | None = None,
-           stack: tuple[str, ...] = ()) -> str:
+def expand(
+    source: str, includes: Path, seen: set[str] | None = None, stack: tuple[str, ...] = ()
+) -> str:
     """Replace each ``-- @include name`` with ``includes/name.lua`` (each file once, deps first).
 
     Raises:
@@ -87,7 +88,8 @@ def load_sources() -> dict[str, ScriptSource]:
         if leftover:
             raise ScriptSourceError(
                 f"{path.name}: malformed include line {leftover.group(0).strip()!r} "
-                "(expected `-- @include name`, name of letters, digits and _)")
+                "(expected `-- @include name`, name of letters, digits and _)"
+            )
         sources[name] = ScriptSource(name, int(match.group("keys")), source)
     return sources
 
@@ -120,8 +122,16 @@ class Scripts:
         if len(keys) != expected:
             raise BullqError(f"script {name} takes {expected} KEYS, got {len(keys)}")
 
-    def run(self, name: str, keys: Sequence[str], args: Sequence[Any], *,
-            job_id: str | None = None, client: Any = None, raise_codes: bool = True) -> Any:
+    def run(
+        self,
+        name: str,
+        keys: Sequence[str],
+        args: Sequence[Any],
+        *,
+        job_id: str | None = None,
+        client: Any = None,
+        raise_codes: bool = True,
+    ) -> Any:
         """Run script ``name`` (``client`` may be a pipeline); returns its raw answer."""
         self.check_keys(name, keys)
         if _is_cluster_pipeline(client):
@@ -129,9 +139,16 @@ class Scripts:
         result = self._scripts[name](keys=list(keys), args=list(args), client=client)
         return raise_on_code(result, name, job_id) if raise_codes and client is None else result
 
-    async def arun(self, name: str, keys: Sequence[str], args: Sequence[Any], *,
-                   job_id: str | None = None, client: Any = None,
-                   raise_codes: bool = True) -> Any:
+    async def arun(
+        self,
+        name: str,
+        keys: Sequence[str],
+        args: Sequence[Any],
+        *,
+        job_id: str | None = None,
+        client: Any = None,
+        raise_codes: bool = True,
+    ) -> Any:
         """Asyncio twin of :meth:`run` (``client`` may be an asyncio pipeline: await queues it)."""
         self.check_keys(name, keys)
         if _is_cluster_pipeline(client):
@@ -144,8 +161,9 @@ def _is_cluster_pipeline(client: Any) -> bool:
     return isinstance(client, redis.cluster.ClusterPipeline | redis.asyncio.cluster.ClusterPipeline)
 
 
-def _eval_in_cluster_pipeline(pipe: Any, name: str, keys: Sequence[str],
-                              args: Sequence[Any]) -> Any:
+def _eval_in_cluster_pipeline(
+    pipe: Any, name: str, keys: Sequence[str], args: Sequence[Any]
+) -> Any:
     """Queue script ``name`` as EVAL on a cluster pipeline (its reply comes from ``execute``)."""
     return pipe.execute_command("EVAL", load_sources()[name].source, len(keys), *keys, *args)
 

@@ -52,7 +52,8 @@ def check_size(text: str, limit: int, what: str) -> int:
     if limit and size > limit:
         raise PayloadTooLargeError(
             f"{what} is {size} bytes of JSON, over the payload limit of {limit} bytes "
-            "(BULLQ['MAX_PAYLOAD_BYTES']); store large data elsewhere and pass a reference")
+            "(BULLQ['MAX_PAYLOAD_BYTES']); store large data elsewhere and pass a reference"
+        )
     return size
 
 

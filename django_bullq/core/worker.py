@@ -122,9 +122,13 @@ class Worker:
         hooks: ``(before, after)`` callables run in the job's thread around each job.
     """
 
-    def __init__(self, queue: Queue, processor: Processor,
-                 options: WorkerOptions | None = None,
-                 hooks: Sequence[tuple[JobHook, JobHook]] = ()) -> None:
+    def __init__(
+        self,
+        queue: Queue,
+        processor: Processor,
+        options: WorkerOptions | None = None,
+        hooks: Sequence[tuple[JobHook, JobHook]] = (),
+    ) -> None:
         self.queue = queue
         self.processor = processor
         self.opts = options or WorkerOptions()
@@ -169,8 +173,7 @@ class Worker:
 
     def run(self, burst: bool = False, handle_signals: bool = True) -> None:
         """Run the worker on a new event loop until closed (or, with ``burst``, until idle)."""
-        eventloop.run(self.arun(burst=burst, handle_signals=handle_signals),
-                      self.opts.event_loop)
+        eventloop.run(self.arun(burst=burst, handle_signals=handle_signals), self.opts.event_loop)
 
     async def arun(self, burst: bool = False, handle_signals: bool = False) -> None:
         """Run the worker on the current loop.
@@ -182,24 +185,31 @@ class Worker:
         self._wake = asyncio.Event()
         self._slot_freed = asyncio.Event()
         self._pipe = AutoPipeline(self.queue.aclient, self.queue.ascripts)
-        self._executor = ThreadPoolExecutor(max_workers=self.opts.concurrency,
-                                            thread_name_prefix=f"bullq-{self.queue.name}")
+        self._executor = ThreadPoolExecutor(
+            max_workers=self.opts.concurrency, thread_name_prefix=f"bullq-{self.queue.name}"
+        )
         if handle_signals:
             self._install_signal_handlers()
         self._checkpoint(0)
         self._started_ms = now_ms()
-        self._timers = [asyncio.create_task(self._every(heartbeat.INTERVAL_S, self._heartbeat,
-                                                        at_start=True)),
-                        asyncio.create_task(self._every(self.opts.stalled_interval / 1000,
-                                                        self._check_stalled, at_start=True))]
+        self._timers = [
+            asyncio.create_task(self._every(heartbeat.INTERVAL_S, self._heartbeat, at_start=True)),
+            asyncio.create_task(
+                self._every(self.opts.stalled_interval / 1000, self._check_stalled, at_start=True)
+            ),
+        ]
         if not self.opts.skip_lock_renewal:
-            self._timers.append(asyncio.create_task(self._every(self.opts.lock_duration / 2000,
-                                                                self._extend_locks)))
+            self._timers.append(
+                asyncio.create_task(self._every(self.opts.lock_duration / 2000, self._extend_locks))
+            )
         if self.opts.listen_control:
             self._timers.append(asyncio.create_task(listen_control(self)))
         if self.opts.maintenance_interval > 0:
-            self._timers.append(asyncio.create_task(
-                self._every(self.opts.maintenance_interval / 1000, self._enforce_retention)))
+            self._timers.append(
+                asyncio.create_task(
+                    self._every(self.opts.maintenance_interval / 1000, self._enforce_retention)
+                )
+            )
         try:
             # Name the blocking connection now, as Node does, so dashboards (Node getWorkers())
             # list a worker that is busy from its first fetch and never blocks on the marker.
@@ -263,8 +273,9 @@ class Worker:
 
     def cancel_all_jobs(self, reason: str = "", unrecoverable: bool = False) -> int:
         """Cancel every job running on this worker (BullMQ ``cancelAllJobs``); returns how many."""
-        return sum(token.cancel(reason, unrecoverable)
-                   for token in list(self._cancel_tokens.values()))
+        return sum(
+            token.cancel(reason, unrecoverable) for token in list(self._cancel_tokens.values())
+        )
 
     @property
     def client_name(self) -> str:
@@ -344,8 +355,14 @@ class Worker:
 
     async def _backoff_after_error(self, what: str, exc: BaseException, failures: int) -> None:
         delay = min(0.1 * 2 ** min(failures, 6), 5.0)
-        logger.warning("worker %s: %s failed (%s: %s); retrying in %.1f s",
-                       self.queue.name, what, type(exc).__name__, exc, delay)
+        logger.warning(
+            "worker %s: %s failed (%s: %s); retrying in %.1f s",
+            self.queue.name,
+            what,
+            type(exc).__name__,
+            exc,
+            delay,
+        )
         await self._reset_blocking()
         await self._sleep_unless_woken(delay)
 
@@ -360,8 +377,15 @@ class Worker:
         return f"{self.id}:{self._token_seq}"
 
     def _fetch_args(self, token: str) -> list[Any]:
-        return [self.queue.keys.key_prefix, token, self.opts.lock_duration, now_ms(),
-                self.opts.limiter_max, self.opts.limiter_duration, self.opts.name]
+        return [
+            self.queue.keys.key_prefix,
+            token,
+            self.opts.lock_duration,
+            now_ms(),
+            self.opts.limiter_max,
+            self.opts.limiter_duration,
+            self.opts.name,
+        ]
 
     async def _fetch_into_slots(self) -> tuple[int, int, float]:
         """Fetch up to ``_fetch_batch`` jobs in one write and start a slot for each.
@@ -372,8 +396,9 @@ class Worker:
         """
         free = self.opts.concurrency - len(self._slots)
         wanted = max(1, min(self._fetch_batch, free))
-        replies = await asyncio.gather(*(self._fetch() for _ in range(wanted)),
-                                       return_exceptions=True)
+        replies = await asyncio.gather(
+            *(self._fetch() for _ in range(wanted)), return_exceptions=True
+        )
         started, rate_ttl, due = 0, 0, 0.0
         error: BaseException | None = None
         for reply in replies:
@@ -397,8 +422,9 @@ class Worker:
     async def _fetch(self) -> tuple[Job | None, int, float]:
         token = self._next_token()
         try:
-            call = self._pipeline.run("moveToActive", self.queue.fetch_keys(),
-                                      self._fetch_args(token))
+            call = self._pipeline.run(
+                "moveToActive", self.queue.fetch_keys(), self._fetch_args(token)
+            )
             reply = await asyncio.wait_for(call, FETCH_TIMEOUT_S)
         except TimeoutError:
             # a cut network that never answers: the next fetch goes out on a new connection
@@ -430,7 +456,8 @@ class Worker:
             client = await self._blocking_client()
             self._checkpoint(timeout + 5.0)  # the blocking client's socket timeout is longer
             self._block_task = asyncio.create_task(
-                client.bzpopmin(self.queue.keys["marker"], timeout=timeout))
+                client.bzpopmin(self.queue.keys["marker"], timeout=timeout)
+            )
             try:
                 popped = await self._block_task
             finally:
@@ -491,12 +518,16 @@ class Worker:
             await aschedule_next(self.queue, job)  # BullMQ: next iteration on activation
             reason = self._refuse_reason(job)
             if reason is not None:
-                logger.error("worker %s: job %s (%s) failed without running: %s",
-                             self.queue.name, job.id, job.name, reason)
+                logger.error(
+                    "worker %s: job %s (%s) failed without running: %s",
+                    self.queue.name,
+                    job.id,
+                    job.name,
+                    reason,
+                )
                 self.failed += 1
                 # Keep earlier attempts' traces and add the refusal, as BullMQ appends.
-                return await self._finish(job, "failed", reason,
-                                          dumps([*job.stacktrace, reason]))
+                return await self._finish(job, "failed", reason, dumps([*job.stacktrace, reason]))
             try:
                 result = await call_cancellable(self, job)
                 value = dumps(result, f"return value of job {job.id} ({job.name!r})")
@@ -509,11 +540,11 @@ class Worker:
                 return await self._handle_failure(job, exc)
             return await self._finish(job, "completed", value)
         except ScriptError as exc:
-            logger.warning("worker %s: job %s could not be finished: %s", self.queue.name,
-                           current_id, exc)
+            logger.warning(
+                "worker %s: job %s could not be finished: %s", self.queue.name, current_id, exc
+            )
         except Exception:  # noqa: BLE001 - Redis trouble: the stalled check recovers the job
-            logger.exception("worker %s: job %s could not be finished", self.queue.name,
-                             current_id)
+            logger.exception("worker %s: job %s could not be finished", self.queue.name, current_id)
         finally:
             self._running.pop(current_id, None)
         return None
@@ -526,8 +557,10 @@ class Worker:
             return f"corrupt job hash: {job.corrupt}"
         size = len(job.raw.get("data", "").encode("utf-8"))
         if self.opts.max_data_bytes and size > self.opts.max_data_bytes:
-            return (f"job data is {size} bytes, over this worker's payload limit of "
-                    f"{self.opts.max_data_bytes} bytes (BULLQ['MAX_PAYLOAD_BYTES'])")
+            return (
+                f"job data is {size} bytes, over this worker's payload limit of "
+                f"{self.opts.max_data_bytes} bytes (BULLQ['MAX_PAYLOAD_BYTES'])"
+            )
         return None
 
     async def _call_processor(self, job: Job) -> Any:
@@ -572,16 +605,28 @@ class Worker:
                 reason = f"{reason} (no retry: unusable backoff {job.opts.get('backoff')!r}: {bad})"
                 delay = -1
             if delay >= 0:
-                logger.info("worker %s: job %s (%s) attempt %d failed: %s; retry in %d ms",
-                            self.queue.name, job.id, job.name, job.attempts_made + 1, reason,
-                            delay)
+                logger.info(
+                    "worker %s: job %s (%s) attempt %d failed: %s; retry in %d ms",
+                    self.queue.name,
+                    job.id,
+                    job.name,
+                    job.attempts_made + 1,
+                    reason,
+                    delay,
+                )
                 await self._retry(job, delay, reason, trace)
                 return None
         # The formatted trace, not exc_info: a log record holding the traceback would keep
         # the job's frames (and e.g. its database connection) alive.
-        logger.error("worker %s: job %s (%s) failed after %d attempt(s): %s\n%s",
-                     self.queue.name, job.id, job.name, job.attempts_made + 1, reason,
-                     trace[-1] if trace else "")
+        logger.error(
+            "worker %s: job %s (%s) failed after %d attempt(s): %s\n%s",
+            self.queue.name,
+            job.id,
+            job.name,
+            job.attempts_made + 1,
+            reason,
+            trace[-1] if trace else "",
+        )
         self.failed += 1
         return await self._finish(job, "failed", reason, dumps(trace))
 
@@ -589,13 +634,28 @@ class Worker:
         q = self.queue
         trace_text = dumps(trace)
         if delay > 0:
-            await self._settle("moveToDelayed", q.fetch_keys(),
-                               [q.keys.key_prefix, job.id, now_ms(), delay, job.token or "0",
-                                "0", reason, trace_text], job.id)
+            await self._settle(
+                "moveToDelayed",
+                q.fetch_keys(),
+                [
+                    q.keys.key_prefix,
+                    job.id,
+                    now_ms(),
+                    delay,
+                    job.token or "0",
+                    "0",
+                    reason,
+                    trace_text,
+                ],
+                job.id,
+            )
         else:
-            await self._settle("retryJob", q.fetch_keys(),
-                               [q.keys.key_prefix, job.id, now_ms(), job.token or "0",
-                                reason, trace_text], job.id)
+            await self._settle(
+                "retryJob",
+                q.fetch_keys(),
+                [q.keys.key_prefix, job.id, now_ms(), job.token or "0", reason, trace_text],
+                job.id,
+            )
 
     async def _settle(self, script: str, keys: list[str], args: list[Any], job_id: str) -> Any:
         """Run a script that ends an attempt, retrying through a Redis outage while the lock lives.
@@ -612,8 +672,9 @@ class Worker:
         finally:
             self._ending.discard(job_id)
 
-    async def _settle_until(self, script: str, keys: list[str], args: list[Any], job_id: str,
-                            deadline: float) -> Any:
+    async def _settle_until(
+        self, script: str, keys: list[str], args: list[Any], job_id: str, deadline: float
+    ) -> Any:
         loop = asyncio.get_running_loop()
         failures = 0
         while True:
@@ -621,37 +682,60 @@ class Worker:
                 return await self._pipeline.run(script, keys, args, job_id=job_id)
             except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
                 failures += 1
-                delay = min(0.05 * 2 ** failures, 1.0)
+                delay = min(0.05 * 2**failures, 1.0)
                 if loop.time() + delay >= deadline:
                     raise
-                logger.warning("worker %s: %s of job %s failed (%s); retrying in %.2f s",
-                               self.queue.name, script, job_id, exc, delay)
+                logger.warning(
+                    "worker %s: %s of job %s failed (%s); retrying in %.2f s",
+                    self.queue.name,
+                    script,
+                    job_id,
+                    exc,
+                    delay,
+                )
                 await asyncio.sleep(delay)
 
     def _keep(self, job: Job, target: str) -> tuple[int, int, int]:
         key = "removeOnComplete" if target == "completed" else "removeOnFail"
         value = job.opts.get(key)
         if value is None:
-            value = (self.opts.remove_on_complete if target == "completed"
-                     else self.opts.remove_on_fail)
+            value = (
+                self.opts.remove_on_complete if target == "completed" else self.opts.remove_on_fail
+            )
         try:
             return normalize_keep(value)
         except (ValueError, TypeError):
             return normalize_keep(None)
 
-    async def _finish(self, job: Job, target: str, value: str,
-                      stacktrace: str = "") -> Job | None:
+    async def _finish(self, job: Job, target: str, value: str, stacktrace: str = "") -> Job | None:
         q = self.queue
         count, age, limit = self._keep(job, target)
         fetch_next = not (self._closing or self._paused_locally) and (
-            self._limit_until <= asyncio.get_running_loop().time())
+            self._limit_until <= asyncio.get_running_loop().time()
+        )
         token = job.token or "0"
-        args = [q.keys.key_prefix, job.id, now_ms(), target, value, token, count, age, limit,
-                "1" if fetch_next else "0", self.opts.lock_duration, self.opts.limiter_max,
-                self.opts.limiter_duration, self.opts.name, job.attempts, stacktrace,
-                self.opts.metrics_max_data_points]
-        reply = await self._settle("moveToFinished", [*q.fetch_keys(), q.keys[target],
-                                                      q.keys.job(job.id)], args, job.id)
+        args = [
+            q.keys.key_prefix,
+            job.id,
+            now_ms(),
+            target,
+            value,
+            token,
+            count,
+            age,
+            limit,
+            "1" if fetch_next else "0",
+            self.opts.lock_duration,
+            self.opts.limiter_max,
+            self.opts.limiter_duration,
+            self.opts.name,
+            job.attempts,
+            stacktrace,
+            self.opts.metrics_max_data_points,
+        ]
+        reply = await self._settle(
+            "moveToFinished", [*q.fetch_keys(), q.keys[target], q.keys.job(job.id)], args, job.id
+        )
         if target == "completed":
             self.processed += 1
         if isinstance(reply, list):
@@ -681,12 +765,21 @@ class Worker:
     async def _move_limited_back(self, job: Job) -> None:
         """The processor raised the rate-limit error: job back to wait, honour the limiter TTL."""
         q = self.queue
-        ttl = await q.ascripts.arun("moveJobFromActiveToWait", q.fetch_keys(),
-                                    [q.keys.key_prefix, job.id, job.token or "0"], job_id=job.id)
+        ttl = await q.ascripts.arun(
+            "moveJobFromActiveToWait",
+            q.fetch_keys(),
+            [q.keys.key_prefix, job.id, job.token or "0"],
+            job_id=job.id,
+        )
         if isinstance(ttl, int) and ttl > 0:
             self._limit_until = asyncio.get_running_loop().time() + ttl / 1000
-        logger.info("worker %s: job %s (%s) rate limited; back to wait, fetching again in %d ms",
-                    q.name, job.id, job.name, ttl if isinstance(ttl, int) else 0)
+        logger.info(
+            "worker %s: job %s (%s) rate limited; back to wait, fetching again in %d ms",
+            q.name,
+            job.id,
+            job.name,
+            ttl if isinstance(ttl, int) else 0,
+        )
 
     # --- liveness ---------------------------------------------------------------------------
 
@@ -705,15 +798,21 @@ class Worker:
             if not self._closing:
                 logger.warning("worker %s: fetch loop stuck; heartbeat withheld", self.queue.name)
             return
-        info = {"queue": self.queue.name, "started": self._started_ms,
-                "processed": self.processed, "failed": self.failed,
-                "active": len(self._running), "concurrency": self.opts.concurrency}
+        info = {
+            "queue": self.queue.name,
+            "started": self._started_ms,
+            "processed": self.processed,
+            "failed": self.failed,
+            "active": len(self._running),
+            "concurrency": self.opts.concurrency,
+        }
         await heartbeat.abeat(self.queue.aclient, self.queue.keys, self.heartbeat_name, info)
 
     # --- periodic duties -------------------------------------------------------------------
 
-    async def _every(self, seconds: float, duty: Callable[[], Awaitable[None]],
-                     at_start: bool = False) -> None:
+    async def _every(
+        self, seconds: float, duty: Callable[[], Awaitable[None]], at_start: bool = False
+    ) -> None:
         if not at_start:
             await asyncio.sleep(seconds)
         while True:
@@ -738,8 +837,9 @@ class Worker:
             return
         q = self.queue
         # Through the pipeline, so a finish sent before this renewal is also run before it.
-        lost = await self._pipeline.run("extendLocks", [q.keys["stalled"]],
-                                        [q.keys.key_prefix, self.opts.lock_duration, *pairs])
+        lost = await self._pipeline.run(
+            "extendLocks", [q.keys["stalled"]], [q.keys.key_prefix, self.opts.lock_duration, *pairs]
+        )
         for raw_id in lost or []:
             job_id = to_str(raw_id) or ""
             if job_id in self._running and job_id not in self._ending:
@@ -747,26 +847,49 @@ class Worker:
 
     async def _check_stalled(self) -> None:
         q = self.queue
-        keys = [q.keys[s] for s in ("stalled", "wait", "active", "stalled-check", "meta",
-                                    "paused", "marker", "events")]
-        stalled = await q.ascripts.arun("moveStalledJobsToWait", keys,
-                                        [self.opts.max_stalled_count, q.keys.key_prefix, now_ms(),
-                                         self.opts.stalled_interval])
+        keys = [
+            q.keys[s]
+            for s in (
+                "stalled",
+                "wait",
+                "active",
+                "stalled-check",
+                "meta",
+                "paused",
+                "marker",
+                "events",
+            )
+        ]
+        stalled = await q.ascripts.arun(
+            "moveStalledJobsToWait",
+            keys,
+            [self.opts.max_stalled_count, q.keys.key_prefix, now_ms(), self.opts.stalled_interval],
+        )
         for job_id in stalled or []:
-            logger.warning("worker %s: job %s stalled and was moved back to wait", q.name,
-                           to_str(job_id))
+            logger.warning(
+                "worker %s: job %s stalled and was moved back to wait", q.name, to_str(job_id)
+            )
 
     async def _enforce_retention(self) -> None:
         """Apply removeOnComplete/removeOnFail on quiet queues too (case B35)."""
         q = self.queue
         for target in ("completed", "failed"):
-            default = self.opts.remove_on_complete if target == "completed" else \
-                self.opts.remove_on_fail
+            default = (
+                self.opts.remove_on_complete if target == "completed" else self.opts.remove_on_fail
+            )
             count, age, limit = normalize_keep(default)
-            await q.ascripts.arun("cleanFinished", [q.keys[target], q.keys["events"]],
-                                  [q.keys.key_prefix, now_ms(), count, age, limit,
-                                   "removeOnComplete" if target == "completed" else
-                                   "removeOnFail"])
+            await q.ascripts.arun(
+                "cleanFinished",
+                [q.keys[target], q.keys["events"]],
+                [
+                    q.keys.key_prefix,
+                    now_ms(),
+                    count,
+                    age,
+                    limit,
+                    "removeOnComplete" if target == "completed" else "removeOnFail",
+                ],
+            )
 
     # --- shutdown --------------------------------------------------------------------------
 
@@ -784,8 +907,9 @@ class Worker:
                     break
                 self._wake.clear()
                 woken = asyncio.create_task(self._wake.wait())
-                await asyncio.wait({*self._slots, woken}, timeout=remaining,
-                                   return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait(
+                    {*self._slots, woken}, timeout=remaining, return_when=asyncio.FIRST_COMPLETED
+                )
                 woken.cancel()
         if self._slots:
             # Grace expired: the executor shutdown must not block the loop on job threads.
@@ -803,10 +927,15 @@ class Worker:
         """Move an active job of ours back to the front of wait, no attempt counted."""
         q = self.queue
         try:
-            await q.ascripts.arun("moveJobFromActiveToWait", q.fetch_keys(),
-                                  [q.keys.key_prefix, job.id, job.token or "0"], job_id=job.id)
-            logger.warning("worker %s: job %s handed back to wait (worker closing or paused)",
-                           q.name, job.id)
+            await q.ascripts.arun(
+                "moveJobFromActiveToWait",
+                q.fetch_keys(),
+                [q.keys.key_prefix, job.id, job.token or "0"],
+                job_id=job.id,
+            )
+            logger.warning(
+                "worker %s: job %s handed back to wait (worker closing or paused)", q.name, job.id
+            )
         except (BullqError, OSError) as exc:
             logger.warning("worker %s: could not hand back job %s: %s", q.name, job.id, exc)
 
@@ -818,8 +947,11 @@ class Worker:
                 logger.warning("second signal: stopping at once")
                 self.close(force=True)
             else:
-                logger.info("signal %s: finishing active jobs (grace %.0f s)",
-                            signal.Signals(signum).name, self.opts.grace_period)
+                logger.info(
+                    "signal %s: finishing active jobs (grace %.0f s)",
+                    signal.Signals(signum).name,
+                    self.opts.grace_period,
+                )
                 self.close()
 
         for sig in (signal.SIGTERM, signal.SIGINT):

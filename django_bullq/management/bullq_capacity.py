@@ -31,14 +31,19 @@ HELP = "run no-op jobs on a scratch queue and report Redis's capacity"
 
 def add_arguments(parser: ArgumentParser) -> None:
     """``--queue``, ``--jobs``, ``--concurrency``, ``--json``."""
-    parser.add_argument("--queue", default=None,
-                        help="take connection, PREFIX and DEFAULT_JOB_OPTIONS from this "
-                             "queue's BULLQ entry (default BULLQ['DEFAULT_QUEUE']); the "
-                             "jobs go to a scratch queue, deleted afterwards")
-    parser.add_argument("--jobs", type=int, default=10_000,
-                        help="no-op jobs to run (default 10000)")
-    parser.add_argument("--concurrency", type=int, default=50,
-                        help="the probe worker's concurrency (default 50)")
+    parser.add_argument(
+        "--queue",
+        default=None,
+        help="take connection, PREFIX and DEFAULT_JOB_OPTIONS from this "
+        "queue's BULLQ entry (default BULLQ['DEFAULT_QUEUE']); the "
+        "jobs go to a scratch queue, deleted afterwards",
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=10_000, help="no-op jobs to run (default 10000)"
+    )
+    parser.add_argument(
+        "--concurrency", type=int, default=50, help="the probe worker's concurrency (default 50)"
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
@@ -57,11 +62,16 @@ def handle(command: BaseCommand, **options: Any) -> int:
         entry = queue_config(name)
         defaults = JobOptions(**entry["DEFAULT_JOB_OPTIONS"])
         connection = get_connection(entry["CONNECTION"])
-        worker = worker_options(concurrency=options["concurrency"], name="bullq-capacity",
-                                maintenance_interval=0)
-        report = probe(lambda scratch: Queue(scratch, connection, prefix=entry["PREFIX"],
-                                             default_job_options=defaults),
-                       options["jobs"], worker)
+        worker = worker_options(
+            concurrency=options["concurrency"], name="bullq-capacity", maintenance_interval=0
+        )
+        report = probe(
+            lambda scratch: Queue(
+                scratch, connection, prefix=entry["PREFIX"], default_job_options=defaults
+            ),
+            options["jobs"],
+            worker,
+        )
     except (ConfigurationError, CapacityError, TypeError, ValueError) as exc:
         raise CommandError(str(exc)) from exc
     except RedisError as exc:
@@ -77,23 +87,33 @@ def format_report(r: CapacityReport) -> str:
     """The report as aligned text lines (units in the labels)."""
     p = r.persistence
     rows = [
-        ("scratch queue", f"{r.queue} ({r.jobs:,} no-op jobs, concurrency {r.concurrency}; "
-                          "deleted)"),
+        (
+            "scratch queue",
+            f"{r.queue} ({r.jobs:,} no-op jobs, concurrency {r.concurrency}; deleted)",
+        ),
         ("commands per job", f"{r.commands_per_job:.1f} ({r.scripts_per_job:.2f} script calls)"),
         ("Redis CPU per job", f"{r.redis_us_per_job:.1f} µs"),
-        ("predicted ceiling", f"{r.ceiling_jobs_per_s:,} jobs/s (1,000,000 / µs per job, "
-                              "one Redis core)"),
+        (
+            "predicted ceiling",
+            f"{r.ceiling_jobs_per_s:,} jobs/s (1,000,000 / µs per job, one Redis core)",
+        ),
         ("measured plateau", f"{r.plateau_jobs_per_s:,} jobs/s (one worker process)"),
         ("Redis main thread", f"{r.redis_cpu_pct:.0f}% of a core"),
         ("worker process", f"{r.worker_cpu_pct:.0f}% of a core"),
         ("round trip", f"{r.rtt_ms:.3f} ms (PING)"),
-        ("persistence", f"AOF {'on' if p.aof_enabled else 'off'} (appendfsync "
-                        f"{p.appendfsync}), RDB save {p.rdb_save or 'off'!s}"),
+        (
+            "persistence",
+            f"AOF {'on' if p.aof_enabled else 'off'} (appendfsync "
+            f"{p.appendfsync}), RDB save {p.rdb_save or 'off'!s}",
+        ),
         ("bound", r.bound),
         ("figures agree", "yes" if r.agree else "no"),
-        ("plan peak load for", f"{r.plan_jobs_per_s[0]:,}–{r.plan_jobs_per_s[1]:,} jobs/s "
-                               f"(50–60% of the ceiling; ≈ {r.workers_for_plan} worker "
-                               "process(es) like this one)"),
+        (
+            "plan peak load for",
+            f"{r.plan_jobs_per_s[0]:,}–{r.plan_jobs_per_s[1]:,} jobs/s "
+            f"(50–60% of the ceiling; ≈ {r.workers_for_plan} worker "
+            "process(es) like this one)",
+        ),
     ]
     width = max(len(label) for label, _ in rows)
     lines = [f"{label:<{width}}  {value}" for label, value in rows]

@@ -25,13 +25,22 @@ HELP = "report live and stale workers from their heartbeats; exit 1 if a queue h
 
 def add_arguments(parser: ArgumentParser) -> None:
     """``--queue`` (repeatable), ``--worker``, ``--json``."""
-    parser.add_argument("--queue", action="append", dest="queues", default=None,
-                        help="queue to check (repeatable); default: DEFAULT_QUEUE and every "
-                             "queue of BULLQ['QUEUES']")
-    parser.add_argument("--worker", default=None,
-                        help="check this worker name only (runworker --name); exit 0 iff alive")
-    parser.add_argument("--json", action="store_true", dest="as_json",
-                        help="print one JSON object instead of text")
+    parser.add_argument(
+        "--queue",
+        action="append",
+        dest="queues",
+        default=None,
+        help="queue to check (repeatable); default: DEFAULT_QUEUE and every "
+        "queue of BULLQ['QUEUES']",
+    )
+    parser.add_argument(
+        "--worker",
+        default=None,
+        help="check this worker name only (runworker --name); exit 0 iff alive",
+    )
+    parser.add_argument(
+        "--json", action="store_true", dest="as_json", help="print one JSON object instead of text"
+    )
 
 
 def _queue_names(given: list[str] | None) -> list[str]:
@@ -45,13 +54,16 @@ def _line(beat: WorkerBeat, now_ms: int) -> str:
     if not beat.alive:
         return f"  stale  {beat.name}  last beat {ago:.1f} s ago"
     info = beat.info
-    return (f"  alive  {beat.name}  {info.get('host')}:{info.get('pid')}  beat {ago:.1f} s ago"
-            f"  active {info.get('active')}/{info.get('concurrency')}"
-            f"  processed {info.get('processed')}  failed {info.get('failed')}")
+    return (
+        f"  alive  {beat.name}  {info.get('host')}:{info.get('pid')}  beat {ago:.1f} s ago"
+        f"  active {info.get('active')}/{info.get('concurrency')}"
+        f"  processed {info.get('processed')}  failed {info.get('failed')}"
+    )
 
 
-def handle(command: BaseCommand, *, queues: list[str] | None, worker: str | None,
-           as_json: bool, **_: Any) -> int:
+def handle(
+    command: BaseCommand, *, queues: list[str] | None, worker: str | None, as_json: bool, **_: Any
+) -> int:
     """Print the report; returns the exit status (0 healthy, 1 not)."""
     now_ms = int(time.time() * 1000)
     report: dict[str, list[WorkerBeat]] = {}
@@ -60,17 +72,29 @@ def handle(command: BaseCommand, *, queues: list[str] | None, worker: str | None
         try:
             report[name] = read_workers(queue.client, queue.keys)
         except RedisError as exc:
-            command.stderr.write(f"cannot reach Redis at {queue.connection.describe()} for "
-                                 f"queue {name!r}: {exc}")
+            command.stderr.write(
+                f"cannot reach Redis at {queue.connection.describe()} for queue {name!r}: {exc}"
+            )
             return 1
     if worker is not None:
         healthy = any(b.alive for beats in report.values() for b in beats if b.name == worker)
     else:
         healthy = all(any(b.alive for b in beats) for beats in report.values())
     if as_json:
-        command.stdout.write(json.dumps({"healthy": healthy, "queues": {
-            name: [{"name": b.name, "alive": b.alive, "last_beat": b.last_beat, **b.info}
-                   for b in beats] for name, beats in report.items()}}))
+        command.stdout.write(
+            json.dumps(
+                {
+                    "healthy": healthy,
+                    "queues": {
+                        name: [
+                            {"name": b.name, "alive": b.alive, "last_beat": b.last_beat, **b.info}
+                            for b in beats
+                        ]
+                        for name, beats in report.items()
+                    },
+                }
+            )
+        )
         return 0 if healthy else 1
     for name, beats in report.items():
         alive = sum(b.alive for b in beats)

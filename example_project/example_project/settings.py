@@ -92,8 +92,7 @@ if django.VERSION >= (6, 0):
         "script-src": [CSP.SELF, CSP.NONCE],
     }
     # {{ csp_nonce }}: Django's admin (6.1+) and django_bullq's pages put it on their tags
-    TEMPLATES[0]["OPTIONS"]["context_processors"].append(
-        "django.template.context_processors.csp")
+    TEMPLATES[0]["OPTIONS"]["context_processors"].append("django.template.context_processors.csp")
 
 DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
@@ -101,7 +100,8 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Several worker threads write at once: take the write lock at BEGIN and wait for it.
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 30, "transaction_mode": "IMMEDIATE"})
+        {"timeout": 30, "transaction_mode": "IMMEDIATE"}
+    )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -135,8 +135,10 @@ BULLQ = {
     "WORKER": {"METRICS_MAX_DATA_POINTS": 20160},
     "QUEUES": {
         # Keep the newest 1000 finished jobs of each kind, so repeated demos stay small.
-        "weather": {"CONNECTION": "default",
-                    "DEFAULT_JOB_OPTIONS": {"remove_on_complete": 1000, "remove_on_fail": 1000}},
+        "weather": {
+            "CONNECTION": "default",
+            "DEFAULT_JOB_OPTIONS": {"remove_on_complete": 1000, "remove_on_fail": 1000},
+        },
     },
 }
 

@@ -14,11 +14,22 @@ if TYPE_CHECKING:  # django-stubs makes ModelAdmin generic; Django itself does n
     YearlyStatsAdminBase = admin.ModelAdmin[YearlyStats]
     ReportAdminBase = admin.ModelAdmin[Report]
 else:
-    DailyWeatherAdminBase = MonthlyStatsAdminBase = YearlyStatsAdminBase = ReportAdminBase = \
+    DailyWeatherAdminBase = MonthlyStatsAdminBase = YearlyStatsAdminBase = ReportAdminBase = (
         admin.ModelAdmin
+    )
 
-STATS_COLUMNS = ("days", "temp_max_mean", "temp_min_mean", "precipitation_total", "wind_mean",
-                 "sun_days", "fog_days", "rain_days", "drizzle_days", "snow_days")
+STATS_COLUMNS = (
+    "days",
+    "temp_max_mean",
+    "temp_min_mean",
+    "precipitation_total",
+    "wind_mean",
+    "sun_days",
+    "fog_days",
+    "rain_days",
+    "drizzle_days",
+    "snow_days",
+)
 
 
 @admin.register(DailyWeather)
@@ -49,6 +60,12 @@ class YearlyStatsAdmin(YearlyStatsAdminBase):
 class ReportAdmin(ReportAdminBase):
     """The runs of ``manage.py weather_report`` and what their jobs did."""
 
-    list_display = ("id", "created_at", "rows_imported", "emailed_at", "publish_attempts",
-                    "published_at")
+    list_display = (
+        "id",
+        "created_at",
+        "rows_imported",
+        "emailed_at",
+        "publish_attempts",
+        "published_at",
+    )
     readonly_fields = ("created_at",)

@@ -81,8 +81,9 @@ class Report(models.Model):
     emailed_at = models.DateTimeField(null=True, blank=True)
     publish_attempts = models.PositiveIntegerField(default=0)
     published_at = models.DateTimeField(null=True, blank=True)
-    published = models.JSONField(null=True, blank=True,
-                                 help_text="the summary the publish step produced")
+    published = models.JSONField(
+        null=True, blank=True, help_text="the summary the publish step produced"
+    )
 
     class Meta:
         ordering = ["-created_at"]

@@ -32,11 +32,13 @@ def import_rows(start: int, stop: int) -> int:
     retried or repeated chunk leaves one row a day.
     """
     rows = read_rows()[start:stop]
-    objects = [DailyWeather(date=row.date, **{name: getattr(row, name) for name in FIELDS})
-               for row in rows]
+    objects = [
+        DailyWeather(date=row.date, **{name: getattr(row, name) for name in FIELDS}) for row in rows
+    ]
     with transaction.atomic():
-        DailyWeather.objects.bulk_create(objects, update_conflicts=True,
-                                         unique_fields=["date"], update_fields=list(FIELDS))
+        DailyWeather.objects.bulk_create(
+            objects, update_conflicts=True, unique_fields=["date"], update_fields=list(FIELDS)
+        )
     return len(objects)
 
 
@@ -54,8 +56,9 @@ def _stats_annotations() -> dict[str, Any]:
 
 def _stats_values(row: Any) -> dict[str, Any]:
     """The aggregate columns of a ``values()`` row, floats rounded to 2 decimals."""
-    return {k: round(v, 2) if isinstance(v, float) else v for k, v in row.items()
-            if k not in ("y", "m")}
+    return {
+        k: round(v, 2) if isinstance(v, float) else v for k, v in row.items() if k not in ("y", "m")
+    }
 
 
 def aggregate() -> dict[str, int]:
@@ -69,23 +72,32 @@ def aggregate() -> dict[str, int]:
     yearly = days.values("y").annotate(**_stats_annotations()).order_by("y")
     with transaction.atomic():
         for row in monthly:
-            MonthlyStats.objects.update_or_create(year=row["y"], month=row["m"],
-                                                  defaults=_stats_values(row))
+            MonthlyStats.objects.update_or_create(
+                year=row["y"], month=row["m"], defaults=_stats_values(row)
+            )
         for year_row in yearly:
-            YearlyStats.objects.update_or_create(year=year_row["y"],
-                                                 defaults=_stats_values(year_row))
-    return {"days": DailyWeather.objects.count(), "months": MonthlyStats.objects.count(),
-            "years": YearlyStats.objects.count()}
+            YearlyStats.objects.update_or_create(
+                year=year_row["y"], defaults=_stats_values(year_row)
+            )
+    return {
+        "days": DailyWeather.objects.count(),
+        "months": MonthlyStats.objects.count(),
+        "years": YearlyStats.objects.count(),
+    }
 
 
 def yearly_table() -> list[str]:
     """The yearly aggregates as fixed-width text lines (header first)."""
-    lines = [f"{'year':<6}{'days':>5}{'max °C':>8}{'min °C':>8}{'rain mm':>9}{'wind':>6}  "
-             f"{'sun':>4}{'fog':>4}{'rain':>5}{'drizzle':>8}{'snow':>5}"]
+    lines = [
+        f"{'year':<6}{'days':>5}{'max °C':>8}{'min °C':>8}{'rain mm':>9}{'wind':>6}  "
+        f"{'sun':>4}{'fog':>4}{'rain':>5}{'drizzle':>8}{'snow':>5}"
+    ]
     for s in YearlyStats.objects.order_by("year"):
-        lines.append(f"{s.year:<6}{s.days:>5}{s.temp_max_mean:>8.1f}{s.temp_min_mean:>8.1f}"
-                     f"{s.precipitation_total:>9.1f}{s.wind_mean:>6.1f}  {s.sun_days:>4}"
-                     f"{s.fog_days:>4}{s.rain_days:>5}{s.drizzle_days:>8}{s.snow_days:>5}")
+        lines.append(
+            f"{s.year:<6}{s.days:>5}{s.temp_max_mean:>8.1f}{s.temp_min_mean:>8.1f}"
+            f"{s.precipitation_total:>9.1f}{s.wind_mean:>6.1f}  {s.sun_days:>4}"
+            f"{s.fog_days:>4}{s.rain_days:>5}{s.drizzle_days:>8}{s.snow_days:>5}"
+        )
     return lines
 
 
@@ -94,16 +106,19 @@ def highlights() -> list[str]:
     months = MonthlyStats.objects.all()
     if not months.exists():
         return []
-    picks = (("wettest month", "-precipitation_total", "precipitation_total", "mm"),
-             ("driest month", "precipitation_total", "precipitation_total", "mm"),
-             ("warmest month", "-temp_max_mean", "temp_max_mean", "°C mean max"),
-             ("coldest month", "temp_min_mean", "temp_min_mean", "°C mean min"))
+    picks = (
+        ("wettest month", "-precipitation_total", "precipitation_total", "mm"),
+        ("driest month", "precipitation_total", "precipitation_total", "mm"),
+        ("warmest month", "-temp_max_mean", "temp_max_mean", "°C mean max"),
+        ("coldest month", "temp_min_mean", "temp_min_mean", "°C mean min"),
+    )
     lines = []
     for label, order, attr, unit in picks:
         month = months.order_by(order, "year", "month").first()
         assert month is not None
-        lines.append(f"{label + ':':<15}{month.year}-{month.month:02d} "
-                     f"{getattr(month, attr):.1f} {unit}")
+        lines.append(
+            f"{label + ':':<15}{month.year}-{month.month:02d} {getattr(month, attr):.1f} {unit}"
+        )
     return lines
 
 
@@ -120,24 +135,28 @@ def email_report(report_id: int) -> dict[str, Any]:
         ``{"email_file": path or "", "recipients": [...]}``.
     """
     report = Report.objects.get(pk=report_id)
-    body = "\n".join([
-        "Seattle weather 2012-2015 (vega-datasets seattle-weather.csv)",
-        "",
-        *yearly_table(),
-        "",
-        *highlights(),
-        "",
-        f"Days imported: {DailyWeather.objects.count()}. Report #{report.pk}.",
-    ])
-    message = mail.EmailMessage(subject=f"Seattle weather report #{report.pk}", body=body,
-                                from_email=settings.DEFAULT_FROM_EMAIL,
-                                to=list(settings.WEATHER_REPORT_TO))
+    body = "\n".join(
+        [
+            "Seattle weather 2012-2015 (vega-datasets seattle-weather.csv)",
+            "",
+            *yearly_table(),
+            "",
+            *highlights(),
+            "",
+            f"Days imported: {DailyWeather.objects.count()}. Report #{report.pk}.",
+        ]
+    )
+    message = mail.EmailMessage(
+        subject=f"Seattle weather report #{report.pk}",
+        body=body,
+        from_email=settings.DEFAULT_FROM_EMAIL,
+        to=list(settings.WEATHER_REPORT_TO),
+    )
     connection = _mail_connection()
     connection.send_messages([message])
     # The file backend names its file once per connection; it keeps the name in _fname.
     email_file = str(getattr(connection, "_fname", "") or "")
-    Report.objects.filter(pk=report.pk).update(email_file=email_file,
-                                               emailed_at=timezone.now())
+    Report.objects.filter(pk=report.pk).update(email_file=email_file, emailed_at=timezone.now())
     return {"email_file": email_file, "recipients": list(message.to)}
 
 
@@ -154,15 +173,20 @@ def publish_report(report_id: int) -> dict[str, Any]:
         report.save(update_fields=["publish_attempts"])
         attempt = report.publish_attempts
     if attempt == 1:
-        raise PublishUnavailableError(f"report #{report_id}: publishing endpoint unavailable "
-                                      f"(simulated outage on attempt {attempt})")
+        raise PublishUnavailableError(
+            f"report #{report_id}: publishing endpoint unavailable "
+            f"(simulated outage on attempt {attempt})"
+        )
     summary = {
-        str(s.year): {"days": s.days, "temp_max_mean": s.temp_max_mean,
-                      "precipitation_total": s.precipitation_total, "sun_days": s.sun_days}
+        str(s.year): {
+            "days": s.days,
+            "temp_max_mean": s.temp_max_mean,
+            "precipitation_total": s.precipitation_total,
+            "sun_days": s.sun_days,
+        }
         for s in YearlyStats.objects.order_by("year")
     }
-    Report.objects.filter(pk=report_id).update(published=summary,
-                                               published_at=timezone.now())
+    Report.objects.filter(pk=report_id).update(published=summary, published_at=timezone.now())
     return {"report": report_id, "attempt": attempt, "years": len(summary)}
 
 

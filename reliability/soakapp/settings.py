@@ -19,8 +19,9 @@ INSTALLED_APPS = [
 ]
 DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
 BULLQ = {
-    "CONNECTIONS": {"default": {"URL": os.environ.get("BULLQ_SOAK_REDIS_URL",
-                                                      "redis://127.0.0.1:6379/0")}},
+    "CONNECTIONS": {
+        "default": {"URL": os.environ.get("BULLQ_SOAK_REDIS_URL", "redis://127.0.0.1:6379/0")}
+    },
     "DEFAULT_QUEUE": "soak",
     "WORKER": {
         "LOCK_DURATION": 4_000,

@@ -18,8 +18,9 @@ RUNS_KEY = "soak:runs"
 @functools.cache
 def effects() -> redis.Redis:
     """The client of the effects Redis (thread-safe pool, one per process)."""
-    return redis.Redis.from_url(os.environ["BULLQ_SOAK_EFFECTS_URL"], socket_timeout=30,
-                                socket_connect_timeout=5)
+    return redis.Redis.from_url(
+        os.environ["BULLQ_SOAK_EFFECTS_URL"], socket_timeout=30, socket_connect_timeout=5
+    )
 
 
 @task(name="soak.record")

@@ -76,25 +76,54 @@ def site(redis_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     tmp = tmp_path_factory.mktemp("browser")
     redis_url = urlsplit(redis_server.url)._replace(path="/14").geturl()
     redis.Redis.from_url(redis_url).flushdb()
-    env = dict(os.environ, DJANGO_SETTINGS_MODULE="example_project.settings",
-               REDIS_URL=redis_url, DATABASE_URL=f"sqlite:///{tmp / 'db.sqlite3'}",
-               EMAIL_FILE_PATH=str(tmp / "mail"), DJANGO_SUPERUSER_PASSWORD=PASSWORD)
-    for args in (["migrate", "--noinput", "-v", "0"],
-                 ["createsuperuser", "--noinput", "--username", USER, "--email", "op@example.com"]):
-        done = subprocess.run([sys.executable, "manage.py", *args], cwd=EXAMPLE_DIR, env=env,
-                              capture_output=True, text=True, timeout=120)
+    env = dict(
+        os.environ,
+        DJANGO_SETTINGS_MODULE="example_project.settings",
+        REDIS_URL=redis_url,
+        DATABASE_URL=f"sqlite:///{tmp / 'db.sqlite3'}",
+        EMAIL_FILE_PATH=str(tmp / "mail"),
+        DJANGO_SUPERUSER_PASSWORD=PASSWORD,
+    )
+    for args in (
+        ["migrate", "--noinput", "-v", "0"],
+        ["createsuperuser", "--noinput", "--username", USER, "--email", "op@example.com"],
+    ):
+        done = subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=EXAMPLE_DIR,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stderr
     port = _free_port()
     server_log = open(tmp / "daphne.log", "w")  # noqa: SIM115 - closed below
     server = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-         "example_project.asgi:application"],
-        cwd=EXAMPLE_DIR, env=env, stdout=server_log, stderr=subprocess.STDOUT)
+        [
+            sys.executable,
+            "-m",
+            "daphne",
+            "-b",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "example_project.asgi:application",
+        ],
+        cwd=EXAMPLE_DIR,
+        env=env,
+        stdout=server_log,
+        stderr=subprocess.STDOUT,
+    )
     ack_key = f"browser-test:ack:{uuid.uuid4().hex}"
     worker_log = open(tmp / "worker.log", "w")  # noqa: SIM115 - closed below
     worker = subprocess.Popen(
         [sys.executable, "-m", "tests.browser.gated_worker", redis_url, QUEUE, ack_key],
-        cwd=ROOT, env=env, stdout=worker_log, stderr=subprocess.STDOUT)
+        cwd=ROOT,
+        env=env,
+        stdout=worker_log,
+        stderr=subprocess.STDOUT,
+    )
     url = f"http://127.0.0.1:{port}"
 
     def answers() -> bool:
@@ -135,8 +164,13 @@ def browser(site: Site) -> Iterator[Any]:
     os.environ.setdefault("SE_OFFLINE", "true")  # never let Selenium Manager download anything
     options = Options()
     options.binary_location = chromium
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1280,1100"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1280,1100",
+    ):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
@@ -169,14 +203,22 @@ def js(driver: Any, script: str, *args: Any) -> Any:
 
 
 def wait_live(driver: Any) -> None:
-    _wait(lambda: js(driver, "var e = document.getElementById('bullq-live');"
-                             "return e && e.dataset.status === 'open';"),
-          "the events socket to open")
+    _wait(
+        lambda: js(
+            driver,
+            "var e = document.getElementById('bullq-live');"
+            "return e && e.dataset.status === 'open';",
+        ),
+        "the events socket to open",
+    )
 
 
 def no_console_errors(driver: Any) -> None:
-    errors = [e for e in driver.get_log("browser")
-              if e["level"] == "SEVERE" and "favicon" not in e["message"]]
+    errors = [
+        e
+        for e in driver.get_log("browser")
+        if e["level"] == "SEVERE" and "favicon" not in e["message"]
+    ]
     assert errors == []
 
 
@@ -194,7 +236,8 @@ def admin_url(site: Site, *, job_id: str | None = None, state: str | None = None
 
 
 def test_browser_watches_a_running_jobs_progress_bar_and_state_without_reload(
-        site: Site, browser: Any, queue: Queue) -> None:
+    site: Site, browser: Any, queue: Queue
+) -> None:
     from selenium.webdriver.common.by import By
 
     browser.get(site.url + "/admin/django_bullq/bullqqueue/")
@@ -207,8 +250,10 @@ def test_browser_watches_a_running_jobs_progress_bar_and_state_without_reload(
     js(browser, "window.bullqNoReload = 'still the same page';")
     job = queue.add("slow_progress", {"steps": 4})
     # the counts follow the events: the job is active (and held at 25 %) without a reload
-    _wait(lambda: browser.find_element(By.CSS_SELECTOR, '[data-bullq-count="active"]').text
-          == "1", "the active count to show 1")
+    _wait(
+        lambda: browser.find_element(By.CSS_SELECTOR, '[data-bullq-count="active"]').text == "1",
+        "the active count to show 1",
+    )
     assert js(browser, "return window.bullqNoReload;") == "still the same page"
     shot(browser, "02-queue-counts-live")
 
@@ -220,18 +265,30 @@ def test_browser_watches_a_running_jobs_progress_bar_and_state_without_reload(
     for step in range(1, 5):
         _wait(lambda step=step: js(browser, bar) == step * 25, f"the progress bar at {step * 25}")
         seen.append(js(browser, bar))
-        assert browser.find_element(By.CSS_SELECTOR, '[data-bullq-field="state"]').text \
-            == "active"
+        assert browser.find_element(By.CSS_SELECTOR, '[data-bullq-field="state"]').text == "active"
         if step == 2:
             shot(browser, "03-job-progress-50")
         queue.client.rpush(site.ack_key, step)  # the worker reports the next value
     assert seen == [25, 50, 75, 100]
-    _wait(lambda: browser.find_element(By.CSS_SELECTOR, '[data-bullq-field="state"]').text
-          == "completed", "the state to turn completed")
-    _wait(lambda: '"steps": 4' in browser.find_element(
-        By.CSS_SELECTOR, '[data-bullq-field="returnvalue"]').text, "the return value")
-    _wait(lambda: browser.find_element(By.CSS_SELECTOR, '[data-bullq-field="attemptsMade"]')
-          .text == "1", "attempts made to show 1")
+    _wait(
+        lambda: (
+            browser.find_element(By.CSS_SELECTOR, '[data-bullq-field="state"]').text == "completed"
+        ),
+        "the state to turn completed",
+    )
+    _wait(
+        lambda: (
+            '"steps": 4'
+            in browser.find_element(By.CSS_SELECTOR, '[data-bullq-field="returnvalue"]').text
+        ),
+        "the return value",
+    )
+    _wait(
+        lambda: (
+            browser.find_element(By.CSS_SELECTOR, '[data-bullq-field="attemptsMade"]').text == "1"
+        ),
+        "attempts made to show 1",
+    )
     assert js(browser, "return window.bullqNoReload;") == "still the same page"
     shot(browser, "04-job-completed")
     assert queue.get_job_state(job.id) == "completed"
@@ -239,21 +296,26 @@ def test_browser_watches_a_running_jobs_progress_bar_and_state_without_reload(
 
 
 def test_browser_sees_a_new_failure_live_and_retries_it(
-        site: Site, browser: Any, queue: Queue) -> None:
+    site: Site, browser: Any, queue: Queue
+) -> None:
     from selenium.webdriver.common.by import By
 
     browser.get(admin_url(site, state="failed"))
     wait_live(browser)
     js(browser, "window.bullqNoReload = 'still the same page';")
     job = queue.add("fails_once", {"city": "<img src=x onerror=alert(1)>"}, attempts=1)
-    row = _wait(lambda: browser.find_elements(By.CSS_SELECTOR, f'tr[data-job-id="{job.id}"]'),
-                "the failed job's row to appear")[0]
+    row = _wait(
+        lambda: browser.find_elements(By.CSS_SELECTOR, f'tr[data-job-id="{job.id}"]'),
+        "the failed job's row to appear",
+    )[0]
     reason = row.find_element(By.CSS_SELECTOR, '[data-bullq-field="failedReason"]')
     assert "<b>weather feed</b>" in reason.text  # shown as text: escaped, not markup
     assert row.find_elements(By.TAG_NAME, "b") == []
     assert row.find_elements(By.TAG_NAME, "script") == []
-    _wait(lambda: browser.find_element(By.CSS_SELECTOR, '[data-bullq-count="failed"]').text
-          == "1", "the failed count to show 1")
+    _wait(
+        lambda: browser.find_element(By.CSS_SELECTOR, '[data-bullq-count="failed"]').text == "1",
+        "the failed count to show 1",
+    )
     assert js(browser, "return window.bullqNoReload;") == "still the same page"
     shot(browser, "05-failure-appears-live")
 
@@ -262,15 +324,14 @@ def test_browser_sees_a_new_failure_live_and_retries_it(
     _wait(lambda: "are you sure" in browser.title.lower(), "the confirmation page")
     assert job.id in browser.find_element(By.ID, "content-main").text
     shot(browser, "06-retry-confirmation")
-    browser.find_element(By.CSS_SELECTOR, "input[value=\"Yes, I'm sure\"]").click()
+    browser.find_element(By.CSS_SELECTOR, 'input[value="Yes, I\'m sure"]').click()
     _wait(lambda: "Retry: 1 of 1 jobs" in browser.page_source, "the success message")
     _wait(lambda: queue.get_job_state(job.id) == "completed", "the retried job to complete")
     refreshed = queue.get_job(job.id)
     assert refreshed is not None and refreshed.returnvalue == "published"
 
     browser.get(admin_url(site, job_id=job.id))
-    assert browser.find_element(By.CSS_SELECTOR, '[data-bullq-field="state"]').text \
-        == "completed"
+    assert browser.find_element(By.CSS_SELECTOR, '[data-bullq-field="state"]').text == "completed"
     data = browser.find_element(By.ID, "bullq-data")
     assert "<img src=x onerror=alert(1)>" in data.text
     assert data.find_elements(By.TAG_NAME, "img") == []
@@ -308,9 +369,12 @@ def no_csp_violations(driver: Any, page: str) -> None:
     or error (the log is drained)."""
     _wait(lambda: js(driver, "return document.readyState === 'complete';"), f"{page} to load")
     seen = list(js(driver, "return window.bullqCspViolations || null;") or [])
-    seen += [e["message"] for e in driver.get_log("browser")
-             if "Content Security Policy" in e["message"]
-             or (e["level"] == "SEVERE" and "favicon" not in e["message"])]
+    seen += [
+        e["message"]
+        for e in driver.get_log("browser")
+        if "Content Security Policy" in e["message"]
+        or (e["level"] == "SEVERE" and "favicon" not in e["message"])
+    ]
     assert seen == [], f"on {page}: " + "\n".join(map(str, seen))
 
 
@@ -326,8 +390,9 @@ def test_admin_live_under_strict_csp(site: Site, browser: Any, queue: Queue) -> 
     nonce = policy["script-src"][1]
     assert policy == {"default-src": ["'self'"], "script-src": ["'self'", nonce]}
     assert nonce.startswith("'nonce-")  # no 'unsafe-inline'; style-src falls back to 'self'
-    probe = browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument",
-                                    {"source": CSP_PROBE})["identifier"]
+    probe = browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": CSP_PROBE})[
+        "identifier"
+    ]
     browser.get_log("browser")  # drop what earlier tests left
     try:
         browser.get(site.url + "/admin/django_bullq/bullqqueue/")
@@ -353,11 +418,17 @@ def test_admin_live_under_strict_csp(site: Site, browser: Any, queue: Queue) -> 
         js(browser, "window.bullqNoReload = 'still the same page';")
         bar = "return document.querySelector('#bullq-progress progress').value;"
         for step in (1, 2):
-            _wait(lambda step=step: js(browser, bar) == step * 50,
-                  f"the progress bar at {step * 50}")
+            _wait(
+                lambda step=step: js(browser, bar) == step * 50, f"the progress bar at {step * 50}"
+            )
             queue.client.rpush(site.ack_key, step)
-        _wait(lambda: browser.find_element(By.CSS_SELECTOR, '[data-bullq-field="state"]').text
-              == "completed", "the state to turn completed")
+        _wait(
+            lambda: (
+                browser.find_element(By.CSS_SELECTOR, '[data-bullq-field="state"]').text
+                == "completed"
+            ),
+            "the state to turn completed",
+        )
         assert js(browser, "return window.bullqNoReload;") == "still the same page"
         no_csp_violations(browser, "the job page")
         shot(browser, "10-csp-job-completed")
@@ -366,18 +437,19 @@ def test_admin_live_under_strict_csp(site: Site, browser: Any, queue: Queue) -> 
         no_csp_violations(browser, "the failed list")
         wait_live(browser)
         failed = queue.add("fails_once", {"city": "Graz"}, attempts=1)
-        row = _wait(lambda: browser.find_elements(
-            By.CSS_SELECTOR, f'tr[data-job-id="{failed.id}"]'), "the failure to appear")[0]
+        row = _wait(
+            lambda: browser.find_elements(By.CSS_SELECTOR, f'tr[data-job-id="{failed.id}"]'),
+            "the failure to appear",
+        )[0]
         row.find_element(By.CSS_SELECTOR, 'input[name="ids"]').click()
         browser.find_element(By.XPATH, "//form[@id='bullq-jobs']//button[text()='Retry']").click()
         _wait(lambda: "are you sure" in browser.title.lower(), "the confirmation page")
         no_csp_violations(browser, "the confirmation page")
         wait_live(browser)
         shot(browser, "11-csp-confirmation")
-        browser.find_element(By.CSS_SELECTOR, "input[value=\"Yes, I'm sure\"]").click()
+        browser.find_element(By.CSS_SELECTOR, 'input[value="Yes, I\'m sure"]').click()
         _wait(lambda: "Retry: 1 of 1 jobs" in browser.page_source, "the success message")
         no_csp_violations(browser, "the list after the retry")
         _wait(lambda: queue.get_job_state(failed.id) == "completed", "the retry to complete")
     finally:
-        browser.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument",
-                                {"identifier": probe})
+        browser.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": probe})

@@ -38,8 +38,10 @@ def require_node_bullmq() -> str:
     if node is None:
         pytest.fail("interop tests need Node.js (`node` on PATH); `make test` expects Node 20+")
     if not (BULLMQ_PACKAGE.is_file() and IOREDIS_PACKAGE.is_file()):
-        pytest.fail(f"npm bullmq / ioredis are not installed in {INTEROP_DIR / 'node_modules'}:"
-                    " run `make node-deps` (done by `make test`)")
+        pytest.fail(
+            f"npm bullmq / ioredis are not installed in {INTEROP_DIR / 'node_modules'}:"
+            " run `make node-deps` (done by `make test`)"
+        )
     version = json.loads(BULLMQ_PACKAGE.read_text())["version"]
     if not str(version).startswith("6."):
         pytest.fail(f"tests/interop pins npm bullmq 6.x, found {version}: run `make node-deps`")
@@ -56,13 +58,16 @@ class NodeProcess:
 
     def __init__(self, args: list[str], script: str, cwd: Path = INTEROP_DIR) -> None:
         self.script = script
-        self.proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         self.lines: queue_mod.Queue[str | None] = queue_mod.Queue()
         self._stdout: list[str] = []
         self._stderr: list[str] = []
-        self._threads = [threading.Thread(target=self._pump_stdout, daemon=True),
-                         threading.Thread(target=self._pump_stderr, daemon=True)]
+        self._threads = [
+            threading.Thread(target=self._pump_stdout, daemon=True),
+            threading.Thread(target=self._pump_stderr, daemon=True),
+        ]
         for thread in self._threads:
             thread.start()
 
@@ -102,13 +107,15 @@ class NodeProcess:
             self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
             self.kill()
-            raise NodeScriptError(f"{self.script}: still running after {timeout} s; stderr:\n"
-                                  f"{''.join(self._stderr)}") from None
+            raise NodeScriptError(
+                f"{self.script}: still running after {timeout} s; stderr:\n{''.join(self._stderr)}"
+            ) from None
         for thread in self._threads:
             thread.join(5)
         if self.proc.returncode != 0:
-            raise NodeScriptError(f"{self.script} exited {self.proc.returncode}; stderr:\n"
-                                  f"{''.join(self._stderr)}")
+            raise NodeScriptError(
+                f"{self.script} exited {self.proc.returncode}; stderr:\n{''.join(self._stderr)}"
+            )
         lines = [line for line in self._stdout if line.strip()]
         if not lines:
             raise NodeScriptError(f"{self.script} printed nothing; stderr:\n{self.stderr()}")
@@ -138,20 +145,28 @@ class Node:
     queue_name: str
     started: list[NodeProcess] = field(default_factory=list)
 
-    def start(self, script: str, spec: dict[str, Any] | None = None,
-              queue_name: str | None = None) -> NodeProcess:
-        args = [self.binary, str(NODE_DIR / f"{script}.mjs"), self.redis_url,
-                queue_name or self.queue_name, json.dumps(spec or {})]
+    def start(
+        self, script: str, spec: dict[str, Any] | None = None, queue_name: str | None = None
+    ) -> NodeProcess:
+        args = [
+            self.binary,
+            str(NODE_DIR / f"{script}.mjs"),
+            self.redis_url,
+            queue_name or self.queue_name,
+            json.dumps(spec or {}),
+        ]
         proc = NodeProcess(args, script)
         self.started.append(proc)
         return proc
 
-    def run(self, script: str, spec: dict[str, Any] | None = None,
-            timeout: float = 20.0) -> dict[str, Any]:
+    def run(
+        self, script: str, spec: dict[str, Any] | None = None, timeout: float = 20.0
+    ) -> dict[str, Any]:
         return self.start(script, spec).result(timeout)
 
-    async def arun(self, script: str, spec: dict[str, Any] | None = None,
-                   timeout: float = 20.0) -> dict[str, Any]:
+    async def arun(
+        self, script: str, spec: dict[str, Any] | None = None, timeout: float = 20.0
+    ) -> dict[str, Any]:
         return await self.start(script, spec).aresult(timeout)
 
     # shortcuts -----------------------------------------------------------------------------
@@ -159,18 +174,30 @@ class Node:
     def add(self, jobs: list[dict[str, Any]]) -> list[str]:
         return [str(i) for i in self.run("add", {"jobs": jobs})["ids"]]
 
-    def inspect(self, job_ids: list[str] | None = None, do: list[str] | None = None,
-                logs: bool = False) -> dict[str, Any]:
+    def inspect(
+        self, job_ids: list[str] | None = None, do: list[str] | None = None, logs: bool = False
+    ) -> dict[str, Any]:
         return self.run("inspect", {"job_ids": job_ids or [], "do": do or [], "logs": logs})
 
-    async def ainspect(self, job_ids: list[str] | None = None, do: list[str] | None = None,
-                       logs: bool = False, ranges: list[str] | None = None,
-                       workers: bool = False, allow_errors: bool = False,
-                       max_len_events: int | None = None) -> dict[str, Any]:
+    async def ainspect(
+        self,
+        job_ids: list[str] | None = None,
+        do: list[str] | None = None,
+        logs: bool = False,
+        ranges: list[str] | None = None,
+        workers: bool = False,
+        allow_errors: bool = False,
+        max_len_events: int | None = None,
+    ) -> dict[str, Any]:
         """``node/inspect.mjs``; an action of ``do`` that throws fails the test unless
         ``allow_errors`` (then read ``report["done"]``)."""
-        spec: dict[str, Any] = {"job_ids": job_ids or [], "do": do or [], "logs": logs,
-                                "ranges": ranges or [], "workers": workers}
+        spec: dict[str, Any] = {
+            "job_ids": job_ids or [],
+            "do": do or [],
+            "logs": logs,
+            "ranges": ranges or [],
+            "workers": workers,
+        }
         if max_len_events is not None:
             spec["max_len_events"] = max_len_events
         report = await self.arun("inspect", spec)
@@ -185,6 +212,7 @@ class Node:
 
 
 # --- the processor contract shared by Node, PyPI bullmq and our worker -----------------------
+
 
 class Boom(Exception):
     """The error a test processor raises for a failed attempt."""
@@ -228,8 +256,12 @@ def our_processor(calls: list[Call]) -> Callable[[Job], Awaitable[Any]]:
     return process
 
 
-async def wait_for(predicate: Callable[[], Awaitable[bool]], timeout: float, what: str,
-                   watch: asyncio.Task[Any] | None = None) -> None:
+async def wait_for(
+    predicate: Callable[[], Awaitable[bool]],
+    timeout: float,
+    what: str,
+    watch: asyncio.Task[Any] | None = None,
+) -> None:
     """Poll ``predicate`` until true; fail after ``timeout`` s (or when ``watch`` dies)."""
     deadline = time.monotonic() + timeout
     while not await predicate():
@@ -246,28 +278,39 @@ async def finished_count(q: Queue) -> int:
     return counts["completed"] + counts["failed"]
 
 
-async def run_our_worker_until(q: Queue, calls: list[Call], finished: int, timeout: float = 15.0,
-                               options: WorkerOptions | None = None,
-                               during: Callable[[], Awaitable[None]] | None = None,
-                               until_calls: bool = False) -> Worker:
+async def run_our_worker_until(
+    q: Queue,
+    calls: list[Call],
+    finished: int,
+    timeout: float = 15.0,
+    options: WorkerOptions | None = None,
+    during: Callable[[], Awaitable[None]] | None = None,
+    until_calls: bool = False,
+) -> Worker:
     """Run our Worker until ``finished`` jobs are completed or failed, then close it.
 
     ``during`` (optional) runs concurrently once the worker started, before the wait.
     ``until_calls``: count processor calls instead, and also wait until nothing is left to run
     (for jobs that removeOnComplete / removeOnFail take out of the counts).
     """
-    worker = Worker(q, our_processor(calls),
-                    options or WorkerOptions(concurrency=1, drain_delay=1.0))
+    worker = Worker(
+        q, our_processor(calls), options or WorkerOptions(concurrency=1, drain_delay=1.0)
+    )
     task = asyncio.create_task(worker.arun())
     try:
         if during is not None:
             await during()
         if until_calls:
-            await wait_for(lambda: _calls_and_idle(q, calls, finished), timeout,
-                           f"{finished} processor calls and an idle queue", watch=task)
+            await wait_for(
+                lambda: _calls_and_idle(q, calls, finished),
+                timeout,
+                f"{finished} processor calls and an idle queue",
+                watch=task,
+            )
         else:
-            await wait_for(lambda: _at_least(q, finished), timeout, f"{finished} finished jobs",
-                           watch=task)
+            await wait_for(
+                lambda: _at_least(q, finished), timeout, f"{finished} finished jobs", watch=task
+            )
     finally:
         worker.close()
         await asyncio.wait_for(task, 10)

@@ -22,8 +22,13 @@ async def main(url: str, queue_name: str, lock_ms: int) -> None:
         print(json.dumps({"ready": True, "job": job.id}), flush=True)
         await asyncio.Event().wait()
 
-    worker = Worker(queue, hang, WorkerOptions(lock_duration=lock_ms, stalled_interval=lock_ms,
-                                               drain_delay=1.0, name="ours-doomed"))
+    worker = Worker(
+        queue,
+        hang,
+        WorkerOptions(
+            lock_duration=lock_ms, stalled_interval=lock_ms, drain_delay=1.0, name="ours-doomed"
+        ),
+    )
     await worker.arun()
 
 

@@ -21,10 +21,18 @@ JOBS: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = [
     ("lifo", "lifo", {"i": 3}, {"lifo": True}),
     ("prio5", "prio", {"i": 4}, {"priority": 5}),
     ("prio1", "prio", {"i": 5}, {"priority": 1}),
-    ("retry", "retry", {"i": 6, "fail_times": 2},
-     {"attempts": 3, "backoff": {"type": "exponential", "delay": 200}}),
-    ("doomed", "doomed", {"i": 7, "fail_times": 9},
-     {"attempts": 2, "backoff": {"type": "fixed", "delay": 100}}),
+    (
+        "retry",
+        "retry",
+        {"i": 6, "fail_times": 2},
+        {"attempts": 3, "backoff": {"type": "exponential", "delay": 200}},
+    ),
+    (
+        "doomed",
+        "doomed",
+        {"i": 7, "fail_times": 9},
+        {"attempts": 2, "backoff": {"type": "fixed", "delay": 100}},
+    ),
     ("delayed", "delayed", {"i": 8}, {"delay": 1000}),
     ("value", "value", {"i": 9, "result": ["a", 1, None, {"x": "a/b", "u": "é"}]}, {}),
 ]
@@ -34,8 +42,14 @@ FIRST_ATTEMPT_ORDER = ["lifo", "plain1", "plain2", "retry", "doomed", "value", "
 
 def our_add_kwargs(opts: dict[str, Any]) -> dict[str, Any]:
     """The same options as keyword arguments of our ``Queue.add``."""
-    names = {"jobId": "job_id", "lifo": "lifo", "priority": "priority", "attempts": "attempts",
-             "backoff": "backoff", "delay": "delay"}
+    names = {
+        "jobId": "job_id",
+        "lifo": "lifo",
+        "priority": "priority",
+        "attempts": "attempts",
+        "backoff": "backoff",
+        "delay": "delay",
+    }
     return {names[k]: v for k, v in opts.items()}
 
 
@@ -65,7 +79,8 @@ def check_outcomes(q: Queue, ids: dict[str, str], calls: list[Attempt], by: str)
         per_job.setdefault(key_of[c.id], []).append(c)
     expected_calls = {k: 1 for k in ids} | {"retry": 3, "doomed": 2}
     assert {k: [c.attempts_made for c in v] for k, v in per_job.items()} == {
-        k: list(range(n)) for k, n in expected_calls.items()}
+        k: list(range(n)) for k, n in expected_calls.items()
+    }
 
     jobs = {k: must_get(q, i) for k, i in ids.items()}
     # backoff: exponential 200 ms then 400 ms; fixed 100 ms
@@ -98,5 +113,12 @@ def check_outcomes(q: Queue, ids: dict[str, str], calls: list[Attempt], by: str)
             assert job.returnvalue == {"by": by, "i": data["i"], "attempt": attempts - 1}, key
     assert jobs["retry"].failed_reason == "fail 1"  # BullMQ keeps the last failure's reason
     assert ids["plain1"] == "plain-1"
-    assert q.get_job_counts() == {"completed": 8, "failed": 1, "delayed": 0, "prioritized": 0,
-                                  "active": 0, "waiting": 0, "waiting-children": 0}
+    assert q.get_job_counts() == {
+        "completed": 8,
+        "failed": 1,
+        "delayed": 0,
+        "prioritized": 0,
+        "active": 0,
+        "waiting": 0,
+        "waiting-children": 0,
+    }

@@ -39,9 +39,13 @@ async def test_node_cancel_message_cancels_our_running_job(queue: Queue, node: N
 
     async def cancel_from_node() -> None:
         await asyncio.wait_for(started.wait(), 10)
-        report = await node.arun("publish", {
-            "wait_subscribers": 1,
-            "messages": [{"action": "cancel", "jobId": job_id, "reason": "node says stop"}]})
+        report = await node.arun(
+            "publish",
+            {
+                "wait_subscribers": 1,
+                "messages": [{"action": "cancel", "jobId": job_id, "reason": "node says stop"}],
+            },
+        )
         assert report["receivers"] == [1]
 
     async def failed() -> bool:

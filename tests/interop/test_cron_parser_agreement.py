@@ -23,9 +23,15 @@ BATCH = 1000  # cases per cron_next.mjs call (the spec travels as one argv strin
 def cron_parser_next(node: Node, asks: list[tuple[str, str, int]]) -> list[int]:
     out: list[int] = []
     for i in range(0, len(asks), BATCH):
-        report = node.run("cron_next", {"cases": [
-            {"pattern": pattern, "tz": tz, "after": after}
-            for pattern, tz, after in asks[i:i + BATCH]]})
+        report = node.run(
+            "cron_next",
+            {
+                "cases": [
+                    {"pattern": pattern, "tz": tz, "after": after}
+                    for pattern, tz, after in asks[i : i + BATCH]
+                ]
+            },
+        )
         out += [int(n[0]) for n in report["next"]]
     assert len(out) == len(asks)
     return out
@@ -39,8 +45,7 @@ def second_pass_of_repeated_time(spec: Spec, tz: str, theirs: int, after: int) -
     return wall.fold == 1 and spec.matches(wall) and first <= after
 
 
-def skipped_time_read_with_old_offset(spec: Spec, tz: str, transition_ms: int,
-                                      theirs: int) -> bool:
+def skipped_time_read_with_old_offset(spec: Spec, tz: str, transition_ms: int, theirs: int) -> bool:
     """For a wall-clock time inside a spring-forward gap, cron-parser answers it read with the
     offset before the transition (02:30 -> 03:30); we answer the end of the gap (03:00)."""
     zone = ZoneInfo(tz)
@@ -74,15 +79,26 @@ def test_next_runs_agree_with_cron_parser_on_the_dst_grid(node: Node) -> None:
         ours = next_cron_millis(pattern, after, tz)
         if ours == their:
             tally[f"agree {case.spec.kind}"] += 1
-        elif case.spec.fixed and case.kind == "fall" and \
-                second_pass_of_repeated_time(case.spec, tz, their, after):
+        elif (
+            case.spec.fixed
+            and case.kind == "fall"
+            and second_pass_of_repeated_time(case.spec, tz, their, after)
+        ):
             assert ours is not None and ours > their
             tally["cron-parser runs a repeated time twice"] += 1
-        elif case.spec.fixed and case.kind == "spring" and \
-                skipped_time_read_with_old_offset(case.spec, tz, case.transition_ms, their):
+        elif (
+            case.spec.fixed
+            and case.kind == "spring"
+            and skipped_time_read_with_old_offset(case.spec, tz, case.transition_ms, their)
+        ):
             tally["cron-parser runs a skipped time an hour late"] += 1
-        elif case.spec.fixed and case.kind == "spring" and after == case.transition_ms and \
-                ours == case.transition_ms + case.spec.second * 1000 and their > ours:
+        elif (
+            case.spec.fixed
+            and case.kind == "spring"
+            and after == case.transition_ms
+            and ours == case.transition_ms + case.spec.second * 1000
+            and their > ours
+        ):
             # asked at the very end of the gap, cron-parser no longer runs the skipped time
             tally["cron-parser drops a skipped time asked at the end of the gap"] += 1
         else:
@@ -90,7 +106,11 @@ def test_next_runs_agree_with_cron_parser_on_the_dst_grid(node: Node) -> None:
     assert unexplained == [], unexplained[:10]
     # every kind agrees on most instants, elapsed-time kinds on all of them
     assert {k for k in tally if k.startswith("agree")} == {
-        "agree daily", "agree weekly", "agree hourly", "agree every"}
+        "agree daily",
+        "agree weekly",
+        "agree hourly",
+        "agree every",
+    }
     assert tally["cron-parser runs a repeated time twice"] > 0
     assert tally["cron-parser runs a skipped time an hour late"] > 0
     agreed = sum(v for k, v in tally.items() if k.startswith("agree"))
@@ -100,14 +120,17 @@ def test_next_runs_agree_with_cron_parser_on_the_dst_grid(node: Node) -> None:
 
 def test_cron_parser_agrees_on_the_issue_rows(node: Node) -> None:
     """The issue's four rows and the spring-forward case, ours and cron-parser's side by side."""
+
     def ms(text: str) -> int:
         return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
 
-    rows = [("0 6 * * MON", "America/New_York", ms("2021-11-01T10:00Z")),
-            ("30 1 * * *", "America/New_York", ms("2021-11-07T05:30Z")),
-            ("30 1 * * *", "America/New_York", ms("2021-11-07T06:00Z")),
-            ("30 2 * * *", "Europe/Paris", ms("2021-10-31T00:30Z")),
-            ("30 2 * * *", "America/New_York", ms("2021-03-14T06:00Z"))]
+    rows = [
+        ("0 6 * * MON", "America/New_York", ms("2021-11-01T10:00Z")),
+        ("30 1 * * *", "America/New_York", ms("2021-11-07T05:30Z")),
+        ("30 1 * * *", "America/New_York", ms("2021-11-07T06:00Z")),
+        ("30 2 * * *", "Europe/Paris", ms("2021-10-31T00:30Z")),
+        ("30 2 * * *", "America/New_York", ms("2021-03-14T06:00Z")),
+    ]
     theirs = cron_parser_next(node, rows)
     ours = [next_cron_millis(p, a, tz) for p, tz, a in rows]
     hour = int(timedelta(hours=1).total_seconds() * 1000)

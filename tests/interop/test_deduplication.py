@@ -12,14 +12,25 @@ pytestmark = pytest.mark.interop
 
 
 async def test_our_worker_releases_node_simple_dedup_keys(queue: Queue, node: Node) -> None:
-    first = await node.arun("add", {"jobs": [
-        {"name": "d", "data": {"i": 1}, "opts": {"deduplication": {"id": "simple"}}},
-        {"name": "d", "data": {"i": 2}, "opts": {"deduplication": {"id": "simple"}}},
-        {"name": "d", "data": {"i": 3, "fail_times": 9},
-         "opts": {"deduplication": {"id": "simple-fail"}}},
-        {"name": "d", "data": {"i": 4}, "opts": {"deduplication": {"id": "throttle",
-                                                                     "ttl": 60_000}}},
-    ]})
+    first = await node.arun(
+        "add",
+        {
+            "jobs": [
+                {"name": "d", "data": {"i": 1}, "opts": {"deduplication": {"id": "simple"}}},
+                {"name": "d", "data": {"i": 2}, "opts": {"deduplication": {"id": "simple"}}},
+                {
+                    "name": "d",
+                    "data": {"i": 3, "fail_times": 9},
+                    "opts": {"deduplication": {"id": "simple-fail"}},
+                },
+                {
+                    "name": "d",
+                    "data": {"i": 4},
+                    "opts": {"deduplication": {"id": "throttle", "ttl": 60_000}},
+                },
+            ]
+        },
+    )
     ok_id, dup_id, fail_id, throttle_id = (str(i) for i in first["ids"])
     assert dup_id == ok_id, "Node deduplicated the second add"
     calls: list[Call] = []
@@ -27,12 +38,20 @@ async def test_our_worker_releases_node_simple_dedup_keys(queue: Queue, node: No
     assert sorted(c.data["i"] for c in calls) == [1, 3, 4]
     assert queue.client.exists(queue.keys.de("simple"), queue.keys.de("simple-fail")) == 0
 
-    again = await node.arun("add", {"jobs": [
-        {"name": "d", "data": {"i": 5}, "opts": {"deduplication": {"id": "simple"}}},
-        {"name": "d", "data": {"i": 6}, "opts": {"deduplication": {"id": "simple-fail"}}},
-        {"name": "d", "data": {"i": 7}, "opts": {"deduplication": {"id": "throttle",
-                                                                     "ttl": 60_000}}},
-    ]})
+    again = await node.arun(
+        "add",
+        {
+            "jobs": [
+                {"name": "d", "data": {"i": 5}, "opts": {"deduplication": {"id": "simple"}}},
+                {"name": "d", "data": {"i": 6}, "opts": {"deduplication": {"id": "simple-fail"}}},
+                {
+                    "name": "d",
+                    "data": {"i": 7},
+                    "opts": {"deduplication": {"id": "throttle", "ttl": 60_000}},
+                },
+            ]
+        },
+    )
     new_ok, new_fail, still_throttled = (str(i) for i in again["ids"])
     assert new_ok not in (ok_id, fail_id, throttle_id)
     assert new_fail not in (ok_id, fail_id, throttle_id, new_ok)
@@ -41,16 +60,19 @@ async def test_our_worker_releases_node_simple_dedup_keys(queue: Queue, node: No
 
 
 async def test_node_throttle_with_remove_on_complete_outlives_the_job_run_by_us(
-        queue: Queue, node: Node) -> None:
+    queue: Queue, node: Node
+) -> None:
     """Issue 12 item 4 with Node's producer: our removeOnComplete keeps the TTL key, as Node's
     worker does, so Node's next add within the ttl is absorbed."""
     throttle = {"deduplication": {"id": "x", "ttl": 60_000}, "removeOnComplete": True}
     (first,) = (await node.arun("add", {"jobs": [{"name": "d", "data": {}, "opts": throttle}]}))[
-        "ids"]
+        "ids"
+    ]
     calls: list[Call] = []
     await run_our_worker_until(queue, calls, 1, until_calls=True)
     assert queue.client.exists(queue.keys.job(str(first))) == 0
     (again,) = (await node.arun("add", {"jobs": [{"name": "d", "data": {}, "opts": throttle}]}))[
-        "ids"]
+        "ids"
+    ]
     assert str(again) == str(first)
     assert (await queue.aget_job_counts("waiting"))["waiting"] == 0

@@ -28,8 +28,9 @@ def _dedup_events(r: redis.Redis, queue: Queue) -> list[dict[str, str]]:
 
 
 async def test_node_dedup_id_absorbs_our_add(queue: Queue, node: Node, r: redis.Redis) -> None:
-    (node_id,) = await asyncio.to_thread(node.add, [
-        {"name": "d", "data": {"i": 1}, "opts": {"deduplication": {"id": "n1"}}}])
+    (node_id,) = await asyncio.to_thread(
+        node.add, [{"name": "d", "data": {"i": 1}, "opts": {"deduplication": {"id": "n1"}}}]
+    )
     ours = await queue.aadd("d", {"i": 2}, deduplication={"id": "n1"})
     assert ours.id == node_id
     assert await queue.aget_deduplication_job_id("n1") == node_id
@@ -44,9 +45,13 @@ async def test_node_dedup_id_absorbs_our_add(queue: Queue, node: Node, r: redis.
 async def test_our_dedup_ids_absorb_node_adds(queue: Queue, node: Node, r: redis.Redis) -> None:
     simple = await queue.aadd("d", {"i": 1}, deduplication={"id": "s"})
     throttled = await queue.aadd("d", {"i": 2}, deduplication={"id": "t", "ttl": 60_000})
-    ids = await asyncio.to_thread(node.add, [
-        {"name": "d", "data": {"i": 3}, "opts": {"deduplication": {"id": "s"}}},
-        {"name": "d", "data": {"i": 4}, "opts": {"deduplication": {"id": "t", "ttl": 60_000}}}])
+    ids = await asyncio.to_thread(
+        node.add,
+        [
+            {"name": "d", "data": {"i": 3}, "opts": {"deduplication": {"id": "s"}}},
+            {"name": "d", "data": {"i": 4}, "opts": {"deduplication": {"id": "t", "ttl": 60_000}}},
+        ],
+    )
     assert ids == [simple.id, throttled.id]
     assert [e["deduplicationId"] for e in _dedup_events(r, queue)] == ["s", "t"]
     assert (await queue.aget_job_counts("waiting"))["waiting"] == 2
@@ -55,8 +60,10 @@ async def test_our_dedup_ids_absorb_node_adds(queue: Queue, node: Node, r: redis
 async def test_replace_across_sides_keeps_the_last_delayed_job(queue: Queue, node: Node) -> None:
     de = {"id": "deb", "ttl": 30_000, "replace": True}
     first = await queue.aadd("d", {"v": "ours"}, delay=30_000, deduplication=de)
-    (node_id,) = await asyncio.to_thread(node.add, [
-        {"name": "d", "data": {"v": "node"}, "opts": {"delay": 30_000, "deduplication": de}}])
+    (node_id,) = await asyncio.to_thread(
+        node.add,
+        [{"name": "d", "data": {"v": "node"}, "opts": {"delay": 30_000, "deduplication": de}}],
+    )
     assert node_id != first.id
     assert await queue.aget_job(first.id) is None
     assert await queue.aget_job_ids("delayed") == [node_id]
@@ -68,8 +75,9 @@ async def test_replace_across_sides_keeps_the_last_delayed_job(queue: Queue, nod
 async def test_node_worker_requeues_our_parked_keep_last_job(queue: Queue, node: Node) -> None:
     de = {"id": "kl", "keep_last_if_active": True}
     owner = await queue.aadd("d", {"i": 1, "sleep_ms": 600}, deduplication=de)
-    theirs = node.start("worker", {"opts": {"drainDelay": 1}, "until_finished": 2,
-                                   "timeout_ms": 10000})
+    theirs = node.start(
+        "worker", {"opts": {"drainDelay": 1}, "until_finished": 2, "timeout_ms": 10000}
+    )
 
     async def owner_active() -> bool:
         return await queue.aget_job_state(owner.id) == "active"
@@ -96,14 +104,17 @@ async def test_our_worker_requeues_a_node_parked_keep_last_job(queue: Queue, nod
             started.set()
             await release.wait()
 
-    (owner_id,) = await asyncio.to_thread(node.add, [
-        {"name": "d", "data": {"i": 1}, "opts": {"deduplication": de}}])
+    (owner_id,) = await asyncio.to_thread(
+        node.add, [{"name": "d", "data": {"i": 1}, "opts": {"deduplication": de}}]
+    )
     worker = Worker(queue, process, WorkerOptions(drain_delay=1.0))
     task = asyncio.create_task(worker.arun())
     try:
         await asyncio.wait_for(started.wait(), 5)
-        ids = await asyncio.to_thread(node.add, [
-            {"name": "d", "data": {"i": i}, "opts": {"deduplication": de}} for i in (2, 3)])
+        ids = await asyncio.to_thread(
+            node.add,
+            [{"name": "d", "data": {"i": i}, "opts": {"deduplication": de}} for i in (2, 3)],
+        )
         assert ids == [owner_id, owner_id]
         release.set()
 
@@ -136,8 +147,9 @@ async def test_pypi_dedup_ids_and_ours_are_one_namespace(queue: Queue, redis_url
 async def test_node_reschedule_moves_our_delayed_owner(queue: Queue, node: Node) -> None:
     de = {"id": "rs", "reschedule": True}
     owner = await queue.aadd("d", {"i": 1}, delay=60_000, deduplication=de)
-    (node_id,) = await asyncio.to_thread(node.add, [
-        {"name": "d", "data": {"i": 2}, "opts": {"delay": 300_000, "deduplication": de}}])
+    (node_id,) = await asyncio.to_thread(
+        node.add, [{"name": "d", "data": {"i": 2}, "opts": {"delay": 300_000, "deduplication": de}}]
+    )
     assert node_id == owner.id
     moved = must_get(queue, owner.id)
     assert moved.delay == 300_000

@@ -38,8 +38,12 @@ DELIVERY_BOUND_MS = 1000
 WAIT_S = 30.0
 LAYERS = {
     "in_memory": {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}},
-    "channels_redis": {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
-                                   "CONFIG": {"hosts": ["{redis_url}"], "prefix": "asgi-e"}}},
+    "channels_redis": {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": ["{redis_url}"], "prefix": "asgi-e"},
+        }
+    },
 }
 
 
@@ -50,20 +54,35 @@ def _free_port() -> int:
 
 
 @pytest.fixture(params=list(LAYERS))
-def daphne(request: pytest.FixtureRequest, redis_url: str,
-           tmp_path: Path) -> Iterator[str]:
+def daphne(request: pytest.FixtureRequest, redis_url: str, tmp_path: Path) -> Iterator[str]:
     """A daphne process on a free port with each channel layer; yields its ws:// base URL."""
     layers = json.loads(json.dumps(LAYERS[request.param]).replace("{redis_url}", redis_url))
-    env = dict(os.environ, DJANGO_SETTINGS_MODULE="tests.settings",
-               BULLQ_TEST_REDIS_URL=redis_url, BULLQ_TEST_CHANNEL_LAYERS=json.dumps(layers),
-               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT),
-                                                        os.environ.get("PYTHONPATH")])))
+    env = dict(
+        os.environ,
+        DJANGO_SETTINGS_MODULE="tests.settings",
+        BULLQ_TEST_REDIS_URL=redis_url,
+        BULLQ_TEST_CHANNEL_LAYERS=json.dumps(layers),
+        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    )
     port = _free_port()
     log_path = tmp_path / "daphne.log"
     with open(log_path, "w") as log:
-        server = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p",
-                                   str(port), "tests.asgi_staff:application"],
-                                  cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "daphne",
+                "-b",
+                "127.0.0.1",
+                "-p",
+                str(port),
+                "tests.asgi_staff:application",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         try:
             deadline = time.monotonic() + 30
             while True:
@@ -125,18 +144,19 @@ def _key(stream_id: str) -> tuple[int, int]:
 
 
 async def test_a_daphne_socket_sees_all_500_completed_like_node_queue_events(
-        queue: Queue, node: Node, daphne: str, redis_url: str) -> None:
+    queue: Queue, node: Node, daphne: str, redis_url: str
+) -> None:
     start_id = [i for i, _ in await queue.aclient.xrevrange(queue.keys["events"], count=1)]
     after = start_id[0].decode() if start_id else "0-0"
-    listener = Listener(f"{daphne}/ws/bullq/queues/{quote(queue.name, safe='')}/", redis_url,
-                        JOBS)
+    listener = Listener(f"{daphne}/ws/bullq/queues/{quote(queue.name, safe='')}/", redis_url, JOBS)
     listener.start()
     ids = [f"d-{n}" for n in range(JOBS)]
     node_events = node.start("events", {"final_ids": ids, "timeout_ms": 60_000})
     node_events.wait_ready()
     await queue.aadd_bulk([("ev", {"i": n}, {"job_id": i}) for n, i in enumerate(ids)])
-    await run_our_worker_until(queue, [], JOBS, timeout=60,
-                               options=WorkerOptions(concurrency=10, drain_delay=1.0))
+    await run_our_worker_until(
+        queue, [], JOBS, timeout=60, options=WorkerOptions(concurrency=10, drain_delay=1.0)
+    )
     report = await node_events.aresult(60)
     listener.join(WAIT_S)
     listener.stop.set()
@@ -147,13 +167,16 @@ async def test_a_daphne_socket_sees_all_500_completed_like_node_queue_events(
     assert sorted(node_completed) == sorted(ids)
     frames = [f for f in listener.frames if f["type"] == "event"]
     ours = [f["jobId"] for f in frames if f["event"] == "completed"]
-    assert len(ours) == JOBS, f"the socket got {len(ours)} of {JOBS} completed; Node got " \
-                              f"{len(node_completed)}"
+    assert len(ours) == JOBS, (
+        f"the socket got {len(ours)} of {JOBS} completed; Node got {len(node_completed)}"
+    )
     assert ours == node_completed  # the same order: the stream's
     stream = [i.decode() for i, _ in await queue.aclient.xrange(queue.keys["events"])]
     sent = [i for i in stream if _key(i) > _key(after)]
     got = [f["id"] for f in frames]
-    assert got == sent[:len(got)] and got[-1] == [
-        f["id"] for f in frames if f["event"] == "completed"][-1]  # in order, none repeated
+    assert (
+        got == sent[: len(got)]
+        and got[-1] == [f["id"] for f in frames if f["event"] == "completed"][-1]
+    )  # in order, none repeated
     late = listener.last_at_ms - _ms(got[-1])
     assert late <= DELIVERY_BOUND_MS, late

@@ -24,18 +24,22 @@ def ours_as_node(reader: QueueEvents) -> list[tuple[str, dict[str, Any]]]:
 
 
 @pytest.mark.parametrize("processed_by", ["ours", "node"])
-async def test_same_events_as_node_queue_events(queue: Queue, node: Node,
-                                                processed_by: str) -> None:
-    jobs = {"e-ok": ({"progress": 50, "result": {"r": [1, 2]}}, {}),
-            "e-bad": ({"fail_times": 5}, {"attempts": 1}),
-            "e-late": ({"i": 1}, {"delay": 200})}
+async def test_same_events_as_node_queue_events(
+    queue: Queue, node: Node, processed_by: str
+) -> None:
+    jobs = {
+        "e-ok": ({"progress": 50, "result": {"r": [1, 2]}}, {}),
+        "e-bad": ({"fail_times": 5}, {"attempts": 1}),
+        "e-late": ({"i": 1}, {"delay": 200}),
+    }
     if processed_by == "ours":
         for job_id, (data, opts) in jobs.items():
             await queue.aadd("ev", data, job_id=job_id, **opts)
         await run_our_worker_until(queue, [], len(jobs))
     else:
-        node.add([{"name": "ev", "data": d, "opts": {**o, "jobId": i}}
-                  for i, (d, o) in jobs.items()])
+        node.add(
+            [{"name": "ev", "data": d, "opts": {**o, "jobId": i}} for i, (d, o) in jobs.items()]
+        )
         await node.arun("worker", {"until_finished": len(jobs)})
     theirs = (await node.arun("events", {"final_ids": list(jobs), "timeout_ms": 10000}))["events"]
     reader = QueueEvents(queue, last_id="0", block_ms=10)

@@ -16,8 +16,9 @@ async def test_node_global_concurrency_caps_our_worker(queue: Queue, node: Node)
     for i in range(4):
         await queue.aadd("c", {"i": i, "sleep_ms": 150})
     calls: list[Call] = []
-    await run_our_worker_until(queue, calls, 4,
-                               options=WorkerOptions(concurrency=4, drain_delay=1.0))
+    await run_our_worker_until(
+        queue, calls, 4, options=WorkerOptions(concurrency=4, drain_delay=1.0)
+    )
     jobs = sorted(await queue.aget_jobs("completed"), key=lambda j: j.processed_on or 0)
     assert len(jobs) == 4
     for before, after in zip(jobs, jobs[1:], strict=False):
@@ -30,8 +31,9 @@ async def test_node_global_rate_limit_binds_our_worker(queue: Queue, node: Node)
     for i in range(5):
         await queue.aadd("l", {"i": i})
     calls: list[Call] = []
-    await run_our_worker_until(queue, calls, 5,
-                               options=WorkerOptions(concurrency=5, drain_delay=1.0))
+    await run_our_worker_until(
+        queue, calls, 5, options=WorkerOptions(concurrency=5, drain_delay=1.0)
+    )
     starts = sorted(c.t for c in calls)
     # at most 2 activations per 1000 ms window (the window starts at the first activation;
     # the margin covers the time between an activation and the processor call we record).

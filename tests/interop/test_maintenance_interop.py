@@ -28,20 +28,31 @@ def done_results(report: dict[str, Any]) -> list[Any]:
 async def test_node_get_metrics_reads_ours(queue: Queue, node: Node, r: redis.Redis) -> None:
     now = int(time.time() * 1000)
     # a previous minute with 3 jobs, so this run closes it and writes one data point
-    r.hset(queue.keys["metrics:completed"],
-           mapping={"count": 3, "prevTS": now - now % 60_000 - 1, "prevCount": 0})
+    r.hset(
+        queue.keys["metrics:completed"],
+        mapping={"count": 3, "prevTS": now - now % 60_000 - 1, "prevCount": 0},
+    )
     for i in range(4):
         await queue.aadd("m", {"i": i})
     await queue.aadd("m", {"fail_times": 9})
-    await run_our_worker_until(queue, [], 5, options=WorkerOptions(
-        concurrency=1, drain_delay=0.2, maintenance_interval=0, metrics_max_data_points=10))
+    await run_our_worker_until(
+        queue,
+        [],
+        5,
+        options=WorkerOptions(
+            concurrency=1, drain_delay=0.2, maintenance_interval=0, metrics_max_data_points=10
+        ),
+    )
     ours = queue.get_metrics("completed")
     assert ours.count == 7 and ours.data == [3] and ours.prev_count == 3
-    theirs, theirs_failed = done_results(node.run("maint", {"do": ["metrics:completed",
-                                                                   "metrics:failed"]}))
-    assert theirs == {"meta": {"count": ours.count, "prevTS": ours.prev_ts,
-                               "prevCount": ours.prev_count},
-                      "data": ours.data, "count": ours.total_points}
+    theirs, theirs_failed = done_results(
+        node.run("maint", {"do": ["metrics:completed", "metrics:failed"]})
+    )
+    assert theirs == {
+        "meta": {"count": ours.count, "prevTS": ours.prev_ts, "prevCount": ours.prev_count},
+        "data": ours.data,
+        "count": ours.total_points,
+    }
     assert theirs_failed["meta"]["count"] == 1 == queue.get_metrics("failed").count
 
 
@@ -52,8 +63,9 @@ async def test_node_worker_metrics_read_by_us(queue: Queue, node: Node) -> None:
     assert queue.get_metrics("completed").count == 3
 
 
-async def test_node_clean_on_our_jobs_and_ours_on_theirs(queue: Queue, node: Node,
-                                                        r: redis.Redis) -> None:
+async def test_node_clean_on_our_jobs_and_ours_on_theirs(
+    queue: Queue, node: Node, r: redis.Redis
+) -> None:
     for i in range(6):
         await queue.aadd("c", {"i": i})
     await run_our_worker_until(queue, [], 6, options=FAST)
@@ -118,8 +130,9 @@ async def test_retry_jobs_across_libraries(queue: Queue, node: Node) -> None:
 async def test_job_ops_across_libraries(queue: Queue, node: Node) -> None:
     a = await queue.aadd("j", {"v": 1})
     b = await queue.aadd("j", {"v": 2}, delay=60_000)
-    report = node.run("maint", {"do": [f"priority:{a.id}:3", f"delay:{b.id}:120000",
-                                       f"data:{a.id}:{{\"v\":5}}"]})
+    report = node.run(
+        "maint", {"do": [f"priority:{a.id}:3", f"delay:{b.id}:120000", f'data:{a.id}:{{"v":5}}']}
+    )
     done_results(report)
     assert queue.get_job_state(a.id) == "prioritized"
     assert a.refresh().data == {"v": 5} and a.priority == 3
@@ -134,7 +147,6 @@ async def test_job_ops_across_libraries(queue: Queue, node: Node) -> None:
     assert queue.get_job_state(cid) == "prioritized"
 
 
-
 async def test_node_job_retry_on_our_failed_job(queue: Queue, node: Node) -> None:
     c = await queue.aadd("j", {"fail_times": 1}, job_id="c-ours")
     await run_our_worker_until(queue, [], 1, options=FAST)
@@ -147,8 +159,9 @@ async def test_node_job_retry_on_our_failed_job(queue: Queue, node: Node) -> Non
     assert queue.get_job_state(c.id) == "completed" and calls[0].attempts_made == 1
 
 
-async def test_pypi_bullmq_maintenance_on_our_jobs(queue: Queue, redis_url: str,
-                                                  r: redis.Redis) -> None:
+async def test_pypi_bullmq_maintenance_on_our_jobs(
+    queue: Queue, redis_url: str, r: redis.Redis
+) -> None:
     """PyPI bullmq 3.4.4's Queue.clean / retryJobs / promoteJobs / drain / obliterate and
     Job.retry / updateData / changePriority on jobs we added and ran."""
     import bullmq
@@ -186,24 +199,62 @@ async def test_pypi_bullmq_maintenance_on_our_jobs(queue: Queue, redis_url: str,
 
 
 async def test_our_obliterate_on_node_data_leaves_no_key_and_frees_a_node_parent(
-        queue: Queue, node: Node, r: redis.Redis, redis_url: str) -> None:
+    queue: Queue, node: Node, r: redis.Redis, redis_url: str
+) -> None:
     """Issue 12 item 3 on Node-written data: a Node throttle dedup key whose job is gone, a
     limiter key, and a Node flow whose parent (another queue) waits for a child of ours."""
     parents = f"{queue.name}-parents"
-    node.add([{"name": "d", "data": {}, "opts": {"deduplication": {"id": "x", "ttl": 60_000},
-                                                 "removeOnComplete": True}}])
+    node.add(
+        [
+            {
+                "name": "d",
+                "data": {},
+                "opts": {"deduplication": {"id": "x", "ttl": 60_000}, "removeOnComplete": True},
+            }
+        ]
+    )
     calls: list[Call] = []
-    await run_our_worker_until(queue, calls, 1, until_calls=True, options=WorkerOptions(
-        drain_delay=0.2, maintenance_interval=0, limiter_max=5, limiter_duration=60_000))
-    (tree,) = (await node.arun("flow", {"actions": [{"add": {
-        "name": "p", "queueName": parents, "data": {}, "children": [
-            {"name": "c", "queueName": queue.name, "data": {},
-             "opts": {"failParentOnFailure": True}}]}}]}))["results"]
+    await run_our_worker_until(
+        queue,
+        calls,
+        1,
+        until_calls=True,
+        options=WorkerOptions(
+            drain_delay=0.2, maintenance_interval=0, limiter_max=5, limiter_duration=60_000
+        ),
+    )
+    (tree,) = (
+        await node.arun(
+            "flow",
+            {
+                "actions": [
+                    {
+                        "add": {
+                            "name": "p",
+                            "queueName": parents,
+                            "data": {},
+                            "children": [
+                                {
+                                    "name": "c",
+                                    "queueName": queue.name,
+                                    "data": {},
+                                    "opts": {"failParentOnFailure": True},
+                                }
+                            ],
+                        }
+                    }
+                ]
+            },
+        )
+    )["results"]
     assert r.exists(queue.keys.de("x"), queue.keys["limiter"]) == 2
 
     await queue.aobliterate()
 
     assert list(r.scan_iter(queue.keys.key_prefix + "*")) == []
-    (read,) = (await node.arun("flow", {"actions": [{"getFlow": {
-        "queueName": parents, "id": tree["tree"]["id"]}}]}))["results"]
+    (read,) = (
+        await node.arun(
+            "flow", {"actions": [{"getFlow": {"queueName": parents, "id": tree["tree"]["id"]}}]}
+        )
+    )["results"]
     assert read["flow"]["state"] == "waiting"

@@ -15,8 +15,9 @@ from tests.interop.helpers import Call, Node, run_our_worker_until
 pytestmark = pytest.mark.interop
 
 
-async def test_same_due_ms_and_same_priority_keep_add_order(queue: Queue, node: Node,
-                                                             r: redis.Redis) -> None:
+async def test_same_due_ms_and_same_priority_keep_add_order(
+    queue: Queue, node: Node, r: redis.Redis
+) -> None:
     stamp = int(time.time() * 1000) - 5000  # due in the past: promoted by the first fetch
     order: list[str] = []
     for i, who in enumerate(["ours", "node", "ours", "node"]):
@@ -24,12 +25,24 @@ async def test_same_due_ms_and_same_priority_keep_add_order(queue: Queue, node: 
         if who == "ours":
             await queue.aadd("d", {"i": i}, job_id=job_id, timestamp=stamp, delay=1000)
         else:
-            await node.arun("add", {"jobs": [{"name": "d", "data": {"i": i},
-                                              "opts": {"jobId": job_id, "timestamp": stamp,
-                                                       "delay": 1000}}]})
+            await node.arun(
+                "add",
+                {
+                    "jobs": [
+                        {
+                            "name": "d",
+                            "data": {"i": i},
+                            "opts": {"jobId": job_id, "timestamp": stamp, "delay": 1000},
+                        }
+                    ]
+                },
+            )
         order.append(job_id)
-    scores = dict(cast(list[tuple[str, float]],
-                       r.zrange(f"bull:{queue.name}:delayed", 0, -1, withscores=True)))
+    scores = dict(
+        cast(
+            list[tuple[str, float]], r.zrange(f"bull:{queue.name}:delayed", 0, -1, withscores=True)
+        )
+    )
     base = (stamp + 1000) * 4096
     assert scores == {f"d-{i}": float(base + i) for i in range(4)}
 
@@ -38,8 +51,14 @@ async def test_same_due_ms_and_same_priority_keep_add_order(queue: Queue, node: 
         if who == "ours":
             await queue.aadd("p", {"i": i}, job_id=job_id, priority=2)
         else:
-            await node.arun("add", {"jobs": [{"name": "p", "data": {"i": i},
-                                              "opts": {"jobId": job_id, "priority": 2}}]})
+            await node.arun(
+                "add",
+                {
+                    "jobs": [
+                        {"name": "p", "data": {"i": i}, "opts": {"jobId": job_id, "priority": 2}}
+                    ]
+                },
+            )
         order.append(job_id)
 
     calls: list[Call] = []

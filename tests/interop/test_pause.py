@@ -16,19 +16,25 @@ pytestmark = pytest.mark.interop
 
 
 async def test_node_sees_our_pause_and_takes_no_job_until_we_resume(
-        queue: Queue, node: Node, r: redis.Redis) -> None:
+    queue: Queue, node: Node, r: redis.Redis
+) -> None:
     await queue.apause()
     assert (await node.ainspect())["paused"] is True
     for i in range(3):
         await queue.aadd("p", {"i": i})
     assert r.exists(f"bull:{queue.name}:marker") == 0, "no wake-up marker while paused"
 
-    worker = node.start("worker", {"opts": {"concurrency": 3, "drainDelay": 5},
-                                   "until_finished": 3, "timeout_ms": 12000})
+    worker = node.start(
+        "worker",
+        {"opts": {"concurrency": 3, "drainDelay": 5}, "until_finished": 3, "timeout_ms": 12000},
+    )
     worker.wait_ready()
     await asyncio.sleep(1.0)  # a window in which a Node worker that ignored the pause would run
     assert await queue.aget_job_counts("waiting", "active", "completed") == {
-        "waiting": 3, "active": 0, "completed": 0}
+        "waiting": 3,
+        "active": 0,
+        "completed": 0,
+    }
     resumed_at = int(time.time() * 1000)
     await queue.aresume()
     report = await worker.aresult(15)
@@ -41,7 +47,8 @@ async def test_node_sees_our_pause_and_takes_no_job_until_we_resume(
 
 
 async def test_we_see_node_pause_and_take_no_job_until_node_resumes(
-        queue: Queue, node: Node) -> None:
+    queue: Queue, node: Node
+) -> None:
     await node.ainspect(do=["pause"])
     assert await queue.ais_paused()
     for i in range(3):
@@ -56,6 +63,11 @@ async def test_we_see_node_pause_and_take_no_job_until_node_resumes(
         assert not await queue.ais_paused()
 
     # the same worker, blocked on the marker while paused, wakes up on Node's resume
-    await run_our_worker_until(queue, calls, 3, during=while_paused_then_node_resumes,
-                               options=WorkerOptions(concurrency=3, drain_delay=5.0))
+    await run_our_worker_until(
+        queue,
+        calls,
+        3,
+        during=while_paused_then_node_resumes,
+        options=WorkerOptions(concurrency=3, drain_delay=5.0),
+    )
     assert sorted(c.data["i"] for c in calls) == [0, 1, 2]

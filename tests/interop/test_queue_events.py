@@ -16,8 +16,11 @@ JOBS: dict[str, tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = {
     "ev-ok": ({"progress": 33, "result": {"ok": True}}, {}, {}),
     "ev-bad": ({"fail_times": 9}, {"attempts": 1}, {"attempts": 1}),
     "ev-delayed": ({"i": 3}, {"delay": 300}, {"delay": 300}),
-    "ev-retry": ({"fail_times": 1, "result": "second time"},
-                 {"attempts": 2, "backoff": 100}, {"attempts": 2, "backoff": 100}),
+    "ev-retry": (
+        {"fail_times": 1, "result": "second time"},
+        {"attempts": 2, "backoff": 100},
+        {"attempts": 2, "backoff": 100},
+    ),
 }
 
 EXPECTED = {
@@ -59,8 +62,10 @@ async def test_node_queue_events_receives_our_events(queue: Queue, node: Node) -
     assert bad["failed"] == {"jobId": "ev-bad", "failedReason": "fail 0", "prev": "active"}
     assert bad["retries-exhausted"] == {"jobId": "ev-bad", "attemptsMade": "1"}
     delayed = jobs["ev-delayed"]
-    assert delayed[1]["args"] == {"jobId": "ev-delayed",
-                                  "delay": must_get(queue, "ev-delayed").timestamp + 300}
+    assert delayed[1]["args"] == {
+        "jobId": "ev-delayed",
+        "delay": must_get(queue, "ev-delayed").timestamp + 300,
+    }
     assert delayed[2]["args"] == {"jobId": "ev-delayed", "prev": "delayed"}
     retry = jobs["ev-retry"]
     assert retry[3]["args"]["delay"] >= must_get(queue, "ev-retry").timestamp + 100
@@ -68,33 +73,43 @@ async def test_node_queue_events_receives_our_events(queue: Queue, node: Node) -
     assert retry[-1]["args"]["returnvalue"] == "second time"
 
     last_final = max(i for i, e in enumerate(events) if e["event"] in ("completed", "failed"))
-    assert any(e["event"] == "drained" for e in events[last_final + 1:])
+    assert any(e["event"] == "drained" for e in events[last_final + 1 :])
 
 
-async def test_our_event_stream_has_the_shape_of_node_workers(queue: Queue, node: Node,
-                                                                queue_name: str) -> None:
+async def test_our_event_stream_has_the_shape_of_node_workers(
+    queue: Queue, node: Node, queue_name: str
+) -> None:
     """The same jobs on two queues, one run by our worker, one by Node's: same per-job events."""
     ref_queue = f"{queue_name}-node"
-    node_add = node.start("add", {"jobs": [{"name": "ev", "data": d, "opts": {**o, "jobId": i}}
-                                           for i, (d, _, o) in JOBS.items()]},
-                          queue_name=ref_queue)
+    node_add = node.start(
+        "add",
+        {
+            "jobs": [
+                {"name": "ev", "data": d, "opts": {**o, "jobId": i}}
+                for i, (d, _, o) in JOBS.items()
+            ]
+        },
+        queue_name=ref_queue,
+    )
     await node_add.aresult()
-    node_run = node.start("worker", {"opts": {"concurrency": 1}, "until_finished": len(JOBS)},
-                          queue_name=ref_queue)
+    node_run = node.start(
+        "worker", {"opts": {"concurrency": 1}, "until_finished": len(JOBS)}, queue_name=ref_queue
+    )
     for job_id, (data, opts, _) in JOBS.items():
         await queue.aadd("ev", data, job_id=job_id, **opts)
     await run_our_worker_until(queue, [], len(JOBS))
     await node_run.aresult()
 
-    theirs = node.start("events", {"final_ids": list(JOBS), "timeout_ms": 10000},
-                        queue_name=ref_queue)
+    theirs = node.start(
+        "events", {"final_ids": list(JOBS), "timeout_ms": 10000}, queue_name=ref_queue
+    )
     ours = node.start("events", {"final_ids": list(JOBS), "timeout_ms": 10000})
     their_events, our_events = (await theirs.aresult())["events"], (await ours.aresult())["events"]
 
     def shape(events: list[dict[str, Any]]) -> dict[str, list[tuple[str, list[str]]]]:
-        return {k: [(e["event"], sorted(e["args"])) for e in v]
-                for k, v in by_job(events).items()}
+        return {k: [(e["event"], sorted(e["args"])) for e in v] for k, v in by_job(events).items()}
 
     assert shape(our_events) == shape(their_events)
-    assert [e["event"] for e in our_events if "jobId" not in e["args"]] == \
-        [e["event"] for e in their_events if "jobId" not in e["args"]]
+    assert [e["event"] for e in our_events if "jobId" not in e["args"]] == [
+        e["event"] for e in their_events if "jobId" not in e["args"]
+    ]

@@ -33,7 +33,8 @@ def _no_three_starts_in_one_window(starts: list[int], max_jobs: int = 2) -> None
     starts = sorted(starts)
     for first, last in zip(starts, starts[max_jobs:], strict=False):
         assert last - first >= WINDOW_MS - MARGIN_MS, (
-            f"{max_jobs + 1} starts within one window: {starts}")
+            f"{max_jobs + 1} starts within one window: {starts}"
+        )
 
 
 @pytest.mark.parametrize("limit", ["global-set-by-us", "global-set-by-node", "worker-limiters"])
@@ -47,10 +48,12 @@ async def test_one_limiter_binds_node_and_our_workers(queue: Queue, node: Node, 
         assert queue.get_global_rate_limit() == {"max": 2, "duration": WINDOW_MS}
     else:
         node_opts["limiter"] = {"max": 2, "duration": WINDOW_MS}
-        ours = WorkerOptions(concurrency=3, drain_delay=1.0, limiter_max=2,
-                             limiter_duration=WINDOW_MS)
-    theirs = node.start("limited_worker", {"opts": node_opts, "until_finished": 6,
-                                           "timeout_ms": 12000})
+        ours = WorkerOptions(
+            concurrency=3, drain_delay=1.0, limiter_max=2, limiter_duration=WINDOW_MS
+        )
+    theirs = node.start(
+        "limited_worker", {"opts": node_opts, "until_finished": 6, "timeout_ms": 12000}
+    )
     theirs.wait_ready()
 
     async def add_all() -> None:
@@ -66,10 +69,16 @@ async def test_one_limiter_binds_node_and_our_workers(queue: Queue, node: Node, 
 
 
 async def test_node_manual_rate_limit_holds_our_worker_without_spending_an_attempt(
-        queue: Queue, node: Node, r: redis.Redis) -> None:
-    theirs = node.start("limited_worker", {
-        "opts": {"limiter": {"max": 10, "duration": 1000}, "drainDelay": 1},
-        "until_finished": 1, "timeout_ms": 12000})
+    queue: Queue, node: Node, r: redis.Redis
+) -> None:
+    theirs = node.start(
+        "limited_worker",
+        {
+            "opts": {"limiter": {"max": 10, "duration": 1000}, "drainDelay": 1},
+            "until_finished": 1,
+            "timeout_ms": 12000,
+        },
+    )
     theirs.wait_ready()
     job = await queue.aadd("x", {"rate_limit_ms": 1000, "i": 0}, attempts=1)
 
@@ -78,9 +87,13 @@ async def test_node_manual_rate_limit_holds_our_worker_without_spending_an_attem
 
     await wait_for(limited, 5, "Node's manual rate limit")
     calls: list[Call] = []
-    await run_our_worker_until(queue, calls, 1, timeout=10,
-                               options=WorkerOptions(limiter_max=10, limiter_duration=1000,
-                                                     drain_delay=1.0))
+    await run_our_worker_until(
+        queue,
+        calls,
+        1,
+        timeout=10,
+        options=WorkerOptions(limiter_max=10, limiter_duration=1000, drain_delay=1.0),
+    )
     report = await theirs.aresult(15)
     node_calls = report["calls"]
     assert node_calls[0]["limited"] and node_calls[0]["attemptsMade"] == 0
@@ -93,8 +106,9 @@ async def test_node_manual_rate_limit_holds_our_worker_without_spending_an_attem
     assert done.failed_reason is None
 
 
-async def test_our_manual_rate_limit_holds_the_node_worker(queue: Queue, node: Node,
-                                                           r: redis.Redis) -> None:
+async def test_our_manual_rate_limit_holds_the_node_worker(
+    queue: Queue, node: Node, r: redis.Redis
+) -> None:
     starts: list[int] = []
 
     async def process(job: Job) -> str:
@@ -114,9 +128,14 @@ async def test_our_manual_rate_limit_holds_the_node_worker(queue: Queue, node: N
             return bool(starts) and await queue.aget_job_state(job.id) == "waiting"
 
         await wait_for(pushed_back, 5, "our push-back", watch=task)
-        theirs = node.start("limited_worker", {
-            "opts": {"limiter": {"max": 10, "duration": 1000}, "drainDelay": 1},
-            "until_finished": 1, "timeout_ms": 10000})
+        theirs = node.start(
+            "limited_worker",
+            {
+                "opts": {"limiter": {"max": 10, "duration": 1000}, "drainDelay": 1},
+                "until_finished": 1,
+                "timeout_ms": 10000,
+            },
+        )
         report = await theirs.aresult(15)
     finally:
         worker.close()
@@ -128,8 +147,9 @@ async def test_our_manual_rate_limit_holds_the_node_worker(queue: Queue, node: N
     assert done is not None and (done.attempts_made, done.attempts_started) == (1, 2)
 
 
-async def test_pypi_global_rate_limit_and_ours_are_one_setting(queue: Queue,
-                                                                redis_url: str) -> None:
+async def test_pypi_global_rate_limit_and_ours_are_one_setting(
+    queue: Queue, redis_url: str
+) -> None:
     pypi = bullmq.Queue(queue.name, {"connection": redis_url})
     try:
         await pypi.setGlobalRateLimit(2, WINDOW_MS)
@@ -137,8 +157,9 @@ async def test_pypi_global_rate_limit_and_ours_are_one_setting(queue: Queue,
         for i in range(4):
             await pypi.add("l", {"i": i})
         calls: list[Call] = []
-        await run_our_worker_until(queue, calls, 4, timeout=10,
-                                   options=WorkerOptions(concurrency=4, drain_delay=1.0))
+        await run_our_worker_until(
+            queue, calls, 4, timeout=10, options=WorkerOptions(concurrency=4, drain_delay=1.0)
+        )
         _no_three_starts_in_one_window([c.t for c in calls])
         await queue.aset_global_rate_limit(5, 3000)
         assert await pypi.getGlobalRateLimit() == {"max": 5, "duration": 3000}
@@ -151,8 +172,11 @@ async def test_pypi_global_rate_limit_and_ours_are_one_setting(queue: Queue,
 async def test_our_global_concurrency_caps_the_node_worker(queue: Queue, node: Node) -> None:
     await queue.aset_global_concurrency(1)
     await queue.aadd_bulk([("c", {"i": i, "sleep_ms": 150}) for i in range(4)])
-    report = await node.arun("worker", {"opts": {"concurrency": 4, "drainDelay": 1},
-                                        "until_finished": 4, "timeout_ms": 10000}, timeout=15)
+    report = await node.arun(
+        "worker",
+        {"opts": {"concurrency": 4, "drainDelay": 1}, "until_finished": 4, "timeout_ms": 10000},
+        timeout=15,
+    )
     assert not report["timedOut"]
     jobs = sorted(await queue.aget_jobs("completed"), key=lambda j: j.processed_on or 0)
     assert len(jobs) == 4

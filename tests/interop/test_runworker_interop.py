@@ -14,11 +14,15 @@ from tests.interop.helpers import Node
 pytestmark = pytest.mark.interop
 
 
-def test_runworker_runs_jobs_that_node_and_pypi_added(node: Node, redis_url: str,
-                                                      queue_name: str) -> None:
-    node_ids = node.add([{"name": "email", "data": {"to": "a@example.org"}, "opts": {}},
-                         {"name": "email", "data": {"to": "b@example.org"},
-                          "opts": {"priority": 2}}])
+def test_runworker_runs_jobs_that_node_and_pypi_added(
+    node: Node, redis_url: str, queue_name: str
+) -> None:
+    node_ids = node.add(
+        [
+            {"name": "email", "data": {"to": "a@example.org"}, "opts": {}},
+            {"name": "email", "data": {"to": "b@example.org"}, "opts": {"priority": 2}},
+        ]
+    )
 
     async def pypi_add() -> str:
         producer = bullmq.Queue(queue_name, {"connection": redis_url})
@@ -38,5 +42,7 @@ def test_runworker_runs_jobs_that_node_and_pypi_added(node: Node, redis_url: str
         {"to": "b@example.org", "job_id": node_ids[1]},
         {"to": "c@example.org", "job_id": pypi_id},
     ]
-    assert all(jobs[i]["state"] == "completed" and jobs[i]["attemptsMade"] == 1
-               for i in [*node_ids, pypi_id])
+    assert all(
+        jobs[i]["state"] == "completed" and jobs[i]["attemptsMade"] == 1
+        for i in [*node_ids, pypi_id]
+    )

@@ -20,19 +20,23 @@ pytestmark = pytest.mark.interop
 def stamps(ids: list[str], scheduler_id: str) -> list[int]:
     prefix = f"repeat:{scheduler_id}:"
     assert all(i.startswith(prefix) for i in ids), ids
-    return [int(i[len(prefix):]) for i in ids]
+    return [int(i[len(prefix) :]) for i in ids]
 
 
 def regular(ms: list[int], every: int) -> bool:
     """Slots aligned on ``every``; consecutive after the first run (the first one may have
     been picked up late, and then the missed slots are skipped, as BullMQ does)."""
-    return all((b - a) % every == 0 for a, b in zip(ms, ms[1:], strict=False)) and \
-        all(b - a == every for a, b in zip(ms[1:], ms[2:], strict=False))
+    return all((b - a) % every == 0 for a, b in zip(ms, ms[1:], strict=False)) and all(
+        b - a == every for a, b in zip(ms[1:], ms[2:], strict=False)
+    )
 
 
 def pending(queue: Queue, scheduler_id: str) -> list[str]:
-    return [i for i in queue.get_job_ids("waiting", "delayed", "prioritized")
-            if i.startswith(f"repeat:{scheduler_id}:")]
+    return [
+        i
+        for i in queue.get_job_ids("waiting", "delayed", "prioritized")
+        if i.startswith(f"repeat:{scheduler_id}:")
+    ]
 
 
 async def run_ours(queue: Queue, seconds: float) -> list[Call]:
@@ -46,11 +50,23 @@ async def run_ours(queue: Queue, seconds: float) -> list[Call]:
 
 
 async def test_node_scheduler_runs_on_our_worker(queue: Queue, node: Node) -> None:
-    report = await node.arun("schedulers", {"upsert": [
-        {"id": "node-every", "repeat": {"every": 300},
-         "template": {"name": "tick", "data": {"result": 1}, "opts": {"attempts": 2}}},
-        {"id": "node-cron", "repeat": {"pattern": "* * * * * *", "tz": "Europe/Paris"},
-         "template": {"name": "cron", "data": {"result": 2}}}]})
+    report = await node.arun(
+        "schedulers",
+        {
+            "upsert": [
+                {
+                    "id": "node-every",
+                    "repeat": {"every": 300},
+                    "template": {"name": "tick", "data": {"result": 1}, "opts": {"attempts": 2}},
+                },
+                {
+                    "id": "node-cron",
+                    "repeat": {"pattern": "* * * * * *", "tz": "Europe/Paris"},
+                    "template": {"name": "cron", "data": {"result": 2}},
+                },
+            ]
+        },
+    )
     assert report["count"] == 2
     mine = queue.get_job_scheduler("node-every")
     assert mine is not None and mine.every == 300 and mine.name == "tick"
@@ -73,11 +89,17 @@ async def test_node_scheduler_runs_on_our_worker(queue: Queue, node: Node) -> No
 
 
 async def test_our_scheduler_is_read_and_run_by_node(queue: Queue, node: Node) -> None:
-    queue.upsert_job_scheduler("ours-every", {"every": 300},
-                               {"name": "tick", "data": {"result": "n"},
-                                "opts": {"attempts": 3}})
-    queue.upsert_job_scheduler("ours-cron", {"pattern": "0 0 9 * * 1", "tz": "America/New_York"},
-                               {"name": "weekly", "data": {"x": 1}}, limit=10)
+    queue.upsert_job_scheduler(
+        "ours-every",
+        {"every": 300},
+        {"name": "tick", "data": {"result": "n"}, "opts": {"attempts": 3}},
+    )
+    queue.upsert_job_scheduler(
+        "ours-cron",
+        {"pattern": "0 0 9 * * 1", "tz": "America/New_York"},
+        {"name": "weekly", "data": {"x": 1}},
+        limit=10,
+    )
     listed = {s["key"]: s for s in (await node.arun("schedulers", {}))["list"]}
     assert set(listed) == {"ours-every", "ours-cron"}
     assert listed["ours-every"]["every"] == 300 and listed["ours-every"]["name"] == "tick"
@@ -113,16 +135,18 @@ async def test_node_and_our_worker_share_one_schedule(queue: Queue, node: Node) 
 async def test_node_removes_our_scheduler_and_we_remove_theirs(queue: Queue, node: Node) -> None:
     start = int(time.time() * 1000) + 60_000
     queue.upsert_job_scheduler("ours", {"every": 1000}, start_date=start)
-    await node.arun("schedulers", {"upsert": [
-        {"id": "theirs", "repeat": {"every": 1000, "startDate": start}}]})
+    await node.arun(
+        "schedulers", {"upsert": [{"id": "theirs", "repeat": {"every": 1000, "startDate": start}}]}
+    )
     report = await node.arun("schedulers", {"remove": ["ours"]})
     assert report["count"] == 1 and pending(queue, "ours") == []
     assert queue.remove_job_scheduler("theirs") is True
     assert queue.get_job_schedulers_count() == 0 and queue.count() == 0
 
 
-async def test_pypi_scheduler_runs_on_our_worker_and_reads_ours(queue: Queue,
-                                                                redis_url: str) -> None:
+async def test_pypi_scheduler_runs_on_our_worker_and_reads_ours(
+    queue: Queue, redis_url: str
+) -> None:
     producer = bullmq.Queue(queue.name, {"connection": redis_url})
     try:
         await producer.upsertJobScheduler("py-every", {"every": 300}, "tick", {"result": 1})
@@ -135,5 +159,3 @@ async def test_pypi_scheduler_runs_on_our_worker_and_reads_ours(queue: Queue,
         assert len(ran) >= 3 and regular(ran, 300), ran
     finally:
         await producer.close()
-
-

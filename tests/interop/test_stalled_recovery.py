@@ -32,21 +32,34 @@ def stalled_events(r: redis.Redis, queue: Queue) -> list[dict[str, str]]:
 
 
 @pytest.mark.parametrize("max_stalled", [1, 0])
-async def test_node_recovers_the_job_of_our_dead_worker(queue: Queue, node: Node, r: redis.Redis,
-                                                        redis_url: str, max_stalled: int) -> None:
+async def test_node_recovers_the_job_of_our_dead_worker(
+    queue: Queue, node: Node, r: redis.Redis, redis_url: str, max_stalled: int
+) -> None:
     job = await queue.aadd("orphan", {"i": 1}, job_id="orphan-1")
-    ours = NodeProcess([sys.executable, "-m", "tests.interop.our_worker_proc", redis_url,
-                        queue.name, "1000"], "our_worker_proc", cwd=REPO_ROOT)
+    ours = NodeProcess(
+        [sys.executable, "-m", "tests.interop.our_worker_proc", redis_url, queue.name, "1000"],
+        "our_worker_proc",
+        cwd=REPO_ROOT,
+    )
     try:
         ours.wait_ready(15)
     finally:
         ours.kill()
     assert await queue.aget_job_state(job.id) == "active"
 
-    report = await node.arun("worker", {
-        "opts": {"lockDuration": 1000, "stalledInterval": 500, "maxStalledCount": max_stalled,
-                 "drainDelay": 1},
-        "until_finished": 1, "timeout_ms": 12000})
+    report = await node.arun(
+        "worker",
+        {
+            "opts": {
+                "lockDuration": 1000,
+                "stalledInterval": 500,
+                "maxStalledCount": max_stalled,
+                "drainDelay": 1,
+            },
+            "until_finished": 1,
+            "timeout_ms": 12000,
+        },
+    )
     assert not report["timedOut"] and report["stalled"] == ["orphan-1"]
     got = await queue.aget_job(job.id, required=True)
     assert got is not None and got.stalled_counter == 1
@@ -64,11 +77,17 @@ async def test_node_recovers_the_job_of_our_dead_worker(queue: Queue, node: Node
 
 
 @pytest.mark.parametrize("max_stalled", [1, 0])
-async def test_we_recover_the_job_of_a_dead_node_worker(queue: Queue, node: Node, r: redis.Redis,
-                                                        max_stalled: int) -> None:
-    theirs = node.start("worker", {"opts": {"lockDuration": 1000, "stalledInterval": 1000,
-                                            "drainDelay": 1},
-                                   "hang": True, "timeout_ms": 15000})
+async def test_we_recover_the_job_of_a_dead_node_worker(
+    queue: Queue, node: Node, r: redis.Redis, max_stalled: int
+) -> None:
+    theirs = node.start(
+        "worker",
+        {
+            "opts": {"lockDuration": 1000, "stalledInterval": 1000, "drainDelay": 1},
+            "hang": True,
+            "timeout_ms": 15000,
+        },
+    )
     try:
         theirs.wait_ready()
         job = await queue.aadd("orphan", {"i": 1}, job_id="orphan-1")
@@ -77,9 +96,14 @@ async def test_we_recover_the_job_of_a_dead_node_worker(queue: Queue, node: Node
         theirs.kill()
 
     calls: list[Call] = []
-    await run_our_worker_until(queue, calls, 1, options=WorkerOptions(
-        lock_duration=1000, stalled_interval=500, max_stalled_count=max_stalled,
-        drain_delay=1.0))
+    await run_our_worker_until(
+        queue,
+        calls,
+        1,
+        options=WorkerOptions(
+            lock_duration=1000, stalled_interval=500, max_stalled_count=max_stalled, drain_delay=1.0
+        ),
+    )
     got = await queue.aget_job(job.id, required=True)
     assert got is not None and got.stalled_counter == 1
     events = stalled_events(r, queue)
@@ -98,10 +122,14 @@ async def test_we_recover_the_job_of_a_dead_node_worker(queue: Queue, node: Node
         assert got.deferred_failure is None
         failed = [e for e in stream_events(r, queue.name) if e["event"] == "failed"]
         assert [(e["jobId"], e["prev"], e["failedReason"]) for e in failed] == [
-            ("orphan-1", "active", STALL_REASON)]
+            ("orphan-1", "active", STALL_REASON)
+        ]
 
 
 async def _is_active(queue: Queue, job_id: str) -> bool:
     job = await queue.aget_job(job_id)
-    return (await queue.aget_job_state(job_id)) == "active" and job is not None and \
-        job.processed_on is not None
+    return (
+        (await queue.aget_job_state(job_id)) == "active"
+        and job is not None
+        and job.processed_on is not None
+    )

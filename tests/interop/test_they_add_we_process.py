@@ -17,8 +17,9 @@ def _attempts(calls: list[Call]) -> list[Attempt]:
 
 
 async def test_our_worker_processes_node_jobs(queue: Queue, node: Node) -> None:
-    added = await node.arun("add", {"jobs": [{"name": n, "data": d, "opts": o}
-                                             for _, n, d, o in JOBS]})
+    added = await node.arun(
+        "add", {"jobs": [{"name": n, "data": d, "opts": o} for _, n, d, o in JOBS]}
+    )
     ids = {key: str(i) for (key, *_), i in zip(JOBS, added["ids"], strict=True)}
     calls: list[Call] = []
     await run_our_worker_until(queue, calls, len(JOBS))
@@ -59,6 +60,7 @@ async def test_our_worker_processes_pypi_jobs(queue: Queue, redis_url: str) -> N
             assert theirs.attemptsMade == ours.attempts_made, key
             assert (theirs.failedReason or None) == ours.failed_reason, key
             assert await reader.getJobState(job_id) == (
-                "failed" if key == "doomed" else "completed")
+                "failed" if key == "doomed" else "completed"
+            )
     finally:
         await reader.close()

@@ -21,8 +21,14 @@ def add_mix(q: Queue) -> dict[str, str]:
 
 def test_node_worker_processes_our_jobs(queue: Queue, node: Node) -> None:
     ids = add_mix(queue)
-    report = node.run("worker", {"opts": {"concurrency": 1, "drainDelay": 1},
-                                 "until_finished": len(JOBS), "timeout_ms": 12000})
+    report = node.run(
+        "worker",
+        {
+            "opts": {"concurrency": 1, "drainDelay": 1},
+            "until_finished": len(JOBS),
+            "timeout_ms": 12000,
+        },
+    )
     assert not report["timedOut"], report
     assert report["errors"] == [] and report["stalled"] == []
     calls = [Attempt(str(c["id"]), c["attemptsMade"], c["t"]) for c in report["calls"]]
@@ -37,8 +43,9 @@ async def test_pypi_worker_processes_our_jobs(queue: Queue, redis_url: str) -> N
         calls.append(Attempt(str(job.id), job.attemptsMade, int(time.time() * 1000)))
         return behave(job.data, job.attemptsMade, "pypi")
 
-    worker = bullmq.Worker(queue.name, process,
-                           {"connection": redis_url, "concurrency": 1, "drainDelay": 1})
+    worker = bullmq.Worker(
+        queue.name, process, {"connection": redis_url, "concurrency": 1, "drainDelay": 1}
+    )
     try:
         await wait_for(lambda: _done(queue), 12, f"{len(JOBS)} finished jobs")
     finally:

@@ -30,9 +30,16 @@ class NewJob:
 
     def add_to(self, lq: LuaQueue) -> Any:
         """Run addJob; returns the raw answer (the job id or a negative code)."""
-        return lq.add(job_id=self.job_id, name=self.name, data=self.data, opts=self.opts,
-                      timestamp=self.timestamp, delay=self.delay, priority=self.priority,
-                      lifo=self.lifo)
+        return lq.add(
+            job_id=self.job_id,
+            name=self.name,
+            data=self.data,
+            opts=self.opts,
+            timestamp=self.timestamp,
+            delay=self.delay,
+            priority=self.priority,
+            lifo=self.lifo,
+        )
 
 
 class NewJobFactory(factory.Factory[NewJob]):
@@ -48,8 +55,11 @@ class NewJobFactory(factory.Factory[NewJob]):
     delay = 0
     priority = 0
     lifo = False
-    opts = factory.LazyAttribute(lambda o: dumps(JobOptions(
-        job_id=o.job_id or None, priority=o.priority, lifo=o.lifo).to_stored(o.delay)))
+    opts = factory.LazyAttribute(
+        lambda o: dumps(
+            JobOptions(job_id=o.job_id or None, priority=o.priority, lifo=o.lifo).to_stored(o.delay)
+        )
+    )
 
 
 class JobHashFactory(factory.DictFactory):
@@ -63,8 +73,9 @@ class JobHashFactory(factory.DictFactory):
     priority = "0"
 
 
-def seed_finished(lq: LuaQueue, target: str, finished_on: list[int],
-                  opts: list[str] | None = None) -> list[str]:
+def seed_finished(
+    lq: LuaQueue, target: str, finished_on: list[int], opts: list[str] | None = None
+) -> list[str]:
     """Write finished jobs straight into ``target`` (completed/failed) with the given scores.
 
     Returns the ids, ``f0``, ``f1``, ... in the order given.

@@ -66,28 +66,72 @@ class LuaQueue:
         return [*self.fetch_keys(), self.keys[target], self.keys.job(job_id)]
 
     def stalled_keys(self) -> list[str]:
-        return [self.keys[s] for s in ("stalled", "wait", "active", "stalled-check", "meta",
-                                       "paused", "marker", "events")]
+        return [
+            self.keys[s]
+            for s in (
+                "stalled",
+                "wait",
+                "active",
+                "stalled-check",
+                "meta",
+                "paused",
+                "marker",
+                "events",
+            )
+        ]
 
     # --- scripts ---------------------------------------------------------------------------
 
     def run(self, name: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
         return self.scripts.run(name, keys, args, raise_codes=False)
 
-    def add(self, *, job_id: str = "", name: str = "job", data: str = "{}",
-            opts: str = '{"attempts":0}', timestamp: int = NOW, delay: int = 0,
-            priority: int = 0, lifo: bool = False, parent_key: str = "",
-            parent: str = "") -> Any:
-        return self.run("addJob", self.add_keys(),
-                        [self.prefix, job_id, name, data, opts, timestamp, delay, priority,
-                         "1" if lifo else "0", parent_key, parent])
+    def add(
+        self,
+        *,
+        job_id: str = "",
+        name: str = "job",
+        data: str = "{}",
+        opts: str = '{"attempts":0}',
+        timestamp: int = NOW,
+        delay: int = 0,
+        priority: int = 0,
+        lifo: bool = False,
+        parent_key: str = "",
+        parent: str = "",
+    ) -> Any:
+        return self.run(
+            "addJob",
+            self.add_keys(),
+            [
+                self.prefix,
+                job_id,
+                name,
+                data,
+                opts,
+                timestamp,
+                delay,
+                priority,
+                "1" if lifo else "0",
+                parent_key,
+                parent,
+            ],
+        )
 
-    def activate(self, *, token: str = TOKEN, now: int = NOW, lock_ms: int = LOCK_MS,
-                 limiter_max: int = 0, limiter_duration: int = 0,
-                 worker_name: str = "") -> Any:
-        return self.run("moveToActive", self.fetch_keys(),
-                        [self.prefix, token, lock_ms, now, limiter_max, limiter_duration,
-                         worker_name])
+    def activate(
+        self,
+        *,
+        token: str = TOKEN,
+        now: int = NOW,
+        lock_ms: int = LOCK_MS,
+        limiter_max: int = 0,
+        limiter_duration: int = 0,
+        worker_name: str = "",
+    ) -> Any:
+        return self.run(
+            "moveToActive",
+            self.fetch_keys(),
+            [self.prefix, token, lock_ms, now, limiter_max, limiter_duration, worker_name],
+        )
 
     def add_active(self, job_id: str = "", *, token: str = TOKEN, **add: Any) -> str:
         """Add a job and activate it (it must be the next job) with ``token``; returns its id."""
@@ -96,15 +140,47 @@ class LuaQueue:
         assert fetched[1] == new_id, fetched
         return str(new_id)
 
-    def finish(self, job_id: str, *, target: str = "completed", value: str = '"ok"',
-               token: str = TOKEN, now: int = NOW + 1000, keep_count: int = -1,
-               keep_age: int = 0, keep_limit: int = 1000, fetch_next: bool = False,
-               lock_ms: int = LOCK_MS, limiter_max: int = 0, limiter_duration: int = 0,
-               worker_name: str = "", attempts: int = 0, stacktrace: str = "") -> Any:
-        return self.run("moveToFinished", self.finish_keys(job_id, target),
-                        [self.prefix, job_id, now, target, value, token, keep_count, keep_age,
-                         keep_limit, "1" if fetch_next else "0", lock_ms, limiter_max,
-                         limiter_duration, worker_name, attempts, stacktrace])
+    def finish(
+        self,
+        job_id: str,
+        *,
+        target: str = "completed",
+        value: str = '"ok"',
+        token: str = TOKEN,
+        now: int = NOW + 1000,
+        keep_count: int = -1,
+        keep_age: int = 0,
+        keep_limit: int = 1000,
+        fetch_next: bool = False,
+        lock_ms: int = LOCK_MS,
+        limiter_max: int = 0,
+        limiter_duration: int = 0,
+        worker_name: str = "",
+        attempts: int = 0,
+        stacktrace: str = "",
+    ) -> Any:
+        return self.run(
+            "moveToFinished",
+            self.finish_keys(job_id, target),
+            [
+                self.prefix,
+                job_id,
+                now,
+                target,
+                value,
+                token,
+                keep_count,
+                keep_age,
+                keep_limit,
+                "1" if fetch_next else "0",
+                lock_ms,
+                limiter_max,
+                limiter_duration,
+                worker_name,
+                attempts,
+                stacktrace,
+            ],
+        )
 
     # --- state readers ---------------------------------------------------------------------
 
@@ -147,8 +223,17 @@ class LuaQueue:
 
     def job_keys_exist(self, job_id: str) -> int:
         k = self.keys.job(job_id)
-        return int(self.r.exists(k, f"{k}:logs", f"{k}:dependencies", f"{k}:processed",
-                                 f"{k}:failed", f"{k}:unsuccessful", f"{k}:lock"))
+        return int(
+            self.r.exists(
+                k,
+                f"{k}:logs",
+                f"{k}:dependencies",
+                f"{k}:processed",
+                f"{k}:failed",
+                f"{k}:unsuccessful",
+                f"{k}:lock",
+            )
+        )
 
 
 def fields_of(flat: Sequence[Any]) -> dict[str, str]:

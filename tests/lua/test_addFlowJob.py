@@ -14,19 +14,43 @@ from django_bullq.core.queue import ADD_KEYS
 from tests.lua.helpers import NOW, LuaQueue, opts_json
 
 
-def add_node(lq: LuaQueue, job_id: str, *, parent_key: str = "", parent: str = "",
-             parent_later: bool = False, has_children: bool = False, delay: int = 0,
-             priority: int = 0) -> Any:
+def add_node(
+    lq: LuaQueue,
+    job_id: str,
+    *,
+    parent_key: str = "",
+    parent: str = "",
+    parent_later: bool = False,
+    has_children: bool = False,
+    delay: int = 0,
+    priority: int = 0,
+) -> Any:
     keys = [*(lq.keys[s] for s in ADD_KEYS), lq.keys["waiting-children"]]
-    return lq.run("addFlowJob", keys,
-                  [lq.prefix, job_id, "node", "{}", opts_json(), NOW, delay, priority, "0",
-                   parent_key, parent, "1" if parent_later else "0",
-                   "1" if has_children else "0"])
+    return lq.run(
+        "addFlowJob",
+        keys,
+        [
+            lq.prefix,
+            job_id,
+            "node",
+            "{}",
+            opts_json(),
+            NOW,
+            delay,
+            priority,
+            "0",
+            parent_key,
+            parent,
+            "1" if parent_later else "0",
+            "1" if has_children else "0",
+        ],
+    )
 
 
 def link(lq: LuaQueue, parent_id: str, **flags: bool) -> tuple[str, str]:
-    return lq.keys.job(parent_id), json.dumps({"id": parent_id, "queueKey": lq.keys.queue_key,
-                                               **flags})
+    return lq.keys.job(parent_id), json.dumps(
+        {"id": parent_id, "queueKey": lq.keys.queue_key, **flags}
+    )
 
 
 def test_children_then_parent_parent_waits_for_children(lq: LuaQueue) -> None:
@@ -55,8 +79,9 @@ def test_missing_parent_is_minus_5(lq: LuaQueue) -> None:
 
 
 def test_duplicate_completed_child_counts_as_processed(lq: LuaQueue) -> None:
-    lq.r.hset(lq.keys.job("c"), mapping={"name": "c", "data": "{}", "opts": "{}",
-                                          "returnvalue": "42"})
+    lq.r.hset(
+        lq.keys.job("c"), mapping={"name": "c", "data": "{}", "opts": "{}", "returnvalue": "42"}
+    )
     lq.r.zadd(lq.keys["completed"], {"c": NOW})
     pkey, pjson = link(lq, "p")
     assert add_node(lq, "c", parent_key=pkey, parent=pjson, parent_later=True) == "c"

@@ -15,12 +15,20 @@ def test_standard_add_returns_counter_id_and_writes_exact_hash(lq: LuaQueue) -> 
 
     assert job_id == "1"
     assert lq.r.get(lq.keys["id"]) == "1"
-    assert lq.job("1") == {"name": "app.tasks.ping", "data": '{"a":1}', "opts": '{"attempts":0}',
-                           "timestamp": str(NOW), "delay": "0", "priority": "0"}
+    assert lq.job("1") == {
+        "name": "app.tasks.ping",
+        "data": '{"a":1}',
+        "opts": '{"attempts":0}',
+        "timestamp": str(NOW),
+        "delay": "0",
+        "priority": "0",
+    }
     assert lq.lst("wait") == ["1"]
     assert lq.zset("marker") == [("0", 0)]
-    assert lq.events() == [("event", "added", "jobId", "1", "name", "app.tasks.ping"),
-                           ("event", "waiting", "jobId", "1")]
+    assert lq.events() == [
+        ("event", "added", "jobId", "1", "name", "app.tasks.ping"),
+        ("event", "waiting", "jobId", "1"),
+    ]
     assert lq.r.hgetall(lq.keys["meta"]) == {"opts.maxLenEvents": "10000"}
 
 
@@ -66,12 +74,17 @@ def test_delayed_score_sequence_event_and_marker(lq: LuaQueue) -> None:
     assert lq.add(delay=5000) == "2"  # same due ms: sequence + 1
     assert lq.add(delay=1000) == "3"
 
-    assert lq.zset("delayed") == [("3", delayed_score(NOW + 1000)),
-                                  ("1", delayed_score(due)), ("2", delayed_score(due, 1))]
+    assert lq.zset("delayed") == [
+        ("3", delayed_score(NOW + 1000)),
+        ("1", delayed_score(due)),
+        ("2", delayed_score(due, 1)),
+    ]
     assert lq.job("1")["delay"] == "5000"
     assert lq.zset("marker") == [("1", NOW + 1000)]  # due ms of the earliest, not × 4096
-    assert lq.events()[:2] == [("event", "added", "jobId", "1", "name", "job"),
-                               ("event", "delayed", "jobId", "1", "delay", str(due))]
+    assert lq.events()[:2] == [
+        ("event", "added", "jobId", "1", "name", "job"),
+        ("event", "delayed", "jobId", "1", "delay", str(due)),
+    ]
     assert lq.lst("wait") == []
 
 
@@ -146,6 +159,6 @@ def test_existing_parent_links_child(lq: LuaQueue) -> None:
 def test_priority_counter_wraps_mod_2_32_and_max_score_is_2_53_minus_1(lq: LuaQueue) -> None:
     lq.r.set(lq.keys["pc"], 2**32 - 2)
     lq.add(priority=2**21 - 1)  # counter 2^32 - 1
-    lq.add(priority=1)          # counter 2^32 -> 0
+    lq.add(priority=1)  # counter 2^32 -> 0
     assert lq.zset("prioritized") == [("2", 1 * 2**32), ("1", 2**53 - 1)]
     assert lq.r.zscore(lq.keys["prioritized"], "1") == prioritized_score(2**21 - 1, 2**32 - 1)

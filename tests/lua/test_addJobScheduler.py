@@ -12,11 +12,15 @@ from tests.lua.schedulers import upsert
 
 
 def test_every_first_run_now_offset_is_now_mod_every(lq: LuaQueue) -> None:
-    assert upsert(lq, every=1000, data='{"t":1}', opts='{"attempts":2}') == \
-        [f"repeat:s:{NOW}", 0]
+    assert upsert(lq, every=1000, data='{"t":1}', opts='{"attempts":2}') == [f"repeat:s:{NOW}", 0]
     assert lq.r.hgetall(lq.keys["repeat:s"]) == {
-        "name": "tick", "ic": "1", "data": '{"t":1}', "opts": '{"attempts":2}',
-        "every": "1000", "offset": str(NOW % 1000)}
+        "name": "tick",
+        "ic": "1",
+        "data": '{"t":1}',
+        "opts": '{"attempts":2}',
+        "every": "1000",
+        "offset": str(NOW % 1000),
+    }
     assert lq.zset("repeat") == [("s", float(NOW))]
     job = lq.job(f"repeat:s:{NOW}")
     assert job["rjk"] == "s" and job["delay"] == "0" and job["timestamp"] == str(NOW)
@@ -67,8 +71,10 @@ def test_every_collision_takes_next_slot_then_minus_11(lq: LuaQueue) -> None:
 
 
 def test_pattern_uses_client_millis_and_collision_is_minus_10(lq: LuaQueue) -> None:
-    assert upsert(lq, pattern="0 * * * *", tz="Europe/Paris", next_millis=NOW + 60_000) == \
-        [f"repeat:s:{NOW + 60_000}", 60_000]
+    assert upsert(lq, pattern="0 * * * *", tz="Europe/Paris", next_millis=NOW + 60_000) == [
+        f"repeat:s:{NOW + 60_000}",
+        60_000,
+    ]
     assert lq.r.hget(lq.keys["repeat:s"], "tz") == "Europe/Paris"
     lq.r.hset(lq.keys.job(f"repeat:c:{NOW + 1}"), "name", "started")
     assert upsert(lq, "c", pattern="* * * * * *", next_millis=NOW + 1) == -10

@@ -6,8 +6,13 @@ from tests.lua.helpers import NOW, LuaQueue, delayed_score
 
 
 def change_delay(lq: LuaQueue, job_id: str, delay: int, now: int = NOW) -> int:
-    keys = [lq.keys.job(job_id), lq.keys["delayed"], lq.keys["events"], lq.keys["marker"],
-            lq.keys["meta"]]
+    keys = [
+        lq.keys.job(job_id),
+        lq.keys["delayed"],
+        lq.keys["events"],
+        lq.keys["marker"],
+        lq.keys["meta"],
+    ]
     return int(lq.run("changeDelay", keys, [job_id, now, delay]))
 
 

@@ -6,8 +6,9 @@ from tests.lua.helpers import TWO_32, LuaQueue, prioritized_score
 
 
 def change_priority(lq: LuaQueue, job_id: str, priority: int, lifo: bool = False) -> int:
-    keys = [lq.keys.job(job_id)] + [lq.keys[s] for s in ("wait", "prioritized", "pc", "meta",
-                                                          "active", "marker")]
+    keys = [lq.keys.job(job_id)] + [
+        lq.keys[s] for s in ("wait", "prioritized", "pc", "meta", "active", "marker")
+    ]
     return int(lq.run("changePriority", keys, [job_id, priority, "1" if lifo else "0"]))
 
 

@@ -9,11 +9,17 @@ from tests.lua.factories import seed_finished
 from tests.lua.helpers import NOW, LuaQueue, opts_json
 
 
-def clean(lq: LuaQueue, target: str, *, count: int = -1, age: int = 0, limit: int = 1000,
-          now: int = NOW) -> int:
+def clean(
+    lq: LuaQueue, target: str, *, count: int = -1, age: int = 0, limit: int = 1000, now: int = NOW
+) -> int:
     field = "removeOnComplete" if target == "completed" else "removeOnFail"
-    return int(lq.run("cleanFinished", [lq.keys[target], lq.keys["events"]],
-                      [lq.prefix, now, count, age, limit, field]))
+    return int(
+        lq.run(
+            "cleanFinished",
+            [lq.keys[target], lq.keys["events"]],
+            [lq.prefix, now, count, age, limit, field],
+        )
+    )
 
 
 def remaining(lq: LuaQueue, target: str) -> list[str]:
@@ -44,19 +50,29 @@ def test_default_age_rule(lq: LuaQueue) -> None:
 
 def test_each_jobs_own_retention_wins_over_the_default(lq: LuaQueue) -> None:
     ids = seed_finished(
-        lq, "completed", [NOW - 7_200_000] * 4 + [NOW - 10],
-        opts=[opts_json(), opts_json(removeOnComplete={"age": 3600}),
-              opts_json(removeOnComplete={"age": 86400}), opts_json(removeOnComplete=False),
-              opts_json(removeOnComplete=True)])
+        lq,
+        "completed",
+        [NOW - 7_200_000] * 4 + [NOW - 10],
+        opts=[
+            opts_json(),
+            opts_json(removeOnComplete={"age": 3600}),
+            opts_json(removeOnComplete={"age": 86400}),
+            opts_json(removeOnComplete=False),
+            opts_json(removeOnComplete=True),
+        ],
+    )
     # default: keep all (-1, no age); f1 is past its own hour, f4 is `true`
     assert clean(lq, "completed") == 2
     assert remaining(lq, "completed") == [ids[0], ids[2], ids[3]]
 
 
 def test_failed_set_reads_remove_on_fail(lq: LuaQueue) -> None:
-    ids = seed_finished(lq, "failed", [NOW - 7_200_000] * 2,
-                        opts=[opts_json(removeOnFail={"age": 60}),
-                              opts_json(removeOnComplete={"age": 60})])
+    ids = seed_finished(
+        lq,
+        "failed",
+        [NOW - 7_200_000] * 2,
+        opts=[opts_json(removeOnFail={"age": 60}), opts_json(removeOnComplete={"age": 60})],
+    )
     assert clean(lq, "failed") == 1
     assert remaining(lq, "failed") == [ids[1]]
 

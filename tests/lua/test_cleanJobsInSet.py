@@ -8,8 +8,14 @@ from tests.lua.helpers import NOW, LuaQueue
 
 def clean(lq: LuaQueue, state: str, cutoff: int, limit: int) -> list[str]:
     key = lq.keys[state]
-    return [str(x) for x in lq.run("cleanJobsInSet", [key, lq.keys["events"], lq.keys["meta"]],
-                                   [lq.prefix, cutoff, limit, state])]
+    return [
+        str(x)
+        for x in lq.run(
+            "cleanJobsInSet",
+            [key, lq.keys["events"], lq.keys["meta"]],
+            [lq.prefix, cutoff, limit, state],
+        )
+    ]
 
 
 def test_finished_by_score_with_limit(lq: LuaQueue) -> None:
@@ -19,8 +25,11 @@ def test_finished_by_score_with_limit(lq: LuaQueue) -> None:
     assert clean(lq, "completed", NOW, 0) == []
     assert [m for m, _ in lq.zset("completed")] == [ids[3]]
     assert lq.job_keys_exist(ids[0]) == 0
-    assert [e[1:] for e in lq.events()] == [("cleaned", "count", "2"), ("cleaned", "count", "1"),
-                                            ("cleaned", "count", "0")]
+    assert [e[1:] for e in lq.events()] == [
+        ("cleaned", "count", "2"),
+        ("cleaned", "count", "1"),
+        ("cleaned", "count", "0"),
+    ]
 
 
 def test_wait_uses_timestamp_oldest_first(lq: LuaQueue) -> None:
@@ -51,8 +60,9 @@ def test_delayed_and_prioritized(lq: LuaQueue) -> None:
 def test_skips_current_scheduler_iteration(lq: LuaQueue) -> None:
     it = "repeat:s1:1000"
     lq.r.zadd(lq.keys["repeat"], {"s1": 1000})
-    lq.r.hset(lq.keys.job(it), mapping={"name": "t", "data": "{}", "rjk": "s1",
-                                        "timestamp": NOW - 10})
+    lq.r.hset(
+        lq.keys.job(it), mapping={"name": "t", "data": "{}", "rjk": "s1", "timestamp": NOW - 10}
+    )
     lq.r.lpush(lq.keys["wait"], it)
     assert clean(lq, "wait", NOW, 10) == []
     assert lq.lst("wait") == [it]

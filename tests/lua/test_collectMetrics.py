@@ -17,8 +17,24 @@ T0 = NOW - NOW % MINUTE + 1000  # 1 s into a minute
 
 def finish(lq: LuaQueue, now: int, max_points: Any, target: str = "completed") -> None:
     job_id = lq.add_active()
-    args = [lq.prefix, job_id, now, target, '"ok"', "worker-a:1", -1, 0, 1000, "0", 30_000, 0,
-            0, "", 0, ""]
+    args = [
+        lq.prefix,
+        job_id,
+        now,
+        target,
+        '"ok"',
+        "worker-a:1",
+        -1,
+        0,
+        1000,
+        "0",
+        30_000,
+        0,
+        0,
+        "",
+        0,
+        "",
+    ]
     if max_points is not None:
         args.append(max_points)
     assert lq.run("moveToFinished", lq.finish_keys(job_id, target), args) == 0
@@ -38,8 +54,10 @@ def test_per_minute_points(lq: LuaQueue) -> None:
     t2 = T0 + MINUTE
     assert metrics(lq) == ({"count": "3", "prevTS": str(t2), "prevCount": "2"}, ["2"])
     finish(lq, t2 + 3 * MINUTE, 3)  # 1 job, then 2 empty minutes; capped at 3 points
-    assert metrics(lq) == ({"count": "4", "prevTS": str(t2 + 3 * MINUTE), "prevCount": "3"},
-                           ["0", "0", "1"])
+    assert metrics(lq) == (
+        {"count": "4", "prevTS": str(t2 + 3 * MINUTE), "prevCount": "3"},
+        ["0", "0", "1"],
+    )
 
 
 def test_boundary_not_elapsed_time(lq: LuaQueue) -> None:

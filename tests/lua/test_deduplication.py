@@ -31,8 +31,9 @@ def test_simple_mode_absorbs_adds_until_the_owner_finishes(lq: LuaQueue) -> None
 
     assert lq.add(opts=de_opts(id="k"), data='{"v":2}') == "1"
 
-    assert lq.events() == [("event", "deduplicated", "jobId", "1", "deduplicationId", "k",
-                            "deduplicatedJobId", "2")]
+    assert lq.events() == [
+        ("event", "deduplicated", "jobId", "1", "deduplicationId", "k", "deduplicatedJobId", "2")
+    ]
     assert lq.r.exists(lq.keys.job("2")) == 0
     assert lq.lst("wait") == ["1"]
     assert lq.r.get(lq.keys["id"]) == "2"  # the counter moves once per add attempt
@@ -64,13 +65,11 @@ def test_extend_renews_the_ttl_on_each_absorbed_add(lq: LuaQueue) -> None:
 
 
 def test_replace_swaps_a_delayed_owner_for_the_new_job(lq: LuaQueue) -> None:
-    assert lq.add(opts=de_opts(id="r", ttl=5000, replace=True), delay=1000,
-                  data='{"v":1}') == "1"
+    assert lq.add(opts=de_opts(id="r", ttl=5000, replace=True), delay=1000, data='{"v":1}') == "1"
     lq.r.pexpire(lq.keys.de("r"), 3000)
     lq.clear_events()
 
-    assert lq.add(opts=de_opts(id="r", ttl=5000, replace=True), delay=1000,
-                  data='{"v":2}') == "2"
+    assert lq.add(opts=de_opts(id="r", ttl=5000, replace=True), delay=1000, data='{"v":2}') == "2"
 
     assert lq.r.exists(lq.keys.job("1")) == 0
     assert lq.zset("delayed") == [("2", delayed_score(NOW + 1000))]
@@ -79,8 +78,8 @@ def test_replace_swaps_a_delayed_owner_for_the_new_job(lq: LuaQueue) -> None:
     assert 2000 < lq.r.pttl(lq.keys.de("r")) <= 3000  # remaining TTL kept (no extend)
     assert dedup_events(lq) == [
         ("event", "removed", "jobId", "1", "prev", "delayed"),
-        ("event", "deduplicated", "jobId", "2", "deduplicationId", "r",
-         "deduplicatedJobId", "1")]
+        ("event", "deduplicated", "jobId", "2", "deduplicationId", "r", "deduplicatedJobId", "1"),
+    ]
 
 
 def test_replace_with_extend_restarts_the_ttl(lq: LuaQueue) -> None:
@@ -131,8 +130,7 @@ def test_keep_last_if_active_waiting_owner_absorbs_like_simple_mode(lq: LuaQueue
 
 def test_keep_last_parked_delayed_job_is_requeued_as_delayed(lq: LuaQueue) -> None:
     lq.add_active(opts=de_opts(id="k", keepLastIfActive=True))
-    lq.add(opts=json.dumps({"de": {"id": "k", "keepLastIfActive": True}, "delay": 500}),
-           delay=500)
+    lq.add(opts=json.dumps({"de": {"id": "k", "keepLastIfActive": True}, "delay": 500}), delay=500)
     assert lq.finish("1", now=NOW + 1000) == 0
     assert lq.zset("delayed") == [("2", delayed_score(NOW + 1500))]
     assert lq.job("2")["delay"] == "500"
@@ -179,7 +177,8 @@ def test_reschedule_moves_a_delayed_owner_to_the_new_due_time(lq: LuaQueue) -> N
     assert lq.zset("marker") == [("1", NOW + 5200)]
     assert lq.events() == [
         ("event", "deduplicated", "jobId", "1", "deduplicationId", "s", "deduplicatedJobId", "2"),
-        ("event", "delayed", "jobId", "1", "delay", str(NOW + 5200))]
+        ("event", "delayed", "jobId", "1", "delay", str(NOW + 5200)),
+    ]
 
 
 def test_reschedule_leaves_an_owner_that_is_not_delayed(lq: LuaQueue) -> None:
@@ -189,6 +188,7 @@ def test_reschedule_leaves_an_owner_that_is_not_delayed(lq: LuaQueue) -> None:
 
 
 # --- a throttle key outlives its owner's hash (issue 12 item 4) -------------------------------
+
 
 def _finished_throttle_owner(lq: LuaQueue, target: str = "completed", **finish: Any) -> None:
     """Job 1 owns `de:t` (ttl 60 s) and ends in ``target``; ``finish`` goes to moveToFinished."""
@@ -229,24 +229,33 @@ def test_throttle_key_survives_trimming_by_count(lq: LuaQueue) -> None:
 
 def test_throttle_key_survives_the_retention_sweep(lq: LuaQueue) -> None:
     _finished_throttle_owner(lq)
-    removed = lq.run("cleanFinished", [lq.keys["completed"], lq.keys["events"]],
-                     [lq.prefix, NOW + 10_000, 0, 0, 100, "removeOnComplete"])
+    removed = lq.run(
+        "cleanFinished",
+        [lq.keys["completed"], lq.keys["events"]],
+        [lq.prefix, NOW + 10_000, 0, 0, 100, "removeOnComplete"],
+    )
     assert removed == 1 and lq.job_keys_exist("1") == 0
     _absorbed_by_the_throttle(lq)
 
 
 def test_throttle_key_survives_clean_of_finished_jobs(lq: LuaQueue) -> None:
     _finished_throttle_owner(lq)
-    assert lq.run("cleanJobsInSet", [lq.keys["completed"], lq.keys["events"], lq.keys["meta"]],
-                  [lq.prefix, NOW + 10_000, 0, "completed"]) == ["1"]
+    assert lq.run(
+        "cleanJobsInSet",
+        [lq.keys["completed"], lq.keys["events"], lq.keys["meta"]],
+        [lq.prefix, NOW + 10_000, 0, "completed"],
+    ) == ["1"]
     _absorbed_by_the_throttle(lq)
 
 
 def test_clean_of_a_waiting_throttle_owner_frees_the_id(lq: LuaQueue) -> None:
     """A job removed before it ran takes its key along (BullMQ's cleanList / removeJob)."""
     assert lq.add(opts=de_opts(id="t", ttl=60_000)) == "1"
-    assert lq.run("cleanJobsInSet", [lq.keys["wait"], lq.keys["events"], lq.keys["meta"]],
-                  [lq.prefix, NOW + 10_000, 0, "wait"]) == ["1"]
+    assert lq.run(
+        "cleanJobsInSet",
+        [lq.keys["wait"], lq.keys["events"], lq.keys["meta"]],
+        [lq.prefix, NOW + 10_000, 0, "wait"],
+    ) == ["1"]
     assert lq.r.exists(lq.keys.de("t")) == 0
 
 

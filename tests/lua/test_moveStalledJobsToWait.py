@@ -11,13 +11,20 @@ from tests.lua.helpers import NOW, LuaQueue
 LIMIT_TEXT = "job stalled more than allowable limit"
 
 
-def check(lq: LuaQueue, *, max_stalled: int = 1, now: int = NOW, interval: int = 30_000,
-          next_round: bool = False) -> list[str]:
+def check(
+    lq: LuaQueue,
+    *,
+    max_stalled: int = 1,
+    now: int = NOW,
+    interval: int = 30_000,
+    next_round: bool = False,
+) -> list[str]:
     """Run one stalled check; ``next_round`` first expires the interval guard of the last one."""
     if next_round:
         lq.r.delete(lq.keys["stalled-check"])
-    return sorted(lq.run("moveStalledJobsToWait", lq.stalled_keys(),
-                         [max_stalled, lq.prefix, now, interval]))
+    return sorted(
+        lq.run("moveStalledJobsToWait", lq.stalled_keys(), [max_stalled, lq.prefix, now, interval])
+    )
 
 
 def test_first_check_marks_active_ids_and_sets_guard(lq: LuaQueue) -> None:
@@ -57,8 +64,10 @@ def test_unlocked_job_seen_twice_is_requeued_at_the_front(lq: LuaQueue) -> None:
     assert lq.lst("active") == []
     assert lq.members("stalled") == set()
     assert lq.zset("marker") == [("0", 0)]
-    assert lq.events() == [("event", "waiting", "jobId", "a", "prev", "active"),
-                           ("event", "stalled", "jobId", "a")]
+    assert lq.events() == [
+        ("event", "waiting", "jobId", "a", "prev", "active"),
+        ("event", "stalled", "jobId", "a"),
+    ]
 
 
 def test_locked_job_is_not_stalled_and_stays_marked(lq: LuaQueue) -> None:

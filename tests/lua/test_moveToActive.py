@@ -29,9 +29,15 @@ def test_activates_locks_and_marks_started(lq: LuaQueue) -> None:
 
     assert reply[1:] == ["1", 0, 0]
     assert fields_of(reply[0]) == {
-        "name": "app.tasks.ping", "data": '{"a":1}', "opts": '{"attempts":0}',
-        "timestamp": str(NOW), "delay": "0", "priority": "0", "processedOn": str(NOW + 7),
-        "ats": "1"}
+        "name": "app.tasks.ping",
+        "data": '{"a":1}',
+        "opts": '{"attempts":0}',
+        "timestamp": str(NOW),
+        "delay": "0",
+        "priority": "0",
+        "processedOn": str(NOW + 7),
+        "ats": "1",
+    }
     assert lq.job("1") == fields_of(reply[0])
     assert lq.lst("wait") == []
     assert lq.lst("active") == ["1"]
@@ -57,8 +63,8 @@ def test_second_start_increments_ats(lq: LuaQueue) -> None:
 def test_wait_runs_before_prioritized_then_lowest_score(lq: LuaQueue) -> None:
     lq.add(priority=2)  # 1
     lq.add(priority=1)  # 2
-    lq.add()            # 3
-    lq.add()            # 4
+    lq.add()  # 3
+    lq.add()  # 4
 
     order = [lq.activate(token=f"t{i}")[1] for i in range(4)]
 
@@ -82,9 +88,9 @@ def test_next_delayed_due_time_when_nothing_ready(lq: LuaQueue) -> None:
 
 
 def test_due_delayed_jobs_are_promoted_and_fetched(lq: LuaQueue) -> None:
-    lq.add(delay=100)              # 1 -> wait
+    lq.add(delay=100)  # 1 -> wait
     lq.add(delay=100, priority=4)  # 2 -> prioritized
-    lq.add(delay=9000)             # 3 stays
+    lq.add(delay=9000)  # 3 stays
     lq.clear_events()
     lq.r.delete(lq.keys["marker"])
 
@@ -95,9 +101,11 @@ def test_due_delayed_jobs_are_promoted_and_fetched(lq: LuaQueue) -> None:
     assert lq.job("2")["delay"] == "0"
     assert lq.zset("prioritized") == [("2", prioritized_score(4, 1))]
     assert lq.zset("delayed") == [("3", delayed_score(NOW + 9000))]
-    assert lq.events() == [("event", "waiting", "jobId", "1", "prev", "delayed"),
-                           ("event", "waiting", "jobId", "2", "prev", "delayed"),
-                           ("event", "active", "jobId", "1", "prev", "waiting")]
+    assert lq.events() == [
+        ("event", "waiting", "jobId", "1", "prev", "delayed"),
+        ("event", "waiting", "jobId", "2", "prev", "delayed"),
+        ("event", "active", "jobId", "1", "prev", "waiting"),
+    ]
     assert lq.zset("marker") == [("0", 0)]
 
 

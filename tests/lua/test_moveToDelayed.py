@@ -11,12 +11,22 @@ from tests.lua.helpers import NOW, TOKEN, LuaQueue, delayed_score
 TRACE = '["ValueError: flaky"]'
 
 
-def move(lq: LuaQueue, job_id: str, *, delay: int = 2000, now: int = NOW + 100,
-         token: str = TOKEN, skip_attempt: bool = False, reason: str = "flaky",
-         trace: str = TRACE) -> object:
-    return lq.run("moveToDelayed", lq.fetch_keys(),
-                  [lq.prefix, job_id, now, delay, token, "1" if skip_attempt else "0", reason,
-                   trace])
+def move(
+    lq: LuaQueue,
+    job_id: str,
+    *,
+    delay: int = 2000,
+    now: int = NOW + 100,
+    token: str = TOKEN,
+    skip_attempt: bool = False,
+    reason: str = "flaky",
+    trace: str = TRACE,
+) -> object:
+    return lq.run(
+        "moveToDelayed",
+        lq.fetch_keys(),
+        [lq.prefix, job_id, now, delay, token, "1" if skip_attempt else "0", reason, trace],
+    )
 
 
 def test_backoff_retry_goes_to_delayed_with_exact_score(lq: LuaQueue) -> None:
@@ -30,7 +40,11 @@ def test_backoff_retry_goes_to_delayed_with_exact_score(lq: LuaQueue) -> None:
 
     job = lq.job("1")
     assert (job["atm"], job["delay"], job["failedReason"], job["stacktrace"]) == (
-        "1", "2000", "flaky", TRACE)
+        "1",
+        "2000",
+        "flaky",
+        TRACE,
+    )
     assert lq.zset("delayed") == [("1", delayed_score(due))]
     assert lq.lst("active") == []
     assert lq.lock("1") is None
@@ -48,13 +62,15 @@ def test_skip_attempt_leaves_atm_and_no_reason_leaves_fields(lq: LuaQueue) -> No
 
 def test_same_due_ms_gets_next_sequence_and_marker_tracks_earliest(lq: LuaQueue) -> None:
     lq.add(delay=1000)  # 1: due NOW + 1000
-    lq.add_active()     # 2
-    lq.add_active()     # 3
+    lq.add_active()  # 2
+    lq.add_active()  # 3
     assert move(lq, "2", now=NOW, delay=5000) == 0
     assert move(lq, "3", now=NOW, delay=5000) == 0
-    assert lq.zset("delayed") == [("1", delayed_score(NOW + 1000)),
-                                  ("2", delayed_score(NOW + 5000)),
-                                  ("3", delayed_score(NOW + 5000, 1))]
+    assert lq.zset("delayed") == [
+        ("1", delayed_score(NOW + 1000)),
+        ("2", delayed_score(NOW + 5000)),
+        ("3", delayed_score(NOW + 5000, 1)),
+    ]
     assert lq.r.zscore(lq.keys["marker"], "1") == NOW + 1000
 
 

@@ -31,7 +31,8 @@ def test_completed_returns_0_and_writes_result_and_events(lq: LuaQueue) -> None:
     assert lq.members("stalled") == set()
     assert lq.events() == [
         ("event", "completed", "jobId", "1", "returnvalue", '{"ok":"1"}', "prev", "active"),
-        ("event", "drained")]
+        ("event", "drained"),
+    ]
 
 
 def test_no_drained_while_jobs_remain(lq: LuaQueue) -> None:
@@ -44,23 +45,30 @@ def test_no_drained_while_jobs_remain(lq: LuaQueue) -> None:
 
 def test_failed_with_stacktrace_clears_defa_and_exhausts_retries(lq: LuaQueue) -> None:
     lq.add_active()
-    lq.r.hset(lq.keys.job("1"),
-              mapping={"atm": "1", "defa": "job stalled more than allowable limit"})
+    lq.r.hset(
+        lq.keys.job("1"), mapping={"atm": "1", "defa": "job stalled more than allowable limit"}
+    )
     lq.clear_events()
 
-    result = lq.finish("1", target="failed", value="boom", stacktrace='["Traceback: boom"]',
-                       attempts=2, now=DONE)
+    result = lq.finish(
+        "1", target="failed", value="boom", stacktrace='["Traceback: boom"]', attempts=2, now=DONE
+    )
 
     assert result == 0
     job = lq.job("1")
     assert (job["failedReason"], job["stacktrace"], job["finishedOn"], job["atm"]) == (
-        "boom", '["Traceback: boom"]', str(DONE), "2")
+        "boom",
+        '["Traceback: boom"]',
+        str(DONE),
+        "2",
+    )
     assert "defa" not in job and "returnvalue" not in job
     assert lq.zset("failed") == [("1", DONE)]
     assert lq.events() == [
         ("event", "failed", "jobId", "1", "failedReason", "boom", "prev", "active"),
         ("event", "retries-exhausted", "jobId", "1", "attemptsMade", "2"),
-        ("event", "drained")]
+        ("event", "drained"),
+    ]
 
 
 def test_failed_before_last_attempt_has_no_retries_exhausted(lq: LuaQueue) -> None:
@@ -97,9 +105,16 @@ def test_keep_age_removes_older_jobs_up_to_limit(lq: LuaQueue) -> None:
 
 def test_keep_age_respects_each_jobs_own_retention(lq: LuaQueue) -> None:
     old = seed_finished(
-        lq, "completed", [DONE - 90_000] * 4,
-        opts=[opts_json(), opts_json(removeOnComplete=False),
-              opts_json(removeOnComplete={"age": 3600}), opts_json(removeOnComplete=True)])
+        lq,
+        "completed",
+        [DONE - 90_000] * 4,
+        opts=[
+            opts_json(),
+            opts_json(removeOnComplete=False),
+            opts_json(removeOnComplete={"age": 3600}),
+            opts_json(removeOnComplete=True),
+        ],
+    )
     lq.add_active()
     assert lq.finish("1", keep_age=60, now=DONE) == 0
     # default age removes f0; f1 keeps all (false); f2 keeps an hour; f3 is `true` (remove)
@@ -116,12 +131,17 @@ def test_fetch_next_returns_the_next_job_tuple(lq: LuaQueue) -> None:
     assert reply[1:] == ["2", 0, 0]
     fields = fields_of(reply[0])
     assert (fields["name"], fields["processedOn"], fields["ats"], fields["pb"]) == (
-        "second", str(DONE), "1", "w1")
+        "second",
+        str(DONE),
+        "1",
+        "w1",
+    )
     assert lq.lock("2") == TOKEN  # same token as the finished job
     assert lq.lst("active") == ["2"]
     assert lq.events() == [
         ("event", "completed", "jobId", "1", "returnvalue", '"ok"', "prev", "active"),
-        ("event", "active", "jobId", "2", "prev", "waiting")]
+        ("event", "active", "jobId", "2", "prev", "waiting"),
+    ]
 
 
 def test_fetch_next_reports_next_delayed_due_time(lq: LuaQueue) -> None:
@@ -242,11 +262,27 @@ def test_two_attempts_with_fixed_backoff_event_sequence(lq: LuaQueue) -> None:
     lq.clear_events()
     trace = '["Error: no"]'
 
-    assert lq.run("moveToDelayed", lq.fetch_keys(),
-                  [lq.prefix, "1", NOW + 10, 200, TOKEN, "0", "no", trace]) == 0
+    assert (
+        lq.run(
+            "moveToDelayed",
+            lq.fetch_keys(),
+            [lq.prefix, "1", NOW + 10, 200, TOKEN, "0", "no", trace],
+        )
+        == 0
+    )
     assert lq.activate(token="t2", now=NOW + 210)[1] == "1"
-    assert lq.finish("1", target="failed", value="no", token="t2", attempts=2,
-                     stacktrace=trace, now=NOW + 220) == 0
+    assert (
+        lq.finish(
+            "1",
+            target="failed",
+            value="no",
+            token="t2",
+            attempts=2,
+            stacktrace=trace,
+            now=NOW + 220,
+        )
+        == 0
+    )
 
     assert lq.events() == [
         ("event", "delayed", "jobId", "1", "delay", str(NOW + 210)),
@@ -254,10 +290,15 @@ def test_two_attempts_with_fixed_backoff_event_sequence(lq: LuaQueue) -> None:
         ("event", "active", "jobId", "1", "prev", "waiting"),
         ("event", "failed", "jobId", "1", "failedReason", "no", "prev", "active"),
         ("event", "retries-exhausted", "jobId", "1", "attemptsMade", "2"),
-        ("event", "drained")]
+        ("event", "drained"),
+    ]
     job = lq.job("1")
     assert (job["atm"], job["ats"], job["delay"], job["finishedOn"]) == (
-        "2", "2", "0", str(NOW + 220))
+        "2",
+        "2",
+        "0",
+        str(NOW + 220),
+    )
     assert lq.zset("failed") == [("1", NOW + 220)]
 
 

@@ -12,8 +12,14 @@ from tests.lua.helpers import NOW, TOKEN, LuaQueue
 
 
 def move(lq: LuaQueue, job_id: str, token: str = TOKEN, child: str = "") -> Any:
-    keys = [lq.keys["active"], lq.keys["waiting-children"], lq.keys.job(job_id),
-            lq.keys["stalled"], lq.keys["events"], lq.keys["meta"]]
+    keys = [
+        lq.keys["active"],
+        lq.keys["waiting-children"],
+        lq.keys.job(job_id),
+        lq.keys["stalled"],
+        lq.keys["events"],
+        lq.keys["meta"],
+    ]
     return lq.run("moveToWaitingChildren", keys, [job_id, token, child, NOW])
 
 

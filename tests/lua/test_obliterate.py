@@ -103,8 +103,7 @@ def test_glob_characters_in_the_prefix_are_literal(r: redis.Redis, queue_name: s
 def _foreign_parent(lq: LuaQueue, other: LuaQueue, children: list[str], **flags: Any) -> str:
     """A parent `p` in ``other`` waiting for ``children`` (ids) of ``lq``; returns its key."""
     parent_key = other.keys.job("p")
-    other.r.hset(parent_key, mapping={"name": "p", "data": "{}", "opts": "{}",
-                                      "timestamp": NOW})
+    other.r.hset(parent_key, mapping={"name": "p", "data": "{}", "opts": "{}", "timestamp": NOW})
     other.r.zadd(other.keys["waiting-children"], {"p": NOW})
     link = json.dumps({"id": "p", "queueKey": other.keys.queue_key, **flags})
     for child in children:
@@ -122,8 +121,7 @@ def test_parent_in_another_queue_is_released_to_wait(lq: LuaQueue) -> None:
 
     assert other.zset("waiting-children") == [] and other.lst("wait") == ["p"]
     assert lq.r.exists(parent_key + ":dependencies") == 0
-    assert other.events()[-1][:6] == ("event", "waiting", "jobId", "p", "prev",
-                                      "waiting-children")
+    assert other.events()[-1][:6] == ("event", "waiting", "jobId", "p", "prev", "waiting-children")
     assert other.r.exists(other.keys["marker"]) == 1
     assert keys_of(lq) == []
 
@@ -144,8 +142,11 @@ def test_parent_with_fail_parent_on_failure_is_released_not_failed(lq: LuaQueue)
 def test_parent_with_a_pending_child_elsewhere_keeps_waiting(lq: LuaQueue) -> None:
     other = LuaQueue(lq.r, QueueKeys(lq.keys.name + "-p"))
     parent_key = _foreign_parent(lq, other, ["c1"])
-    other.add(job_id="sib", parent_key=parent_key, parent=json.dumps(
-        {"id": "p", "queueKey": other.keys.queue_key}))
+    other.add(
+        job_id="sib",
+        parent_key=parent_key,
+        parent=json.dumps({"id": "p", "queueKey": other.keys.queue_key}),
+    )
     lq.r.sadd(parent_key + ":dependencies", other.keys.job("sib"))
     lq.r.hset(lq.keys["meta"], "paused", "1")
 

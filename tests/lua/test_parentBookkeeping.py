@@ -12,8 +12,10 @@ from tests.lua.helpers import NOW, LuaQueue
 
 def flow(lq: LuaQueue, **flags: bool) -> tuple[str, str]:
     """Parent "p" in waiting-children with children "c" (active) and "d" (waiting)."""
-    lq.r.hset(lq.keys.job("p"), mapping={"name": "p", "data": "{}", "opts": "{}",
-                                          "priority": "0", "delay": "0"})
+    lq.r.hset(
+        lq.keys.job("p"),
+        mapping={"name": "p", "data": "{}", "opts": "{}", "priority": "0", "delay": "0"},
+    )
     lq.r.zadd(lq.keys["waiting-children"], {"p": NOW})
     parent = json.dumps({"id": "p", "queueKey": lq.keys.queue_key, **flags})
     c = lq.add_active("c", parent_key=lq.keys.job("p"), parent=parent)
@@ -35,15 +37,19 @@ def test_completed_child_goes_to_processed_and_last_one_releases(lq: LuaQueue) -
     assert ("event", "waiting", "jobId", "p", "prev", "waiting-children") in lq.events()
 
 
-@pytest.mark.parametrize(("flag", "released", "failed_hash", "unsuccessful"), [
-    ("fpof", True, False, True),
-    ("cpof", True, True, False),
-    ("idof", False, True, False),
-    ("rdof", False, False, False),
-    ("", False, False, False),
-])
-def test_failed_child_by_policy(lq: LuaQueue, flag: str, released: bool, failed_hash: bool,
-                                unsuccessful: bool) -> None:
+@pytest.mark.parametrize(
+    ("flag", "released", "failed_hash", "unsuccessful"),
+    [
+        ("fpof", True, False, True),
+        ("cpof", True, True, False),
+        ("idof", False, True, False),
+        ("rdof", False, False, False),
+        ("", False, False, False),
+    ],
+)
+def test_failed_child_by_policy(
+    lq: LuaQueue, flag: str, released: bool, failed_hash: bool, unsuccessful: bool
+) -> None:
     c, _ = flow(lq, **({flag: True} if flag else {}))
     assert lq.finish(c, target="failed", value="boom") == 0
     pk = lq.keys.job("p")

@@ -7,8 +7,17 @@ from __future__ import annotations
 
 from tests.lua.helpers import LuaQueue, prioritized_score
 
-PROMOTE_KEYS = ("delayed", "wait", "paused", "meta", "prioritized", "active", "pc", "events",
-                "marker")
+PROMOTE_KEYS = (
+    "delayed",
+    "wait",
+    "paused",
+    "meta",
+    "prioritized",
+    "active",
+    "pc",
+    "events",
+    "marker",
+)
 
 
 def promote(lq: LuaQueue, job_id: str) -> int:

@@ -30,12 +30,16 @@ def test_remove_waiting_job_deletes_every_key_and_emits_removed(lq: LuaQueue) ->
     assert lq.events() == [("event", "removed", "jobId", "1", "prev", "wait")]
 
 
-@pytest.mark.parametrize(("state", "add_kwargs"), [
-    ("delayed", {"delay": 1000}),
-    ("prioritized", {"priority": 2}),
-])
-def test_remove_from_sorted_set_states(lq: LuaQueue, state: str,
-                                       add_kwargs: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    ("state", "add_kwargs"),
+    [
+        ("delayed", {"delay": 1000}),
+        ("prioritized", {"priority": 2}),
+    ],
+)
+def test_remove_from_sorted_set_states(
+    lq: LuaQueue, state: str, add_kwargs: dict[str, Any]
+) -> None:
     lq.add(**add_kwargs)
     lq.clear_events()
     assert remove(lq, "1") == 1
@@ -69,8 +73,11 @@ def test_remove_job_in_no_state_reports_unknown(lq: LuaQueue) -> None:
 def test_remove_deletes_own_dedup_key_and_detaches_from_parent(lq: LuaQueue) -> None:
     parent_key = lq.keys.job("parent")
     lq.r.hset(parent_key, mapping={"name": "p", "data": "{}", "opts": "{}"})
-    lq.add(job_id="child", parent_key=parent_key,
-           parent=f'{{"id":"parent","queueKey":"{lq.keys.queue_key}"}}')
+    lq.add(
+        job_id="child",
+        parent_key=parent_key,
+        parent=f'{{"id":"parent","queueKey":"{lq.keys.queue_key}"}}',
+    )
     lq.r.hset(lq.keys.job("child"), "deid", "k")
     lq.r.set(lq.keys.de("k"), "child")
     lq.r.set(lq.keys.de("other"), "someone-else")

@@ -15,8 +15,9 @@ def test_remove_deletes_hash_zset_and_pending_iteration(lq: LuaQueue) -> None:
     assert remove(lq) == 1
     assert lq.exists("repeat", "repeat:s", "delayed") == 0
     assert lq.job_keys_exist(f"repeat:s:{NOW + 5000}") == 0
-    assert lq.events() == [("event", "removed", "jobId", f"repeat:s:{NOW + 5000}",
-                            "prev", "delayed")]
+    assert lq.events() == [
+        ("event", "removed", "jobId", f"repeat:s:{NOW + 5000}", "prev", "delayed")
+    ]
 
 
 def test_remove_leaves_a_started_iteration(lq: LuaQueue) -> None:

@@ -6,13 +6,23 @@ from tests.lua.factories import seed_finished
 from tests.lua.helpers import NOW, LuaQueue, prioritized_score
 
 
-def reprocess(lq: LuaQueue, job_id: str, state: str = "failed", reset_made: bool = False,
-              reset_started: bool = False) -> int:
+def reprocess(
+    lq: LuaQueue,
+    job_id: str,
+    state: str = "failed",
+    reset_made: bool = False,
+    reset_started: bool = False,
+) -> int:
     keys = [lq.keys.job(job_id), lq.keys["events"], lq.keys[state]] + [
-        lq.keys[s] for s in ("wait", "meta", "active", "prioritized", "pc", "marker")]
-    return int(lq.run("reprocessJob", keys, [lq.prefix, job_id, state,
-                                             "1" if reset_made else "0",
-                                             "1" if reset_started else "0"]))
+        lq.keys[s] for s in ("wait", "meta", "active", "prioritized", "pc", "marker")
+    ]
+    return int(
+        lq.run(
+            "reprocessJob",
+            keys,
+            [lq.prefix, job_id, state, "1" if reset_made else "0", "1" if reset_started else "0"],
+        )
+    )
 
 
 def test_failed_job_back_to_wait(lq: LuaQueue) -> None:
@@ -28,9 +38,12 @@ def test_failed_job_back_to_wait(lq: LuaQueue) -> None:
 
 
 def test_reset_attempts_and_priority_and_lifo(lq: LuaQueue) -> None:
-    a, b, c = seed_finished(lq, "completed", [NOW, NOW, NOW],
-                            opts=['{"attempts":0}', '{"attempts":0,"lifo":true}',
-                                  '{"attempts":0}'])
+    a, b, c = seed_finished(
+        lq,
+        "completed",
+        [NOW, NOW, NOW],
+        opts=['{"attempts":0}', '{"attempts":0,"lifo":true}', '{"attempts":0}'],
+    )
     lq.r.hset(lq.keys.job(a), mapping={"priority": "4", "ats": "2"})
     assert reprocess(lq, a, "completed", reset_made=True, reset_started=True) == 1
     assert lq.zset("prioritized") == [(a, prioritized_score(4, 1))]

@@ -11,8 +11,15 @@ from tests.lua.helpers import NOW, TOKEN, LuaQueue, opts_json, prioritized_score
 TRACE = '["Traceback (most recent call last):","ValueError: boom"]'
 
 
-def retry(lq: LuaQueue, job_id: str, *, token: str = TOKEN, now: int = NOW + 500,
-          reason: str = "boom", trace: str = TRACE) -> object:
+def retry(
+    lq: LuaQueue,
+    job_id: str,
+    *,
+    token: str = TOKEN,
+    now: int = NOW + 500,
+    reason: str = "boom",
+    trace: str = TRACE,
+) -> object:
     return lq.run("retryJob", lq.fetch_keys(), [lq.prefix, job_id, now, token, reason, trace])
 
 
@@ -66,8 +73,10 @@ def test_due_delayed_jobs_are_promoted_first(lq: LuaQueue) -> None:
     lq.clear_events()
     assert retry(lq, "1", now=NOW + 100) == 0
     assert lq.lst("wait") == ["1", "2"]
-    assert lq.events() == [("event", "waiting", "jobId", "2", "prev", "delayed"),
-                           ("event", "waiting", "jobId", "1", "prev", "active")]
+    assert lq.events() == [
+        ("event", "waiting", "jobId", "2", "prev", "delayed"),
+        ("event", "waiting", "jobId", "1", "prev", "active"),
+    ]
 
 
 def test_missing_job_returns_minus_1(lq: LuaQueue) -> None:

@@ -26,8 +26,10 @@ def test_moves_old_failed_jobs_and_clears_result_fields(lq: LuaQueue) -> None:
     assert "finishedOn" not in job and "processedOn" not in job and "failedReason" not in job
     assert job["atm"] == "1"  # attempts made are kept
     assert lq.zset("marker") == [("0", 0)]
-    assert [e[1:6] for e in lq.events()] == [("waiting", "jobId", "f0", "prev", "failed"),
-                                             ("waiting", "jobId", "f1", "prev", "failed")]
+    assert [e[1:6] for e in lq.events()] == [
+        ("waiting", "jobId", "f0", "prev", "failed"),
+        ("waiting", "jobId", "f1", "prev", "failed"),
+    ]
 
 
 def test_completed_child_rejoins_parent_dependencies(lq: LuaQueue) -> None:

@@ -11,8 +11,13 @@ from tests.lua.helpers import LuaQueue
 
 
 def progress(lq: LuaQueue, job_id: str, value: str) -> int:
-    return int(lq.run("updateProgress", [lq.keys.job(job_id), lq.keys["events"], lq.keys["meta"]],
-                      [job_id, value]))
+    return int(
+        lq.run(
+            "updateProgress",
+            [lq.keys.job(job_id), lq.keys["events"], lq.keys["meta"]],
+            [job_id, value],
+        )
+    )
 
 
 PROGRESS_VALUES = ["42", '{"step":2,"of":5}', '"\\u00e9t\\u00e9 \u05e9\u05dc\u05d5\u05dd"', "null"]

@@ -41,9 +41,12 @@ def context_info(context: Any, key: str) -> dict[str, Any]:
     job = current_job()
     if attempt == 1 and job is not None and job.attempts > 1:
         raise RuntimeError("first attempt fails")
-    return {"attempt": attempt, "id": context.task_result.id,
-            "job_id": job.id if job is not None else None,
-            "worker_ids": list(context.task_result.worker_ids)}
+    return {
+        "attempt": attempt,
+        "id": context.task_result.id,
+        "job_id": job.id if job is not None else None,
+        "worker_ids": list(context.task_result.worker_ids),
+    }
 
 
 @task
@@ -78,8 +81,12 @@ def create_note(slug: str) -> int:
 def own_status(context: Any) -> dict[str, Any]:
     """What get_result says about the running task itself."""
     seen = own_status.get_result(context.task_result.id)
-    return {"status": str(seen.status), "worker_ids": seen.worker_ids,
-            "started": seen.started_at is not None, "finished": seen.finished_at is not None}
+    return {
+        "status": str(seen.status),
+        "worker_ids": seen.worker_ids,
+        "started": seen.started_at is not None,
+        "finished": seen.finished_at is not None,
+    }
 
 
 @task(takes_context=True)

@@ -28,12 +28,12 @@ class Command(BaseCommand):
     requires_system_checks = ()  # a probe must answer even when a check would fail
 
     def add_arguments(self, parser: CommandParser) -> None:
-        subparsers = parser.add_subparsers(dest="subcommand", required=True,
-                                           metavar="subcommand")
+        subparsers = parser.add_subparsers(dest="subcommand", required=True, metavar="subcommand")
         for name in sorted(SUBCOMMANDS):
             module = _module(name)
-            module.add_arguments(subparsers.add_parser(name, help=module.HELP,
-                                                       description=module.HELP))
+            module.add_arguments(
+                subparsers.add_parser(name, help=module.HELP, description=module.HELP)
+            )
 
     def handle(self, *args: Any, **options: Any) -> None:
         code = _module(options.pop("subcommand")).handle(self, **options)

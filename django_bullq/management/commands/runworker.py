@@ -26,32 +26,64 @@ logger = logging.getLogger("django_bullq.worker")
 
 
 class Command(BaseCommand):
-    help = ("Process django_bullq jobs of the named queues (default: BULLQ['DEFAULT_QUEUE']). "
-            "SIGTERM/SIGINT: stop fetching and let active jobs finish within the grace period; "
-            "a second signal stops at once.")
+    help = (
+        "Process django_bullq jobs of the named queues (default: BULLQ['DEFAULT_QUEUE']). "
+        "SIGTERM/SIGINT: stop fetching and let active jobs finish within the grace period; "
+        "a second signal stops at once."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("queues", nargs="*", metavar="queue",
-                            help="queue names; one worker per queue on one event loop")
-        parser.add_argument("--concurrency", type=int, default=None,
-                            help="jobs run at once per queue (default BULLQ['WORKER'])")
-        parser.add_argument("--burst", action="store_true",
-                            help="exit 0 once the queues hold no runnable job")
-        parser.add_argument("--name", default=None,
-                            help="worker name, shown by BullMQ dashboards and the admin "
-                                 "(BullMQ `name`; default <host>-<pid>)")
-        parser.add_argument("--grace-period", type=float, default=None, dest="grace_period",
-                            help="seconds active jobs get after the first stop signal")
-        parser.add_argument("--processes", type=int, default=1,
-                            help="worker processes to run (for CPU-bound tasks); each one "
-                                 "runs every named queue with --concurrency slots; a process "
-                                 "that dies is replaced")
-        parser.add_argument("--max-jobs", type=int, default=None, dest="max_jobs",
-                            help="recycle a worker process after this many jobs (it stops "
-                                 "cleanly and a fresh one replaces it)")
-        parser.add_argument("--max-memory", type=float, default=None, dest="max_memory",
-                            help="recycle a worker process whose RSS reaches this many MB "
-                                 "after a job")
+        parser.add_argument(
+            "queues",
+            nargs="*",
+            metavar="queue",
+            help="queue names; one worker per queue on one event loop",
+        )
+        parser.add_argument(
+            "--concurrency",
+            type=int,
+            default=None,
+            help="jobs run at once per queue (default BULLQ['WORKER'])",
+        )
+        parser.add_argument(
+            "--burst", action="store_true", help="exit 0 once the queues hold no runnable job"
+        )
+        parser.add_argument(
+            "--name",
+            default=None,
+            help="worker name, shown by BullMQ dashboards and the admin "
+            "(BullMQ `name`; default <host>-<pid>)",
+        )
+        parser.add_argument(
+            "--grace-period",
+            type=float,
+            default=None,
+            dest="grace_period",
+            help="seconds active jobs get after the first stop signal",
+        )
+        parser.add_argument(
+            "--processes",
+            type=int,
+            default=1,
+            help="worker processes to run (for CPU-bound tasks); each one "
+            "runs every named queue with --concurrency slots; a process "
+            "that dies is replaced",
+        )
+        parser.add_argument(
+            "--max-jobs",
+            type=int,
+            default=None,
+            dest="max_jobs",
+            help="recycle a worker process after this many jobs (it stops "
+            "cleanly and a fresh one replaces it)",
+        )
+        parser.add_argument(
+            "--max-memory",
+            type=float,
+            default=None,
+            dest="max_memory",
+            help="recycle a worker process whose RSS reaches this many MB after a job",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         self._configure_logging(int(options["verbosity"]))
@@ -70,18 +102,25 @@ class Command(BaseCommand):
         recycler = Recycler(options["max_jobs"], options["max_memory"])
         supervised = os.environ.get("BULLQ_SUPERVISED") == "1"
         if options["processes"] > 1 or (recycler.enabled and not supervised):
-            code = run_processes(options["processes"], self._child_args(names, options),
-                                 name=options["name"])
+            code = run_processes(
+                options["processes"], self._child_args(names, options), name=options["name"]
+            )
             if code:
                 raise SystemExit(code)
             return
-        logger.info("runworker: queues %s%s", ", ".join(names),
-                    " (burst)" if options["burst"] else "")
+        logger.info(
+            "runworker: queues %s%s", ", ".join(names), " (burst)" if options["burst"] else ""
+        )
         try:
             upsert_declared()  # BULLQ["SCHEDULERS"] (docs/schedulers.md)
-            group = run_workers(names, burst=options["burst"],
-                                concurrency=options["concurrency"], name=options["name"],
-                                grace_period=options["grace_period"], recycler=recycler)
+            group = run_workers(
+                names,
+                burst=options["burst"],
+                concurrency=options["concurrency"],
+                name=options["name"],
+                grace_period=options["grace_period"],
+                recycler=recycler,
+            )
         except (ConfigurationError, InvalidNameError) as exc:
             raise CommandError(str(exc)) from exc
         except RedisConnectionError as exc:
