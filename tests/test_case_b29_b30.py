@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from django_bullq import runner
 from django_bullq.conf import get_queue, worker_options
 from django_bullq.core.worker import Worker
-from django_bullq.tasks import process_job
+from django_bullq.producer.task import process_job
+from django_bullq.worker import group as runner
 from tests.helpers_django import burst
 from tests.testapp import tasks as sample
 from tests.testapp.models import Note

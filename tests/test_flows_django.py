@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from django_bullq.flows import aadd_flow, add_chain, flow_producer
-from django_bullq.tasks import current_job, task
+from django_bullq.producer.flows import aadd_flow, add_chain, flow_producer
+from django_bullq.producer.task import current_job, task
 from tests.helpers_django import burst
 
 pytestmark = pytest.mark.django_layer

@@ -17,11 +17,11 @@ KNOWN_CYCLES = {
     frozenset(
         {
             "django_bullq.backends",
-            "django_bullq.runner",
-            "django_bullq.schedules",
-            "django_bullq.taskresults",
-            "django_bullq.taskrun",
-            "django_bullq.tasks",
+            "django_bullq.backends.results",
+            "django_bullq.backends.run",
+            "django_bullq.producer.schedules",
+            "django_bullq.producer.task",
+            "django_bullq.worker.group",
         }
     ),
 }

@@ -1,6 +1,6 @@
 """Flows in the Django layer: a :class:`~django_bullq.FlowProducer` built from ``BULLQ``
 settings, and helpers to add trees made of ``task.node(...)`` calls (docs/flows.md), under the
-on-commit rule of :mod:`django_bullq.transactional`."""
+on-commit rule of :mod:`django_bullq.producer.transaction`."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import dataclasses
 import functools
 from typing import Any
 
-from .conf import ConfigurationError, get_config, get_queue, queue_config
-from .core.flow import FlowProducer, JobNode, chain
-from .core.options import JobOptions
-from .transactional import Pending, defer, new_job_id, waits_for_commit
+from ..conf import ConfigurationError, get_config, get_queue, queue_config
+from ..core.flow import FlowProducer, JobNode, chain
+from ..core.options import JobOptions
+from .transaction import Pending, defer, new_job_id, waits_for_commit
 
 
 def flow_producer(queue: str | None = None) -> FlowProducer:
@@ -63,7 +63,7 @@ def add_flow(
 ) -> JobNode | Pending[JobNode]:
     """Add ``tree`` (nodes from ``task.node(...)``) atomically; see FlowProducer.add.
 
-    The on-commit rule of ``enqueue`` (:mod:`django_bullq.transactional`): inside
+    The on-commit rule of ``enqueue`` (:mod:`django_bullq.producer.transaction`): inside
     ``transaction.atomic(using=database)`` the flow is added when that transaction commits
     (through the transactional outbox when it is on), and a rollback adds nothing.
 
@@ -74,8 +74,8 @@ def add_flow(
 
     Returns:
         The root :class:`JobNode`; inside ``atomic()``, a
-        :class:`~django_bullq.transactional.Pending` whose ``id`` is the root job's id at once
-        (every node without a ``job_id`` gets one in advance) and whose ``result`` is the root
+        :class:`~django_bullq.producer.transaction.Pending` whose ``id`` is the root job's id at
+        once (every node without a ``job_id`` gets one in advance) and whose ``result`` is the root
         JobNode after the commit.
 
     Raises:
@@ -152,7 +152,7 @@ async def aadd_chain(
 
 def with_job_ids(tree: dict[str, Any]) -> dict[str, Any]:
     """A copy of ``tree`` in which every node has a ``job_id`` (given ones are kept; others get
-    :func:`~django_bullq.transactional.new_job_id`, a UUID v4 as BullMQ 6 gives nodes)."""
+    :func:`~django_bullq.producer.transaction.new_job_id`, a UUID v4 as BullMQ 6 gives nodes)."""
     opts = _opts(tree)
     opts["job_id"] = opts.get("job_id") or new_job_id()
     children = tree.get("children")

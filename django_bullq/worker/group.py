@@ -9,7 +9,7 @@ that runs each job (cases B29 and B30):
   turned off, a pending rollback) is rolled back, then the same two calls.
 
 With ``BULLQ["OUTBOX"]["ENABLED"]`` the group also relays the transactional outbox to Redis
-(:mod:`django_bullq.outbox`).
+(:mod:`django_bullq.producer.outbox`).
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ from typing import Any
 
 from django.db import close_old_connections, connections, reset_queries
 
-from .conf import bullq_settings, get_queue, worker_options
-from .core import eventloop
-from .core.job import Job
-from .core.worker import Worker
+from ..conf import bullq_settings, get_queue, worker_options
+from ..core import eventloop
+from ..core.job import Job
+from ..core.worker import Worker
+from ..producer.task import process_job
 from .recycle import Recycler
-from .tasks import process_job
 
 logger = logging.getLogger("django_bullq.worker")
 
@@ -209,7 +209,7 @@ def run_workers(
         queue_names: queue names (at least one).
         burst: return once every queue holds no runnable job.
         handle_signals: install the SIGTERM/SIGINT handlers (main thread only).
-        recycler: a :class:`~django_bullq.recycle.Recycler` that closes the group gracefully
+        recycler: a :class:`~django_bullq.worker.recycle.Recycler` that closes the group gracefully
             at ``--max-jobs`` / ``--max-memory`` (its ``reason`` then says why).
         overrides: WorkerOptions fields for every worker.
 
@@ -254,7 +254,7 @@ async def _start_outbox_relay(burst: bool) -> asyncio.Task[None] | None:
     settings = bullq_settings.OUTBOX
     if not settings["ENABLED"]:
         return None
-    from .outbox import arelay_forever, relay_all
+    from ..producer.outbox import arelay_forever, relay_all
 
     await asyncio.to_thread(relay_all)
     if burst:
@@ -269,7 +269,7 @@ def run_processes(count: int, worker_args: Sequence[str], name: str | None = Non
     the Lua core makes them safe to run side by side). SIGTERM/SIGINT are forwarded to every
     child, so the first signal is graceful in all of them and a second one stops them at once.
     A child that dies is replaced, one that recycles itself (``--max-jobs``, ``--max-memory``)
-    too; see :class:`~django_bullq.supervisor.Supervisor`.
+    too; see :class:`~django_bullq.worker.supervisor.Supervisor`.
 
     Args:
         count: number of processes (>= 1).

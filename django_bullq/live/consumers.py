@@ -21,7 +21,8 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.utils.module_loading import import_string
 
-from . import conf
+from .. import conf
+from ..core.events import GAP, QueueEvent, QueueEvents, next_id
 from .bridge import (
     Frame,
     Subscription,
@@ -32,7 +33,6 @@ from .bridge import (
     last_stream_id,
     valid_stream_id,
 )
-from .core.events import GAP, QueueEvent, QueueEvents, next_id
 
 logger = logging.getLogger("django_bullq.events")
 
@@ -288,7 +288,7 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):
         self._schedule_counts()
 
     async def bullq_wake(self, message: dict[str, Any]) -> None:
-        """Channel-layer handler of ``bullq.wake`` messages from :mod:`django_bullq.bridge`:
+        """Channel-layer handler of ``bullq.wake`` messages from :mod:`django_bullq.live.bridge`:
         send what the feed has read since ``last_id``."""
         if self._subscription is not None:
             self._subscription.woken()

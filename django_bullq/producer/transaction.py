@@ -1,9 +1,10 @@
 """Writing to Redis now, after a database transaction commits, or through the transactional outbox.
 
-The one on-commit rule of the Django layer. ``@task`` enqueues (:mod:`django_bullq.tasks`) and
-the ``django.tasks`` backend (:mod:`django_bullq.backends`) call :func:`submit`; flows
-(:mod:`django_bullq.flows`) and ``Task.schedule`` (:mod:`django_bullq.schedules`) call
-:func:`defer`, which :func:`submit` uses too.
+The one on-commit rule of the Django layer. ``@task`` enqueues
+(:mod:`django_bullq.producer.task`) and the ``django.tasks`` backend
+(:mod:`django_bullq.backends`) call :func:`submit`; flows (:mod:`django_bullq.producer.flows`)
+and ``Task.schedule`` (:mod:`django_bullq.producer.schedules`) call :func:`defer`,
+which :func:`submit` uses too.
 
 * Outside ``transaction.atomic(using=database)`` (or with ``on_commit=False``) the write happens
   at once.
@@ -13,7 +14,8 @@ the ``django.tasks`` backend (:mod:`django_bullq.backends`) call :func:`submit`;
 * With the outbox (``BULLQ["OUTBOX"]["ENABLED"]``, or ``outbox=True``) the write is stored as an
   :class:`~django_bullq.models.OutboxJob` row (kind job, flow or scheduler) in that same
   transaction instead; after the commit this process moves it to Redis, and ``runworker``
-  relays rows a crash left behind (:mod:`django_bullq.outbox`). A committed write is never lost.
+  relays rows a crash left behind (:mod:`django_bullq.producer.outbox`). A committed write is
+  never lost.
 """
 
 from __future__ import annotations
@@ -26,10 +28,10 @@ from typing import Any, Generic, TypeVar
 
 from django.db import transaction
 
-from .conf import ConfigurationError, bullq_settings, get_queue
-from .core.errors import NotEnqueuedError
-from .core.job import Job
-from .core.serialization import dumps, loads
+from ..conf import ConfigurationError, bullq_settings, get_queue
+from ..core.errors import NotEnqueuedError
+from ..core.job import Job
+from ..core.serialization import dumps, loads
 
 logger = logging.getLogger("django_bullq.enqueue")
 
@@ -50,7 +52,7 @@ def new_job_id() -> str:
 class Pending(Generic[T]):
     """A write to Redis that waits for the commit of ``database``'s transaction.
 
-    Returned (or wrapped, as :class:`~django_bullq.tasks.PendingEnqueue`) by ``enqueue``,
+    Returned (or wrapped, as :class:`~django_bullq.producer.task.PendingEnqueue`) by ``enqueue``,
     ``add_flow`` / ``add_chain`` and ``Task.schedule`` inside ``transaction.atomic()``.
 
     Attributes:

@@ -21,13 +21,13 @@ from typing import Any, Generic, NoReturn, ParamSpec, TypeVar, overload
 
 from django.utils import timezone
 
-from .conf import get_queue
-from .core.errors import BullqError, RateLimitError, UnrecoverableError
-from .core.job import Job
-from .core.options import JobOptions
-from .core.queue import Queue
-from .core.serialization import dumps
-from .transactional import Pending, asubmit, submit, waits_for_commit
+from ..conf import get_queue
+from ..core.errors import BullqError, RateLimitError, UnrecoverableError
+from ..core.job import Job
+from ..core.options import JobOptions
+from ..core.queue import Queue
+from ..core.serialization import dumps
+from .transaction import Pending, asubmit, submit, waits_for_commit
 
 #: Options of a task that are not BullMQ job options.
 TASK_OPTIONS = ("queue", "on_commit", "database", "process", "outbox")
@@ -357,7 +357,7 @@ class Task(Generic[P, R]):
 
         Returns:
             The pending iteration job, or None when the schedule is already over; inside
-            ``atomic()``, a :class:`~django_bullq.transactional.Pending` whose ``result`` is
+            ``atomic()``, a :class:`~django_bullq.producer.transaction.Pending` whose ``result`` is
             that (after the commit).
 
         Raises:
@@ -623,7 +623,7 @@ def process_job(job: Job) -> Any:
 
     Jobs of ``django.tasks`` tasks enqueued through
     :class:`~django_bullq.backends.BullQBackend` (job name: the task's module path) run through
-    :class:`django_bullq.taskrun.DjangoTaskRun`.
+    :class:`django_bullq.backends.run.DjangoTaskRun`.
 
     Raises:
         UnrecoverableError: no task has that name, or the data has the wrong shape (the job
@@ -638,7 +638,7 @@ def process_job(job: Job) -> Any:
     if task_.is_async:
         return run_async(job, functools.partial(task_.func, *args, **kwargs))
     if task_.process:
-        from .process_pool import run_in_process
+        from ..worker.process_pool import run_in_process
 
         return run_sync(job, functools.partial(run_in_process, task_, job, args, kwargs))
     return run_sync(job, functools.partial(task_.func, *args, **kwargs))
@@ -646,7 +646,7 @@ def process_job(job: Job) -> Any:
 
 def _process_django_task(job: Job) -> Any:
     try:
-        from .taskrun import DjangoTaskRun
+        from ..backends.run import DjangoTaskRun
     except ImportError as exc:
         raise UnrecoverableError(
             f"job {job.name!r} is a django.tasks task, but neither "
@@ -672,7 +672,7 @@ async def run_async(job: Job, call: Callable[[], Awaitable[Any]]) -> Any:
     hooks run for asgiref's thread (where the async ORM runs)."""
     from asgiref.sync import sync_to_async
 
-    from .runner import after_job, before_job
+    from ..worker.group import after_job, before_job
 
     # The async ORM runs in asgiref's thread-sensitive thread: clean *its* connections.
     await sync_to_async(before_job)(job)
