@@ -339,7 +339,7 @@ def check_default_queue(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
 
 def check_task_queues(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """E006 for a registered task whose ``queue=`` is not a valid queue name."""
-    from .producer.task import registry
+    from .producer.registry import registry
 
     errors: list[CheckMessage] = []
     for name in registry.names():

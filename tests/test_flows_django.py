@@ -7,7 +7,8 @@ import asyncio
 import pytest
 
 from django_bullq.producer.flows import aadd_flow, add_chain, flow_producer
-from django_bullq.producer.task import current_job, task
+from django_bullq.producer.task import task
+from django_bullq.worker.dispatch import current_job
 from tests.helpers_django import burst
 
 pytestmark = pytest.mark.django_layer

@@ -25,8 +25,8 @@ from ..conf import bullq_settings, get_queue
 from ..core.errors import BullqError
 from ..core.job import Job
 from ..core.keys import validate_queue_name
-from ..producer.task import aware
 from ..producer.transaction import asubmit, submit
+from ..timeutils import aware
 from .compat import (
     BaseTaskBackend,
     Task,

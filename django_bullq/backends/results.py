@@ -16,7 +16,7 @@ from typing import Any
 
 from ..core.job import Job
 from ..core.serialization import dumps, loads
-from ..producer.task import DJANGO_TASK_OPTION
+from ..jobdata import DJANGO_TASK_OPTION
 from .compat import (
     TASK_MAX_PRIORITY,
     TASK_MIN_PRIORITY,

@@ -1,8 +1,8 @@
 """The worker side of :class:`~django_bullq.backends.BullQBackend`: one attempt of a
 ``django.tasks`` task, as Django's own backends run one.
 
-:func:`~django_bullq.producer.task.process_job` hands a job it has no ``@task`` for, whose ``opts``
-carry ``djangoTask``, to :meth:`DjangoTaskRun.of`. An attempt:
+:func:`~django_bullq.worker.dispatch.process_job` hands a job it has no ``@task`` for, whose
+``opts`` carry ``djangoTask``, to :meth:`DjangoTaskRun.of`. An attempt:
 
 1. records this worker's id (and the first start) in the job's task record, marks the result
    RUNNING and sends ``task_started``;
@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from ..core.errors import RateLimitError, UnrecoverableError, WaitingChildrenError
 from ..core.job import Job
-from ..producer.task import split_call
+from ..jobdata import split_call
 from .compat import (
     TaskContext,
     TaskError,

@@ -8,9 +8,10 @@ import dataclasses
 import functools
 from typing import Any
 
-from ..conf import ConfigurationError, get_config, get_queue, queue_config
+from ..conf import get_config, get_queue, queue_config
 from ..core.flow import FlowProducer, JobNode, chain
 from ..core.options import JobOptions
+from ..exceptions import ConfigurationError
 from .transaction import Pending, defer, new_job_id, waits_for_commit
 
 

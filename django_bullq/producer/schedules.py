@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
 
-from ..conf import ConfigurationError, bullq_settings, get_queue
+from ..conf import bullq_settings, get_queue
 from ..core.errors import SchedulerIterationExists, SchedulerSlotsBusy
+from ..exceptions import ConfigurationError
 from .transaction import Pending, defer, waits_for_commit
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ ENTRY_KEYS = (
 
 def find_task(name: str) -> Task[..., Any] | None:
     """The registered task ``name``; imports its module (``module.qualname``) if needed."""
-    from .task import registry
+    from .registry import registry
 
     found = registry.get(name)
     if found is None and "." in name:

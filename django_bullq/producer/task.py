@@ -1,38 +1,32 @@
-"""The ``@task`` decorator, the task registry and the worker-side dispatcher ``process_job``.
-
-A task is a function whose calls become BullMQ jobs:
+"""The ``@task`` decorator and :class:`Task`: a function whose calls become BullMQ jobs.
 
 * job name: the function's import path ``module.qualname`` (or ``name=...``);
 * job data: ``{"args": [...], "kwargs": {...}}`` (strict JSON), or, for ``raw=True`` tasks, the
   single value passed to ``enqueue`` (so jobs added by Node / Python BullMQ producers fit).
 
-See ``docs/tasks.md``.
+``@task`` registers each task in :data:`django_bullq.producer.registry.registry`; the worker
+side (``django_bullq.worker.dispatch``) runs them. See ``docs/tasks.md``.
 """
 
 from __future__ import annotations
 
-import contextvars
 import functools
 import inspect
-import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Generic, NoReturn, ParamSpec, TypeVar, overload
-
-from django.utils import timezone
+from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 from ..conf import get_queue
-from ..core.errors import BullqError, RateLimitError, UnrecoverableError
 from ..core.job import Job
 from ..core.options import JobOptions
 from ..core.queue import Queue
 from ..core.serialization import dumps
+from ..timeutils import aware
+from .registry import import_path, registry
 from .transaction import Pending, asubmit, submit, waits_for_commit
 
 #: Options of a task that are not BullMQ job options.
 TASK_OPTIONS = ("queue", "on_commit", "database", "process", "outbox")
-#: ``opts`` key marking a job of Django's tasks framework (``django_bullq.backends``).
-DJANGO_TASK_OPTION = "djangoTask"
 #: BullMQ job options a task accepts (fields of :class:`JobOptions`).
 JOB_OPTIONS = tuple(name for name in JobOptions.__dataclass_fields__)
 
@@ -40,63 +34,6 @@ JOB_OPTIONS = tuple(name for name in JobOptions.__dataclass_fields__)
 P = ParamSpec("P")
 #: The decorated function's return type (a coroutine type for ``async def`` functions).
 R = TypeVar("R")
-
-_current_job: contextvars.ContextVar[Job | None] = contextvars.ContextVar(
-    "django_bullq_current_job", default=None
-)
-
-
-class TaskRegistryError(BullqError, ValueError):
-    """Two different functions claim one job name."""
-
-
-class TaskRegistry:
-    """Job name -> :class:`Task`. The worker's dispatcher looks tasks up here."""
-
-    def __init__(self) -> None:
-        self._tasks: dict[str, Task[..., Any]] = {}
-        self._lock = threading.Lock()
-
-    def register(self, task: Task[..., Any]) -> None:
-        """Add ``task`` under ``task.name``.
-
-        Re-registering the same function (a module imported twice) replaces the entry.
-
-        Raises:
-            TaskRegistryError: another function is already registered under that name.
-        """
-        with self._lock:
-            known = self._tasks.get(task.name)
-            if known is not None and _origin(known.func) != _origin(task.func):
-                raise TaskRegistryError(
-                    f"job name {task.name!r} is already bound to {_origin(known.func)}; "
-                    f"cannot bind it to {_origin(task.func)} too"
-                )
-            self._tasks[task.name] = task
-
-    def unregister(self, name: str) -> None:
-        """Forget the task named ``name`` (no error when absent)."""
-        with self._lock:
-            self._tasks.pop(name, None)
-
-    def get(self, name: str) -> Task[..., Any] | None:
-        """The task bound to job name ``name``, or None."""
-        return self._tasks.get(name)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._tasks
-
-    def names(self) -> list[str]:
-        """Registered job names, sorted."""
-        return sorted(self._tasks)
-
-
-#: The process-wide registry filled by ``@task``.
-registry = TaskRegistry()
-
-
-def _origin(func: Callable[..., Any]) -> str:
-    return f"{func.__module__}.{func.__qualname__}"
 
 
 class PendingEnqueue(Pending[Job]):
@@ -200,7 +137,7 @@ class Task(Generic[P, R]):
         if not callable(func):
             raise TypeError("@task must decorate a function")
         self.func: Callable[P, R] = func
-        self.name = name or _origin(func)
+        self.name = name or import_path(func)
         self.raw = raw
         self.queue_name = queue
         self.on_commit = on_commit
@@ -433,18 +370,6 @@ def _check_job_options(name: str, options: dict[str, Any]) -> None:
         raise ValueError(f"task {name!r}: {exc}") from exc
 
 
-def aware(value: datetime) -> datetime:
-    """``value`` if aware; a naive one is read as wall-clock time in ``settings.TIME_ZONE``.
-
-    The UTC offset is the one in effect at that instant (``zoneinfo``), not "does the zone
-    observe DST" (case B03). For a wall time that occurs twice (DST end) the first is used.
-    """
-    if timezone.is_aware(value):
-        return value
-    made: datetime = timezone.make_aware(value, timezone.get_default_timezone())
-    return made
-
-
 def _resolve(options: dict[str, Any]) -> dict[str, Any]:
     delay = options.get("delay")
     if isinstance(delay, datetime):
@@ -534,165 +459,4 @@ def task(
     return decorate
 
 
-def current_job() -> Job | None:
-    """The :class:`Job` being processed by the calling task, or None outside a worker."""
-    return _current_job.get()
-
-
-def _limited_queue() -> Queue:
-    job = current_job()
-    if job is None or job.queue is None:
-        raise BullqError("rate_limit() is called from inside a running task")
-    return job.queue
-
-
-def rate_limit(ms: int) -> NoReturn:
-    """Rate-limit the current job's queue for ``ms`` ms and put this job back (BullMQ's
-    ``worker.rateLimit(ms)`` + ``throw Worker.RateLimitError()``).
-
-    The job returns to the front of wait without spending an attempt; the worker fetches again
-    once the limit expires. Workers with a limiter (``LIMITER_MAX``, or a global rate limit)
-    pause too.
-
-    Raises:
-        RateLimitError: always (let it propagate). ValueError: ``ms`` not an int >= 1.
-        BullqError: called outside a running task.
-    """
-    _limited_queue().rate_limit(ms)
-    raise RateLimitError()
-
-
-async def arate_limit(ms: int) -> NoReturn:
-    """Async twin of :func:`rate_limit`, for ``async def`` tasks."""
-    await _limited_queue().arate_limit(ms)
-    raise RateLimitError()
-
-
-# --- the worker side -----------------------------------------------------------------------
-
-
-def split_call(
-    name: str, data: Any, signature: inspect.Signature, leading: tuple[Any, ...] = ()
-) -> tuple[list[Any], dict[str, Any]]:
-    """``{"args": [...], "kwargs": {...}}`` job data as a call checked against ``signature``.
-
-    Args:
-        name: task name (for messages).
-        data: the job's data.
-        signature: the function's signature.
-        leading: arguments passed before the job's ``args`` (a Django task's context).
-
-    Raises:
-        UnrecoverableError: another shape, or a call the signature does not accept.
-    """
-    if not isinstance(data, dict) or set(data) - {"args", "kwargs"}:
-        shape = type(data).__name__ if not isinstance(data, dict) else f"keys {sorted(data)}"
-        raise UnrecoverableError(
-            f'job data for task {name!r} must be {{"args": [...], "kwargs": {{...}}}}, '
-            f"got {shape} (bind raw producers with @task(name=..., raw=True))"
-        )
-    args, kwargs = data.get("args", []), data.get("kwargs", {})
-    if not isinstance(args, list) or not isinstance(kwargs, dict):
-        raise UnrecoverableError(
-            f"job data for task {name!r}: 'args' must be a list and 'kwargs' an object"
-        )
-    try:
-        signature.bind(*leading, *args, **kwargs)
-    except TypeError as exc:
-        raise UnrecoverableError(
-            f"job data does not match the signature of task {name!r}: {exc}"
-        ) from exc
-    return args, kwargs
-
-
-def _call_args(task_: Task[..., Any], job: Job) -> tuple[list[Any], dict[str, Any]]:
-    if task_.raw:
-        return [job.data], {}
-    return split_call(task_.name, job.data, task_.signature())
-
-
-def process_job(job: Job) -> Any:
-    """The worker's processor: run the task registered under ``job.name``.
-
-    Args:
-        job: the fetched core :class:`Job`.
-
-    Returns:
-        The task's return value (must be JSON), or, for an ``async def`` task, a coroutine that
-        the core worker awaits on its event loop.
-
-    Jobs of ``django.tasks`` tasks enqueued through
-    :class:`~django_bullq.backends.BullQBackend` (job name: the task's module path) run through
-    :class:`django_bullq.backends.run.DjangoTaskRun`.
-
-    Raises:
-        UnrecoverableError: no task has that name, or the data has the wrong shape (the job
-            fails at once with a readable ``failedReason``). Whatever the task raises.
-    """
-    task_ = registry.get(job.name)
-    if task_ is None:
-        if DJANGO_TASK_OPTION not in job.opts:
-            raise UnrecoverableError(f"no task registered for job name {job.name!r}")
-        return _process_django_task(job)
-    args, kwargs = _call_args(task_, job)
-    if task_.is_async:
-        return run_async(job, functools.partial(task_.func, *args, **kwargs))
-    if task_.process:
-        from ..worker.process_pool import run_in_process
-
-        return run_sync(job, functools.partial(run_in_process, task_, job, args, kwargs))
-    return run_sync(job, functools.partial(task_.func, *args, **kwargs))
-
-
-def _process_django_task(job: Job) -> Any:
-    try:
-        from ..backends.run import DjangoTaskRun
-    except ImportError as exc:
-        raise UnrecoverableError(
-            f"job {job.name!r} is a django.tasks task, but neither "
-            f"django.tasks nor django-tasks is importable"
-        ) from exc
-    run = DjangoTaskRun.of(job)
-    if run.is_async:
-        return run_async(job, run.acall)
-    return run_sync(job, run.call)
-
-
-def run_sync(job: Job, call: Callable[[], Any]) -> Any:
-    """``call()`` in this (worker) thread with :func:`current_job` set to ``job``."""
-    token = _current_job.set(job)
-    try:
-        return call()
-    finally:
-        _current_job.reset(token)
-
-
-async def run_async(job: Job, call: Callable[[], Awaitable[Any]]) -> Any:
-    """Await ``call()`` on the worker's loop with :func:`current_job` set and the database
-    hooks run for asgiref's thread (where the async ORM runs)."""
-    from asgiref.sync import sync_to_async
-
-    from ..worker.group import after_job, before_job
-
-    # The async ORM runs in asgiref's thread-sensitive thread: clean *its* connections.
-    await sync_to_async(before_job)(job)
-    token = _current_job.set(job)
-    try:
-        return await call()
-    finally:
-        _current_job.reset(token)
-        await sync_to_async(after_job)(job)
-
-
-__all__ = [
-    "PendingEnqueue",
-    "Task",
-    "TaskRegistry",
-    "TaskRegistryError",
-    "arate_limit",
-    "current_job",
-    "process_job",
-    "rate_limit",
-    "registry",
-    "task",
-]
+__all__ = ["JOB_OPTIONS", "TASK_OPTIONS", "PendingEnqueue", "Task", "task"]

@@ -28,10 +28,11 @@ from typing import Any, Generic, TypeVar
 
 from django.db import transaction
 
-from ..conf import ConfigurationError, bullq_settings, get_queue
+from ..conf import bullq_settings, get_queue
 from ..core.errors import NotEnqueuedError
 from ..core.job import Job
 from ..core.serialization import dumps, loads
+from ..exceptions import ConfigurationError
 
 logger = logging.getLogger("django_bullq.enqueue")
 
