@@ -9,6 +9,11 @@
     }}
 
 ``manage.py runworker default emails`` runs the tasks. See docs/django-tasks.md.
+
+The package is laid out like ``django/tasks/backends/``: the backend is here, so the settings
+path is where the class is defined; ``compat.py`` picks ``django.tasks`` or ``django_tasks``,
+``results.py`` maps jobs to ``TaskResult`` records, and ``run.py`` runs one attempt of a Django
+task inside the worker.
 """
 
 from __future__ import annotations
