@@ -14,16 +14,6 @@ PACKAGE = Path(__file__).resolve().parent.parent / "django_bullq"
 #: and one that is gone must be taken off this list.
 KNOWN_CYCLES = {
     frozenset({"django_bullq.core.flow", "django_bullq.core.job", "django_bullq.core.queue"}),
-    frozenset(
-        {
-            "django_bullq.backends",
-            "django_bullq.runner",
-            "django_bullq.schedules",
-            "django_bullq.taskresults",
-            "django_bullq.taskrun",
-            "django_bullq.tasks",
-        }
-    ),
 }
 
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from .core.job import Job
-from .core.serialization import dumps, loads
-from .taskcompat import (
+from ..core.job import Job
+from ..core.serialization import dumps, loads
+from ..jobdata import DJANGO_TASK_OPTION
+from .compat import (
     TASK_MAX_PRIORITY,
     TASK_MIN_PRIORITY,
     Task,
@@ -24,7 +25,6 @@ from .taskcompat import (
     TaskResult,
     TaskResultStatus,
 )
-from .tasks import DJANGO_TASK_OPTION
 
 #: ``opts`` key marking a job enqueued by :class:`~django_bullq.backends.BullQBackend`.
 MARKER = DJANGO_TASK_OPTION
