@@ -478,3 +478,39 @@ def test_readme_quick_start_under_atomic_requests(
     assert body["pending"] is True and body["waited"] == "pending"  # in the view: not yet
     burst(queue_name)  # the response went out, the request's transaction committed
     assert get_queue(queue_name).wait_until_finished(body["id"], timeout=10) == ("completed", 42)
+
+
+@pytest.mark.django_db(transaction=True, databases=BOTH)
+@pytest.mark.parametrize("through_outbox", [False, True])
+def test_pending_enqueue_absorbed_by_deduplication_takes_the_owners_id(
+    settings: Any, queue_name: str, through_outbox: bool
+) -> None:
+    """Found by a fresh-user trial: an add absorbed by a deduplication id left ``id`` on the
+    UUID given in advance, an id no job ever had. After the commit it is the owner's."""
+    settings.BULLQ = {**settings.BULLQ, "OUTBOX": {"ENABLED": through_outbox}}
+    dedup = sample.add.using(queue=queue_name, deduplication={"id": f"d-{queue_name}"})
+    owner = dedup.enqueue(1)
+    assert isinstance(owner, Job)
+    with transaction.atomic():
+        again = dedup.enqueue(2)
+        assert isinstance(again, PendingEnqueue) and not again.deduplicated
+    assert again.deduplicated and again.id == owner.id
+    assert again.job is not None and again.job.id == owner.id
+    assert get_queue(queue_name).get_job(again.id) is not None
+
+
+@pytest.mark.django_db(transaction=True, databases=BOTH)
+def test_pending_enqueue_sees_the_relay_and_has_the_quick_starts_get_state(
+    outbox: None, queue_name: str
+) -> None:
+    """Found by a fresh-user trial: after runworker relayed an outbox row, ``state`` stayed
+    ``"outbox"`` and ``job`` None; and the quick start's ``job.get_state()`` did not exist."""
+    with pytest.raises(SimulatedCrash), transaction.atomic():
+        crash_after_commit()
+        job = sample.add.using(queue=queue_name).enqueue(1, b=1)
+        with pytest.raises(NotEnqueuedError, match="has not committed yet"):
+            job.get_state()
+    assert isinstance(job, PendingEnqueue) and job.job is None
+    burst(queue_name)  # the relay adds it under the id given in advance, and runs it
+    assert job.state == "done" and job.job is not None and job.job.id == job.id
+    assert job.get_state() == "completed" and job.wait(timeout=10) == 2

@@ -42,7 +42,10 @@ class PendingEnqueue(Pending[Job]):
     Attributes:
         task_name: the job name. args / kwargs: the call (``args == [data]`` for raw tasks).
         id: the job's id, given in advance (the task's ``job_id`` option, else a UUID v4):
-            after the commit the job is in Redis under exactly this id.
+            after the commit the job is in Redis under exactly this id, unless deduplication
+            absorbed the add (:attr:`deduplicated`): then, once committed, ``id`` is the id of
+            the job that absorbed it.
+        deduplicated: True once committed when the add was absorbed by a deduplication id.
         queue_name: the job's queue. database: the alias whose commit it waits for.
 
     :attr:`job` is the :class:`Job` once the transaction committed and the job was added (None
@@ -56,11 +59,42 @@ class PendingEnqueue(Pending[Job]):
         self.task_name = task_name
         self.args = args
         self.kwargs = kwargs
+        self.deduplicated = False
+
+    @property
+    def state(self) -> str:
+        """As :attr:`Pending.state`; a committed outbox row that ``runworker``'s relay has
+        added since (``"outbox"``, or ``"rolled back"`` when the commit stopped before the
+        move) is found in Redis under :attr:`id` and turns ``"done"``."""
+        state = super().state
+        if state in ("outbox", "rolled back") and self.outbox_pk is not None:
+            job = get_queue(self.queue_name).get_job(self.id)
+            if job is not None:  # relayed: done, without this process's on_added listeners
+                self.result, self._state = job, "done"
+                return "done"
+        return state
 
     @property
     def job(self) -> Job | None:
-        """The :class:`Job` once it is in Redis, else None."""
-        return self.result
+        """The :class:`Job` once it is in Redis (relayed from the outbox too), else None."""
+        return self.result if self.state == "done" else None
+
+    def get_state(self) -> str:
+        """The job's state in Redis (BullMQ ``getState``), as :meth:`Job.get_state`.
+
+        Raises:
+            NotEnqueuedError: the job is not in Redis (see :meth:`wait`).
+        """
+        return self._job_to_wait().get_state()
+
+    async def aget_state(self) -> str:
+        """Async twin of :meth:`get_state`."""
+        return await self._job_to_wait().aget_state()
+
+    def _finish(self, result: Job) -> None:
+        if result.id != self.id:  # a deduplication id absorbed the add: that job is the one
+            self.id, self.deduplicated = result.id, True
+        super()._finish(result)
 
     @property
     def enqueued(self) -> bool:
@@ -90,13 +124,7 @@ class PendingEnqueue(Pending[Job]):
         return await self._job_to_wait().await_result(timeout)
 
     def _job_to_wait(self) -> Job:
-        if self.state in ("outbox", "rolled back") and self.id is not None:
-            # committed to the outbox and relayed by runworker since (a rolled-back id never
-            # reaches Redis): the job is there under the id given in advance
-            job = get_queue(self.queue_name).get_job(self.id)
-            if job is not None:
-                return job
-        return self.outcome()
+        return self.outcome()  # state finds a job the outbox relay added since
 
 
 class Task(Generic[P, R]):

@@ -74,6 +74,8 @@ class Pending(Generic[T]):
         self.database = ""
         self.result: T | None = None
         self.error: BaseException | None = None
+        #: pk of the outbox row that carries the write, when it went through the outbox
+        self.outbox_pk: int | None = None
         self._state = "pending"
         self._hook: Callable[[], None] | None = None
         self._connection: Any = None
@@ -194,7 +196,8 @@ def defer(
         return write()
     hook: Callable[[], None]
     if outbox_enabled(outbox):
-        hook = functools.partial(_relay_after_commit, database, to_outbox(), pending)
+        pending.outbox_pk = to_outbox()
+        hook = functools.partial(_relay_after_commit, database, pending.outbox_pk, pending)
         transaction.on_commit(hook, using=database, robust=True)
     else:
         hook = functools.partial(_write_after_commit, write, pending)
