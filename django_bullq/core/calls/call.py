@@ -1,0 +1,68 @@
+"""A script call as a value, and the drivers of operations that take several round trips.
+
+A :class:`Call` is what a builder of :mod:`~django_bullq.core.calls.builders` returns: the
+script's name, its KEYS and ARGV, the job id its error messages name, and how to read its
+reply. An operation of several round trips (clean in batches, obliterate, drain) is written
+once as a generator that yields calls and receives their replies (httpx's ``auth_flow``
+pattern); :func:`drive` runs it with a sync executor and :func:`adrive` with an async one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Generator
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+#: An operation of several script calls: yields calls, is sent their parsed replies.
+Steps = Generator["Call[Any]", Any, R]
+
+
+def _raw(reply: Any) -> Any:
+    return reply
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Generic[T]):
+    """One script call.
+
+    Attributes:
+        script: the script's name (``moveToFinished``).
+        keys: its KEYS, in the script's order.
+        args: its ARGV, in the script's order.
+        job_id: the job named in the :class:`~django_bullq.core.errors.ScriptError` of a
+            negative reply (None: none).
+        parse: turns the raw reply into the operation's result.
+        raise_codes: whether a negative integer reply raises (False: the caller reads it).
+    """
+
+    script: str
+    keys: tuple[str, ...]
+    args: tuple[Any, ...]
+    job_id: str | None = None
+    parse: Callable[[Any], T] = _raw
+    raise_codes: bool = True
+
+
+def drive(run: Callable[[Call[Any]], Any], steps: Steps[R]) -> R:
+    """Run ``steps`` to its end, each call through ``run``; returns the generator's value."""
+    try:
+        call = next(steps)
+        while True:
+            call = steps.send(run(call))
+    except StopIteration as done:
+        result: R = done.value
+        return result
+
+
+async def adrive(run: Callable[[Call[Any]], Awaitable[Any]], steps: Steps[R]) -> R:
+    """Async twin of :func:`drive`: each call through the coroutine function ``run``."""
+    try:
+        call = next(steps)
+        while True:
+            call = steps.send(await run(call))
+    except StopIteration as done:
+        result: R = done.value
+        return result
