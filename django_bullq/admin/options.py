@@ -23,8 +23,8 @@ from django.http import (
 from django.template.response import TemplateResponse
 from django.urls import path, register_converter, reverse
 
+from ..core.calls.operations import CLEAN_STATES
 from ..core.errors import BullqError
-from ..core.maintenance import CLEAN_STATES
 from ..core.queue import Queue
 from ..models import BullqQueue
 from . import data

@@ -19,19 +19,19 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import calls
+from .calls import Call
 from .connection import Connection, as_connection
 from .errors import ParentMissing, UnrecoverableError, WaitingChildrenError, script_error
 from .job import Job
 from .keys import check_same_slot, validate_queue_name
 from .options import JobOptions, now_ms, parent_link, to_delay_ms
-from .queue import ADD_KEYS, Queue
+from .queue import Queue
 from .serialization import DEFAULT_MAX_PAYLOAD_BYTES, check_size, dumps, loads, to_str
 
 #: A flow node: ``{"name", "queue_name", "data", "opts", "children"}`` (see the module doc).
 FlowTree = dict[str, Any]
 
-#: KEYS of lua/addFlowJob-11.lua: addJob's ten, then waiting-children.
-FLOW_ADD_KEYS = (*ADD_KEYS, "waiting-children")
 _NODE_KEYS = {"name", "queue_name", "data", "opts", "children"}
 
 
@@ -47,7 +47,8 @@ class JobNode:
 class _Call:
     queue: Queue
     job: Job
-    args: list[Any]
+    add: Call[Any]
+    parent_key: str
     children: list[_Call]
 
 
@@ -132,7 +133,7 @@ class FlowProducer:
             self._check_external_parent(root, client.exists)
         pipe = client.pipeline(transaction=True)
         for call in _post_order(roots):
-            call.queue.scripts.run("addFlowJob", _keys(call.queue), call.args, client=pipe)
+            call.queue.scripts.run(call.add.script, call.add.keys, call.add.args, client=pipe)
         _check_replies(_post_order(roots), pipe.execute())
         return [_node(root) for root in roots]
 
@@ -147,19 +148,18 @@ class FlowProducer:
             return []
         client = roots[0].queue.aclient
         for root in roots:
-            parent_key = root.args[9]
-            if parent_key and not await client.exists(parent_key):
+            if root.parent_key and not await client.exists(root.parent_key):
                 raise ParentMissing(-5, root.job.id, "addFlowJob")
         pipe = client.pipeline(transaction=True)
         for call in _post_order(roots):
-            await call.queue.ascripts.arun("addFlowJob", _keys(call.queue), call.args, client=pipe)
+            add = call.add
+            await call.queue.ascripts.arun(add.script, add.keys, add.args, client=pipe)
         _check_replies(_post_order(roots), await pipe.execute())
         return [_node(root) for root in roots]
 
     @staticmethod
     def _check_external_parent(root: _Call, exists: Any) -> None:
-        parent_key = root.args[9]
-        if parent_key and not exists(parent_key):
+        if root.parent_key and not exists(root.parent_key):
             raise ParentMissing(-5, root.job.id, "addFlowJob")
 
     def _plan(self, node: FlowTree, parent: _Call | None) -> _Call:
@@ -191,21 +191,21 @@ class FlowProducer:
         children_nodes = node.get("children") or []
         if not isinstance(children_nodes, list):
             raise ValueError(f"flow node {node['name']!r}: 'children' must be a list")
-        args = [
-            queue.keys.key_prefix,
-            job_id,
-            node["name"],
-            data_text,
-            opts_text,
-            timestamp,
-            delay,
-            opts.priority,
-            "1" if opts.lifo else "0",
-            parent_key,
-            parent_json,
-            "1" if parent is not None else "0",
-            "1" if children_nodes else "0",
-        ]
+        add = calls.add_flow_job(
+            queue.keys,
+            job_id=job_id,
+            name=node["name"],
+            data=data_text,
+            opts=opts_text,
+            timestamp=timestamp,
+            delay=delay,
+            priority=opts.priority,
+            lifo=opts.lifo,
+            parent_key=parent_key,
+            parent=parent_json,
+            parent_later=parent is not None,
+            has_children=bool(children_nodes),
+        )
         job = Job(
             queue=queue,
             id=job_id,
@@ -218,7 +218,7 @@ class FlowProducer:
             parent_key=parent_key or None,
             parent=loads(parent_json or None),
         )
-        call = _Call(queue, job, args, [])
+        call = _Call(queue, job, add, parent_key, [])
         call.children = [self._plan(child, call) for child in children_nodes]
         return call
 
@@ -273,10 +273,6 @@ class FlowProducer:
         """Close the synchronous client's connections."""
         if self.connection.client is not None:
             self.connection.client.close()
-
-
-def _keys(queue: Queue) -> list[str]:
-    return [queue.keys[s] for s in FLOW_ADD_KEYS]
 
 
 def _post_order(roots: Sequence[_Call]) -> list[_Call]:

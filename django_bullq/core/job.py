@@ -6,8 +6,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from . import calls
+from .calls import operations
 from .errors import JobFailedError
-from .options import JobOptions, options_from_stored
+from .options import JobOptions, now_ms, options_from_stored, to_delay_ms
 from .serialization import dumps, loads, to_str
 
 if TYPE_CHECKING:
@@ -205,51 +207,27 @@ class Job:
         """
         text = dumps(progress, f"progress of job {self.id}")
         q = self._queue()
-        q.scripts.run(
-            "updateProgress",
-            [q.keys.job(self.id), q.keys["events"], q.keys["meta"]],
-            [self.id, text],
-            job_id=self.id,
-        )
+        q._run(calls.update_progress(q.keys, job_id=self.id, progress=text))
         self.progress = progress
 
     async def aupdate_progress(self, progress: Any) -> None:
         """Async twin of :meth:`update_progress`."""
         text = dumps(progress, f"progress of job {self.id}")
         q = self._queue()
-        await q.ascripts.arun(
-            "updateProgress",
-            [q.keys.job(self.id), q.keys["events"], q.keys["meta"]],
-            [self.id, text],
-            job_id=self.id,
-        )
+        await q._arun(calls.update_progress(q.keys, job_id=self.id, progress=text))
         self.progress = progress
 
     def log(self, line: str) -> int:
         """Append a log line (BullMQ ``addLog``). Returns the number of lines kept."""
-        q = self._queue()
-        key = q.keys.job(self.id)
-        return int(
-            q.scripts.run(
-                "addLog",
-                [key, key + ":logs"],
-                [self.id, str(line), self.opts.get("kl") or 0],
-                job_id=self.id,
-            )
-        )
+        return self._queue()._run(self._log_call(line))
 
     async def alog(self, line: str) -> int:
         """Async twin of :meth:`log`."""
-        q = self._queue()
-        key = q.keys.job(self.id)
-        return int(
-            await q.ascripts.arun(
-                "addLog",
-                [key, key + ":logs"],
-                [self.id, str(line), self.opts.get("kl") or 0],
-                job_id=self.id,
-            )
-        )
+        return await self._queue()._arun(self._log_call(line))
+
+    def _log_call(self, line: str) -> calls.Call[int]:
+        keep = self.opts.get("kl") or 0
+        return calls.add_log(self._queue().keys, job_id=self.id, line=str(line), keep_logs=keep)
 
     def remove(self) -> bool:
         """Delete the job (BullMQ ``remove``). Returns False when a worker holds its lock."""
@@ -369,7 +347,7 @@ class Job:
 
         return await amove_to_waiting_children(self, child_key)
 
-    # --- maintenance (django_bullq.core.maintenance) ---------------------------------------
+    # --- maintenance (django_bullq.core.calls) --------------------------------------------
 
     def retry(
         self,
@@ -377,11 +355,18 @@ class Job:
         reset_attempts_made: bool = False,
         reset_attempts_started: bool = False,
     ) -> None:
-        """Run this failed/completed job again (BullMQ ``job.retry``). Raises JobNotInState
-        when it is not in ``state``. See :func:`~django_bullq.core.maintenance.retry_job`."""
-        from . import maintenance
+        """Run this failed/completed job again (BullMQ ``job.retry``; ``reprocessJob-9``).
 
-        maintenance.retry_job(self, state, reset_attempts_made, reset_attempts_started)
+        Raises:
+            ValueError: ``state`` is not failed or completed. JobNotFound: the job is gone.
+            JobNotInState: it is not in ``state``.
+        """
+        q = self._queue()
+        q._run(
+            operations.reprocess_job(
+                q.keys, self.id, state, reset_attempts_made, reset_attempts_started
+            )
+        )
 
     async def aretry(
         self,
@@ -390,47 +375,71 @@ class Job:
         reset_attempts_started: bool = False,
     ) -> None:
         """Async twin of :meth:`retry`."""
-        from . import maintenance
-
-        await maintenance.aretry_job(self, state, reset_attempts_made, reset_attempts_started)
+        q = self._queue()
+        await q._arun(
+            operations.reprocess_job(
+                q.keys, self.id, state, reset_attempts_made, reset_attempts_started
+            )
+        )
 
     def change_priority(self, priority: int, lifo: bool = False) -> None:
         """New priority (0 none, 1 most urgent); a waiting job is re-queued under it (BullMQ
-        ``changePriority``)."""
-        from . import maintenance
+        ``changePriority``).
 
-        maintenance.change_priority(self, priority, lifo)
+        Raises:
+            ValueError: priority outside 0..2_097_151. JobNotFound: the job is gone.
+        """
+        self._queue()._run(self._priority_call(priority, lifo))
+        self.priority = priority
 
     async def achange_priority(self, priority: int, lifo: bool = False) -> None:
         """Async twin of :meth:`change_priority`."""
-        from . import maintenance
+        await self._queue()._arun(self._priority_call(priority, lifo))
+        self.priority = priority
 
-        await maintenance.achange_priority(self, priority, lifo)
+    def _priority_call(self, priority: int, lifo: bool) -> calls.Call[Any]:
+        priority = operations.check_priority(priority)
+        return calls.change_priority(
+            self._queue().keys, job_id=self.id, priority=priority, lifo=lifo
+        )
 
     def change_delay(self, delay_ms: Any) -> None:
-        """Run this delayed job ``delay_ms`` ms from now (BullMQ ``changeDelay``). Raises
-        JobNotInState when it is not delayed."""
-        from . import maintenance
+        """Run this delayed job ``delay_ms`` ms (or a timedelta) from now (BullMQ
+        ``changeDelay``).
 
-        maintenance.change_delay(self, delay_ms)
+        Raises:
+            JobNotFound: the job is gone. JobNotInState: it is not delayed. ValueError: delay < 0.
+        """
+        delay = to_delay_ms(delay_ms)
+        self._queue()._run(self._delay_call(delay))
+        self.delay = delay
 
     async def achange_delay(self, delay_ms: Any) -> None:
         """Async twin of :meth:`change_delay`."""
-        from . import maintenance
+        delay = to_delay_ms(delay_ms)
+        await self._queue()._arun(self._delay_call(delay))
+        self.delay = delay
 
-        await maintenance.achange_delay(self, delay_ms)
+    def _delay_call(self, delay: int) -> calls.Call[Any]:
+        return calls.change_delay(self._queue().keys, job_id=self.id, now=now_ms(), delay=delay)
 
     def update_data(self, data: Any) -> None:
-        """Replace the job's data with a JSON value (BullMQ ``updateData``)."""
-        from . import maintenance
+        """Replace the job's data with a JSON value (BullMQ ``updateData``).
 
-        maintenance.update_data(self, data)
+        Raises:
+            SerializationError: data is not JSON. JobNotFound: the job is gone.
+        """
+        self._queue()._run(self._data_call(data))
+        self.data = data
 
     async def aupdate_data(self, data: Any) -> None:
         """Async twin of :meth:`update_data`."""
-        from . import maintenance
+        await self._queue()._arun(self._data_call(data))
+        self.data = data
 
-        await maintenance.aupdate_data(self, data)
+    def _data_call(self, data: Any) -> calls.Call[Any]:
+        text = dumps(data, f"data of job {self.id}")
+        return calls.update_data(self._queue().keys, self.id, data=text)
 
 
 def _as_dict(raw: Any) -> dict[str, str]:

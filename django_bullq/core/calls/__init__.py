@@ -39,13 +39,14 @@ from .builders import (
     update_job_scheduler,
     update_progress,
 )
-from .call import Call, Steps, adrive, drive
+from .call import Call, Read, Steps, adrive, drive
 
 __all__ = [
     "ADD_KEYS",
     "Call",
     "FETCH_KEYS",
     "SCHEDULER_KEYS",
+    "Read",
     "Steps",
     "add_flow_job",
     "add_job",

@@ -46,6 +46,19 @@ class Call(Generic[T]):
     raise_codes: bool = True
 
 
+@dataclass(frozen=True, slots=True)
+class Read(Generic[T]):
+    """Plain Redis commands sent in one MULTI/EXEC, and how to read their replies.
+
+    Attributes:
+        commands: each command as its name and arguments (``("LLEN", key)``).
+        parse: turns the list of replies, in order, into the result.
+    """
+
+    commands: tuple[tuple[Any, ...], ...]
+    parse: Callable[[list[Any]], T]
+
+
 def drive(run: Callable[[Call[Any]], Any], steps: Steps[R]) -> R:
     """Run ``steps`` to its end, each call through ``run``; returns the generator's value."""
     try:
