@@ -33,13 +33,16 @@ import asyncio
 import collections
 import contextlib
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, RedisError, ResponseError
 
+from .calls.call import Call
 from .packing import hiredis_pack
 from .scripts import Scripts, raise_on_code
+
+T = TypeVar("T")
 
 
 class _Link:
@@ -111,6 +114,11 @@ class AutoPipeline:
             if isinstance(result, BaseException):
                 raise result from None
         return raise_on_code(result, name, job_id)
+
+    async def call(self, call: Call[T]) -> T:
+        """Run ``call`` as :meth:`run` does; its parsed reply."""
+        reply = await self.run(call.script, call.keys, call.args, job_id=call.job_id)
+        return call.parse(reply)
 
     async def run_many(
         self, name: str, calls: Sequence[tuple[Sequence[str], Sequence[Any]]]

@@ -22,12 +22,12 @@ from typing import Any
 from . import calls
 from .calls import Call
 from .connection import Connection, as_connection
-from .errors import ParentMissing, UnrecoverableError, WaitingChildrenError, script_error
+from .errors import ParentMissing, script_error
 from .job import Job
 from .keys import check_same_slot, validate_queue_name
 from .options import JobOptions, now_ms, parent_link, to_delay_ms
 from .queue import Queue
-from .serialization import DEFAULT_MAX_PAYLOAD_BYTES, check_size, dumps, loads, to_str
+from .serialization import DEFAULT_MAX_PAYLOAD_BYTES, check_size, dumps, loads
 
 #: A flow node: ``{"name", "queue_name", "data", "opts", "children"}`` (see the module doc).
 FlowTree = dict[str, Any]
@@ -239,7 +239,7 @@ class FlowProducer:
             return None
         node = JobNode(job)
         if depth > 1:
-            for key in get_dependencies(job)["all"]:
+            for key in job.get_dependencies()["all"]:
                 where = self._split(key)
                 if where is not None:
                     child = self.get_flow(where[0], where[1], depth - 1)
@@ -254,7 +254,7 @@ class FlowProducer:
             return None
         node = JobNode(job)
         if depth > 1:
-            for key in (await aget_dependencies(job))["all"]:
+            for key in (await job.aget_dependencies())["all"]:
                 where = self._split(key)
                 if where is not None:
                     child = await self.aget_flow(where[0], where[1], depth - 1)
@@ -325,114 +325,6 @@ def chain(steps: Sequence[FlowTree]) -> FlowTree:
         tree = {**step, "children": [tree] if tree is not None else []}
     assert tree is not None
     return tree
-
-
-# --- a parent's children (Job methods delegate here) ------------------------------------------
-
-
-def _deps_pipe(pipe: Any, key: str) -> None:
-    pipe.hgetall(key + ":processed")
-    pipe.smembers(key + ":dependencies")
-    pipe.hgetall(key + ":failed")
-    pipe.zrange(key + ":unsuccessful", 0, -1)
-
-
-def _deps(replies: list[Any]) -> dict[str, Any]:
-    processed, pending, ignored, failed = replies
-    out: dict[str, Any] = {
-        "processed": {to_str(k): _json(v) for k, v in processed.items()},
-        "unprocessed": sorted(to_str(k) or "" for k in pending),
-        "ignored": {to_str(k): to_str(v) for k, v in ignored.items()},
-        "failed": [to_str(k) or "" for k in failed],
-    }
-    out["all"] = [*out["unprocessed"], *out["processed"], *out["ignored"], *out["failed"]]
-    return out
-
-
-def _json(value: Any) -> Any:
-    try:
-        return loads(value)
-    except ValueError:
-        return to_str(value)
-
-
-def _job_key(job: Job) -> tuple[Queue, str]:
-    queue = job._queue()
-    return queue, queue.keys.job(job.id)
-
-
-def get_dependencies(job: Job) -> dict[str, Any]:
-    """See :meth:`Job.get_dependencies`."""
-    queue, key = _job_key(job)
-    pipe = queue.client.pipeline(transaction=True)
-    _deps_pipe(pipe, key)
-    return _deps(pipe.execute())
-
-
-async def aget_dependencies(job: Job) -> dict[str, Any]:
-    """Async twin of :func:`get_dependencies`."""
-    queue, key = _job_key(job)
-    pipe = queue.aclient.pipeline(transaction=True)
-    _deps_pipe(pipe, key)
-    return _deps(await pipe.execute())
-
-
-def count_dependencies(deps: dict[str, Any]) -> dict[str, int]:
-    """``{"processed", "unprocessed", "ignored", "failed"}`` sizes of :func:`get_dependencies`."""
-    return {name: len(deps[name]) for name in ("processed", "unprocessed", "ignored", "failed")}
-
-
-def _move_args(job: Job, child_key: str | None) -> tuple[list[str], list[Any]]:
-    queue, key = _job_key(job)
-    keys = [
-        queue.keys["active"],
-        queue.keys["waiting-children"],
-        key,
-        queue.keys["stalled"],
-        queue.keys["events"],
-        queue.keys["meta"],
-    ]
-    return keys, [job.id, job.token or "0", child_key or "", now_ms()]
-
-
-def _moved(job: Job, code: int, unsuccessful: list[str]) -> bool:
-    if code == 1:
-        return False
-    if code == -9:
-        reason = job.deferred_failure or (
-            f"child {unsuccessful[0]} failed" if unsuccessful else "job has failed children"
-        )
-        raise UnrecoverableError(reason)
-    if code < 0:
-        raise script_error(code, job.id, "moveToWaitingChildren")
-    job.token = None  # the lock is gone: the worker's lock renewal must skip this job
-    raise WaitingChildrenError(f"job {job.id} waits for its children")
-
-
-def move_to_waiting_children(job: Job, child_key: str | None = None) -> bool:
-    """See :meth:`Job.move_to_waiting_children`."""
-    queue, key = _job_key(job)
-    keys, args = _move_args(job, child_key)
-    code = int(queue.scripts.run("moveToWaitingChildren", keys, args, raise_codes=False))
-    failed = (
-        [to_str(x) or "" for x in queue.client.zrange(key + ":unsuccessful", 0, 0)]
-        if code == -9
-        else []
-    )
-    return _moved(job, code, failed)
-
-
-async def amove_to_waiting_children(job: Job, child_key: str | None = None) -> bool:
-    """Async twin of :func:`move_to_waiting_children`."""
-    queue, key = _job_key(job)
-    keys, args = _move_args(job, child_key)
-    code = int(await queue.ascripts.arun("moveToWaitingChildren", keys, args, raise_codes=False))
-    failed = (
-        [to_str(x) or "" for x in await queue.aclient.zrange(key + ":unsuccessful", 0, 0)]
-        if code == -9
-        else []
-    )
-    return _moved(job, code, failed)
 
 
 __all__ = ["FlowProducer", "JobNode", "chain"]

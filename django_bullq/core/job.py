@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import calls
-from .calls import operations
-from .errors import JobFailedError
+from .calls import Steps, operations
+from .errors import JobFailedError, UnrecoverableError, WaitingChildrenError, script_error
 from .options import JobOptions, now_ms, options_from_stored, to_delay_ms
 from .serialization import dumps, loads, to_str
 
@@ -277,7 +277,7 @@ class Job:
         self.returnvalue = value
         return value
 
-    # --- flows: a parent's children (docs/flows.md; logic in core/flow.py) -----------------
+    # --- flows: a parent's children (docs/flows.md; reads in core/calls/operations.py) ---
 
     def get_dependencies(self) -> dict[str, Any]:
         """This parent's children by outcome (BullMQ ``getDependencies``).
@@ -289,27 +289,21 @@ class Job:
             with ignore_dependency / continue_parent, ``failed`` those with fail_parent; a
             child without policy that failed stays in ``unprocessed`` (BullMQ's default).
         """
-        from .flow import get_dependencies
-
-        return get_dependencies(self)
+        q = self._queue()
+        return q._read(operations.dependencies(q.keys, self.id))
 
     async def aget_dependencies(self) -> dict[str, Any]:
         """Async twin of :meth:`get_dependencies`."""
-        from .flow import aget_dependencies
-
-        return await aget_dependencies(self)
+        q = self._queue()
+        return await q._aread(operations.dependencies(q.keys, self.id))
 
     def get_dependencies_count(self) -> dict[str, int]:
         """``{"processed", "unprocessed", "ignored", "failed"}`` counts of the children."""
-        from .flow import count_dependencies
-
-        return count_dependencies(self.get_dependencies())
+        return operations.count_dependencies(self.get_dependencies())
 
     async def aget_dependencies_count(self) -> dict[str, int]:
         """Async twin of :meth:`get_dependencies_count`."""
-        from .flow import count_dependencies
-
-        return count_dependencies(await self.aget_dependencies())
+        return operations.count_dependencies(await self.aget_dependencies())
 
     def get_children_values(self) -> dict[str, Any]:
         """``{childKey: returnvalue}`` of the completed children (BullMQ ``getChildrenValues``)."""
@@ -337,15 +331,30 @@ class Job:
             UnrecoverableError: a child with ``fail_parent_on_failure`` failed already.
             ScriptError: the job is not active under this worker's lock.
         """
-        from .flow import move_to_waiting_children
-
-        return move_to_waiting_children(self, child_key)
+        return self._moved(*self._queue()._drive(self._wait_children(child_key)))
 
     async def amove_to_waiting_children(self, child_key: str | None = None) -> bool:
         """Async twin of :meth:`move_to_waiting_children`."""
-        from .flow import amove_to_waiting_children
+        return self._moved(*await self._queue()._adrive(self._wait_children(child_key)))
 
-        return await amove_to_waiting_children(self, child_key)
+    def _wait_children(self, child_key: str | None) -> Steps[tuple[int, list[str]]]:
+        keys = self._queue().keys
+        return operations.move_to_waiting_children(
+            keys, self.id, self.token or "0", child_key or ""
+        )
+
+    def _moved(self, code: int, unsuccessful: list[str]) -> bool:
+        if code == 1:
+            return False
+        if code == -9:
+            reason = self.deferred_failure or (
+                f"child {unsuccessful[0]} failed" if unsuccessful else "job has failed children"
+            )
+            raise UnrecoverableError(reason)
+        if code < 0:
+            raise script_error(code, self.id, "moveToWaitingChildren")
+        self.token = None  # the lock is gone: the worker's lock renewal must skip this job
+        raise WaitingChildrenError(f"job {self.id} waits for its children")
 
     # --- maintenance (django_bullq.core.calls) --------------------------------------------
 

@@ -138,12 +138,18 @@ class Queue(JobSchedulerMixin):
         return call.parse(reply)
 
     def _drive(self, steps: Steps[R]) -> R:
-        """Run an operation of several script calls (a generator of calls) to its end."""
-        return drive(self._run, steps)
+        """Run an operation of several round trips (a generator of calls) to its end."""
+        return drive(self._step, steps)
 
     async def _adrive(self, steps: Steps[R]) -> R:
         """Async twin of :meth:`_drive`."""
-        return await adrive(self._arun, steps)
+        return await adrive(self._astep, steps)
+
+    def _step(self, step: Call[Any] | Read[Any]) -> Any:
+        return self._read(step) if isinstance(step, Read) else self._run(step)
+
+    async def _astep(self, step: Call[Any] | Read[Any]) -> Any:
+        return await (self._aread(step) if isinstance(step, Read) else self._arun(step))
 
     def _read(self, read: Read[T]) -> T:
         """Send plain commands in one MULTI/EXEC; their parsed replies."""

@@ -151,7 +151,6 @@ def update_job_scheduler(
         "updateJobScheduler",
         key_set(keys, SCHEDULER_KEYS),
         (keys.key_prefix, scheduler_id, producer_id, now, next_millis),
-        job_id=producer_id,
     )
 
 

@@ -16,8 +16,8 @@ from typing import Any, Generic, TypeVar
 T = TypeVar("T")
 R = TypeVar("R")
 
-#: An operation of several script calls: yields calls, is sent their parsed replies.
-Steps = Generator["Call[Any]", Any, R]
+#: An operation of several round trips: yields calls (or reads), is sent their parsed replies.
+Steps = Generator["Call[Any] | Read[Any]", Any, R]
 
 
 def _raw(reply: Any) -> Any:
@@ -59,7 +59,7 @@ class Read(Generic[T]):
     parse: Callable[[list[Any]], T]
 
 
-def drive(run: Callable[[Call[Any]], Any], steps: Steps[R]) -> R:
+def drive(run: Callable[[Call[Any] | Read[Any]], Any], steps: Steps[R]) -> R:
     """Run ``steps`` to its end, each call through ``run``; returns the generator's value."""
     try:
         call = next(steps)
@@ -70,7 +70,7 @@ def drive(run: Callable[[Call[Any]], Any], steps: Steps[R]) -> R:
         return result
 
 
-async def adrive(run: Callable[[Call[Any]], Awaitable[Any]], steps: Steps[R]) -> R:
+async def adrive(run: Callable[[Call[Any] | Read[Any]], Awaitable[Any]], steps: Steps[R]) -> R:
     """Async twin of :func:`drive`: each call through the coroutine function ``run``."""
     try:
         call = next(steps)

@@ -15,7 +15,7 @@ from typing import Any
 from ..errors import ActiveJobsError, QueueNotPaused
 from ..keys import QueueKeys
 from ..options import PRIORITY_LIMIT, now_ms, to_delay_ms
-from ..serialization import to_str
+from ..serialization import loads, to_str
 from . import builders
 from .call import Call, Read, Steps
 
@@ -291,3 +291,65 @@ def reprocess_job(
         reset_attempts_made=reset_attempts_made,
         reset_attempts_started=reset_attempts_started,
     )
+
+
+# --- a parent's children (flows) ----------------------------------------------------------
+
+
+def dependencies(keys: QueueKeys, job_id: str) -> Read[dict[str, Any]]:
+    """A parent's children by state (BullMQ ``getDependencies``): ``processed`` ({key:
+    returnvalue}), ``unprocessed`` (sorted keys), ``ignored`` ({key: failedReason}),
+    ``failed`` (keys), and ``all`` (every child key)."""
+    key = keys.job(job_id)
+    commands = (
+        ("HGETALL", key + ":processed"),
+        ("SMEMBERS", key + ":dependencies"),
+        ("HGETALL", key + ":failed"),
+        ("ZRANGE", key + ":unsuccessful", 0, -1),
+    )
+    return Read(commands, _dependencies)
+
+
+def _dependencies(replies: list[Any]) -> dict[str, Any]:
+    processed, pending, ignored, failed = replies
+    out: dict[str, Any] = {
+        "processed": {to_str(k): _json(v) for k, v in processed.items()},
+        "unprocessed": sorted(to_str(k) or "" for k in pending),
+        "ignored": {to_str(k): to_str(v) for k, v in ignored.items()},
+        "failed": [to_str(k) or "" for k in failed],
+    }
+    out["all"] = [*out["unprocessed"], *out["processed"], *out["ignored"], *out["failed"]]
+    return out
+
+
+def _json(value: Any) -> Any:
+    try:
+        return loads(value)
+    except ValueError:
+        return to_str(value)
+
+
+def count_dependencies(deps: dict[str, Any]) -> dict[str, int]:
+    """``{"processed", "unprocessed", "ignored", "failed"}`` sizes of :func:`dependencies`."""
+    return {name: len(deps[name]) for name in ("processed", "unprocessed", "ignored", "failed")}
+
+
+def move_to_waiting_children(
+    keys: QueueKeys, job_id: str, token: str, child_key: str
+) -> Steps[tuple[int, list[str]]]:
+    """moveToWaitingChildren-6, then (code -9 only) the first failed child's key.
+
+    Returns:
+        (the script's code, ``[failed child key]`` or ``[]``); the caller maps the code.
+    """
+    call = builders.move_to_waiting_children(
+        keys, job_id=job_id, token=token, child_key=child_key, now=now_ms()
+    )
+    code: int = yield call
+    failed: list[str] = []
+    if code == -9:
+        failed = yield Read(
+            (("ZRANGE", keys.job(job_id) + ":unsuccessful", 0, 0),),
+            lambda replies: [to_str(x) or "" for x in replies[0]],
+        )
+    return code, failed
