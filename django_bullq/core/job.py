@@ -205,17 +205,17 @@ class Job:
         Raises:
             SerializationError: progress is not JSON. JobNotFound: the job is gone.
         """
-        text = dumps(progress, f"progress of job {self.id}")
-        q = self._queue()
-        q._run(calls.update_progress(q.keys, job_id=self.id, progress=text))
+        self._queue()._run(self._progress_call(progress))
         self.progress = progress
 
     async def aupdate_progress(self, progress: Any) -> None:
         """Async twin of :meth:`update_progress`."""
-        text = dumps(progress, f"progress of job {self.id}")
-        q = self._queue()
-        await q._arun(calls.update_progress(q.keys, job_id=self.id, progress=text))
+        await self._queue()._arun(self._progress_call(progress))
         self.progress = progress
+
+    def _progress_call(self, progress: Any) -> calls.Call[Any]:
+        text = dumps(progress, f"progress of job {self.id}")
+        return calls.update_progress(self._queue().keys, job_id=self.id, progress=text)
 
     def log(self, line: str) -> int:
         """Append a log line (BullMQ ``addLog``). Returns the number of lines kept."""
@@ -419,14 +419,12 @@ class Job:
         Raises:
             JobNotFound: the job is gone. JobNotInState: it is not delayed. ValueError: delay < 0.
         """
-        delay = to_delay_ms(delay_ms)
-        self._queue()._run(self._delay_call(delay))
+        self._queue()._run(self._delay_call(delay := to_delay_ms(delay_ms)))
         self.delay = delay
 
     async def achange_delay(self, delay_ms: Any) -> None:
         """Async twin of :meth:`change_delay`."""
-        delay = to_delay_ms(delay_ms)
-        await self._queue()._arun(self._delay_call(delay))
+        await self._queue()._arun(self._delay_call(delay := to_delay_ms(delay_ms)))
         self.delay = delay
 
     def _delay_call(self, delay: int) -> calls.Call[Any]:

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from . import calls, limits
 from .autopipeline import AutoPipeline
-from .calls import FETCH_KEYS, Call, Read, Steps, adrive, drive, operations
+from .calls import FETCH_KEYS, Call, Read, Steps, adrive, drive, operations, reads
 from .connection import (
     Connection,
     ConnectionConfigError,
@@ -25,7 +25,6 @@ from .scheduler import JobSchedulerMixin
 from .scripts import Scripts, raise_on_code
 from .serialization import DEFAULT_MAX_PAYLOAD_BYTES, check_size, dumps, loads, to_str
 
-_STATE_KEYS = {"waiting": "wait", "paused": "paused", "active": "active"}
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -153,14 +152,14 @@ class Queue(JobSchedulerMixin):
 
     def _read(self, read: Read[T]) -> T:
         """Send plain commands in one MULTI/EXEC; their parsed replies."""
-        pipe = self.client.pipeline(transaction=True)
+        pipe = self.client.pipeline(transaction=read.transaction)
         for command in read.commands:
             pipe.execute_command(*command)
         return read.parse(pipe.execute())
 
     async def _aread(self, read: Read[T]) -> T:
         """Async twin of :meth:`_read`."""
-        pipe = self.aclient.pipeline(transaction=True)
+        pipe = self.aclient.pipeline(transaction=read.transaction)
         for command in read.commands:
             pipe.execute_command(*command)
         return read.parse(await pipe.execute())
@@ -354,14 +353,6 @@ class Queue(JobSchedulerMixin):
             return None
         return Job.from_hash(self, job_id, raw)
 
-    def _counts_pipe(self, pipe: Any, states: Sequence[str]) -> None:
-        for state in states:
-            key = self.keys[_STATE_KEYS.get(state, state)]
-            if state in _STATE_KEYS:
-                pipe.llen(key)
-            else:
-                pipe.zcard(key)
-
     def _states(self, states: Sequence[str]) -> list[str]:
         chosen = list(states) or list(STATES)
         for s in chosen:
@@ -379,17 +370,11 @@ class Queue(JobSchedulerMixin):
         Returns:
             ``{state: count}``.
         """
-        chosen = self._states(states)
-        pipe = self.client.pipeline(transaction=True)
-        self._counts_pipe(pipe, chosen)
-        return dict(zip(chosen, (int(x) for x in pipe.execute()), strict=True))
+        return self._read(reads.job_counts(self.keys, self._states(states)))
 
     async def aget_job_counts(self, *states: str) -> dict[str, int]:
         """Async twin of :meth:`get_job_counts`."""
-        chosen = self._states(states)
-        pipe = self.aclient.pipeline(transaction=True)
-        self._counts_pipe(pipe, chosen)
-        return dict(zip(chosen, (int(x) for x in await pipe.execute()), strict=True))
+        return await self._aread(reads.job_counts(self.keys, self._states(states)))
 
     def count(self) -> int:
         """Jobs not yet started: waiting + delayed + prioritized + waiting-children."""
@@ -397,106 +382,37 @@ class Queue(JobSchedulerMixin):
             self.get_job_counts("waiting", "delayed", "prioritized", "waiting-children").values()
         )
 
-    def _state_pipe(self, pipe: Any, job_id: str) -> list[str]:
-        order = [
-            "completed",
-            "failed",
-            "delayed",
-            "prioritized",
-            "active",
-            "waiting",
-            "paused",
-            "waiting-children",
-        ]
-        for state in order:
-            key = self.keys[_STATE_KEYS.get(state, state)]
-            if state in _STATE_KEYS:
-                pipe.lpos(key, job_id)
-            else:
-                pipe.zscore(key, job_id)
-        return order
-
-    @staticmethod
-    def _first_state(order: list[str], replies: list[Any]) -> str:
-        for state, reply in zip(order, replies, strict=True):
-            if reply is not None:
-                return "waiting" if state == "paused" else state
-        return "unknown"
-
     def get_job_state(self, job_id: str) -> str:
         """BullMQ state of a job: a name from :data:`STATES`, or ``"unknown"``."""
-        pipe = self.client.pipeline(transaction=True)
-        order = self._state_pipe(pipe, str(job_id))
-        return self._first_state(order, pipe.execute())
+        return self._read(reads.job_state(self.keys, str(job_id)))
 
     async def aget_job_state(self, job_id: str) -> str:
         """Async twin of :meth:`get_job_state`."""
-        pipe = self.aclient.pipeline(transaction=True)
-        order = self._state_pipe(pipe, str(job_id))
-        return self._first_state(order, await pipe.execute())
-
-    def _ids_pipe(self, pipe: Any, states: Sequence[str], start: int, end: int, asc: bool) -> None:
-        for state in states:
-            key = self.keys[_STATE_KEYS.get(state, state)]
-            if state in _STATE_KEYS:
-                # lists: the right end is the oldest / next to run
-                if asc:
-                    pipe.lrange(key, -(end + 1) if end >= 0 else 0, -(start + 1))
-                else:
-                    pipe.lrange(key, start, end)
-            elif asc:
-                pipe.zrange(key, start, end)
-            else:
-                pipe.zrevrange(key, start, end)
+        return await self._aread(reads.job_state(self.keys, str(job_id)))
 
     def get_job_ids(
         self, *states: str, start: int = 0, end: int = -1, asc: bool = False
     ) -> list[str]:
         """Job ids in the given states, newest first unless ``asc`` (BullMQ ``getRanges``)."""
-        chosen = self._states(states)
-        pipe = self.client.pipeline(transaction=False)
-        self._ids_pipe(pipe, chosen, start, end, asc)
-        return self._merge_ids(chosen, pipe.execute(), asc)
+        return self._read(reads.job_ids(self.keys, self._states(states), start, end, asc))
 
     async def aget_job_ids(
         self, *states: str, start: int = 0, end: int = -1, asc: bool = False
     ) -> list[str]:
         """Async twin of :meth:`get_job_ids`."""
-        chosen = self._states(states)
-        pipe = self.aclient.pipeline(transaction=False)
-        self._ids_pipe(pipe, chosen, start, end, asc)
-        return self._merge_ids(chosen, await pipe.execute(), asc)
-
-    @staticmethod
-    def _merge_ids(states: list[str], replies: list[Any], asc: bool) -> list[str]:
-        ids: list[str] = []
-        for state, reply in zip(states, replies, strict=True):
-            items = [to_str(x) or "" for x in reply]
-            if state in _STATE_KEYS and asc:
-                items.reverse()
-            ids.extend(items)
-        return ids
+        return await self._aread(reads.job_ids(self.keys, self._states(states), start, end, asc))
 
     def get_jobs(self, *states: str, start: int = 0, end: int = -1, asc: bool = False) -> list[Job]:
         """Jobs in the given states (ids without a hash are skipped; BullMQ ``getJobs``)."""
-        ids = self.get_job_ids(*states, start=start, end=end, asc=asc)
-        pipe = self.client.pipeline(transaction=False)
-        for job_id in ids:
-            pipe.hgetall(self.keys.job(job_id))
-        return [
-            Job.from_hash(self, i, raw) for i, raw in zip(ids, pipe.execute(), strict=True) if raw
-        ]
+        steps = reads.job_hashes(self.keys, self._states(states), start, end, asc)
+        return [Job.from_hash(self, i, raw) for i, raw in self._drive(steps)]
 
     async def aget_jobs(
         self, *states: str, start: int = 0, end: int = -1, asc: bool = False
     ) -> list[Job]:
         """Async twin of :meth:`get_jobs`."""
-        ids = await self.aget_job_ids(*states, start=start, end=end, asc=asc)
-        pipe = self.aclient.pipeline(transaction=False)
-        for job_id in ids:
-            pipe.hgetall(self.keys.job(job_id))
-        replies = await pipe.execute()
-        return [Job.from_hash(self, i, raw) for i, raw in zip(ids, replies, strict=True) if raw]
+        steps = reads.job_hashes(self.keys, self._states(states), start, end, asc)
+        return [Job.from_hash(self, i, raw) for i, raw in await self._adrive(steps)]
 
     def _outcome_pipe(self, pipe: Any, job_id: str) -> None:
         pipe.xrevrange(self.keys["events"], count=1)

@@ -48,15 +48,17 @@ class Call(Generic[T]):
 
 @dataclass(frozen=True, slots=True)
 class Read(Generic[T]):
-    """Plain Redis commands sent in one MULTI/EXEC, and how to read their replies.
+    """Plain Redis commands sent in one pipeline, and how to read their replies.
 
     Attributes:
         commands: each command as its name and arguments (``("LLEN", key)``).
         parse: turns the list of replies, in order, into the result.
+        transaction: send them in MULTI/EXEC (atomic) or as a plain pipeline.
     """
 
     commands: tuple[tuple[Any, ...], ...]
     parse: Callable[[list[Any]], T]
+    transaction: bool = True
 
 
 def drive(run: Callable[[Call[Any] | Read[Any]], Any], steps: Steps[R]) -> R:
