@@ -16,7 +16,8 @@ from typing import Any, Generic, TypeVar
 T = TypeVar("T")
 R = TypeVar("R")
 
-#: An operation of several round trips: yields calls (or reads), is sent their parsed replies.
+#: An operation of several round trips, written once; it yields calls (or reads) and is sent
+#: their parsed replies.
 Steps = Generator["Call[Any] | Read[Any]", Any, R]
 
 
