@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -25,9 +25,8 @@ def _raw(reply: Any) -> Any:
     return reply
 
 
-@dataclass(frozen=True, slots=True)
-class Call(Generic[T]):
-    """One script call.
+class Call(NamedTuple, Generic[T]):
+    """One script call (a named tuple: immutable and cheap to build on the worker's hot path).
 
     Attributes:
         script: the script's name (``moveToFinished``).
