@@ -31,13 +31,13 @@ from .core.queue import Queue
 from .core.worker import Worker
 
 if TYPE_CHECKING:
-    from .tasks import task
+    from .producer.task import task
 else:
 
     def __getattr__(name: str) -> Any:
         # The Django layer is imported lazily so the core stays usable without settings.
         if name == "task":
-            from .tasks import task
+            from .producer.task import task
 
             return task
         raise AttributeError(name)

@@ -339,7 +339,7 @@ def check_default_queue(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
 
 def check_task_queues(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """E006 for a registered task whose ``queue=`` is not a valid queue name."""
-    from .tasks import registry
+    from .producer.registry import registry
 
     errors: list[CheckMessage] = []
     for name in registry.names():
@@ -371,7 +371,7 @@ def check_schedulers(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
     from .core.options import now_ms
     from .core.scheduler import _repeat_args, _template_opts
     from .core.serialization import dumps
-    from .schedules import entry_call
+    from .producer.schedules import entry_call
 
     raw = _settings()
     schedulers = raw.get("SCHEDULERS", {}) if raw is not None else {}

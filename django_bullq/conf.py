@@ -13,16 +13,15 @@ from dataclasses import fields
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
 from .core.connection import Connection
-from .core.errors import BullqError
 from .core.options import JobOptions
 from .core.queue import Queue
 from .core.serialization import DEFAULT_MAX_PAYLOAD_BYTES
 from .core.worker import WorkerOptions
+from .exceptions import ConfigurationError  # re-exported: its documented path
 
 #: Every ``BULLQ`` key with its default. Units: ms for durations stored in Redis (BullMQ's
 #: unit), s for the worker's own waits (drain delay, grace period).
@@ -99,10 +98,6 @@ QUEUE_KEYS = ("CONNECTION", "DEFAULT_JOB_OPTIONS", "PREFIX")
 CONNECTION_KEYS = ("URL", "OPTIONS")
 #: Field names allowed in ``DEFAULT_JOB_OPTIONS`` (those of :class:`JobOptions`).
 JOB_OPTION_FIELDS = tuple(f.name for f in fields(JobOptions))
-
-
-class ConfigurationError(BullqError, ImproperlyConfigured):
-    """``settings.BULLQ`` cannot be used as asked (unknown alias, wrong shape...)."""
 
 
 _lock = threading.RLock()

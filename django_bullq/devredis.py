@@ -26,19 +26,12 @@ from urllib.parse import unquote, urlsplit
 import redis
 
 from .core.connection import redact_url
+from .exceptions import BadURLError, DevRedisError
 
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 #: Where Debian puts the binary when ``/usr/sbin`` is not on PATH.
 FALLBACK_BINARIES = ("/usr/bin/redis-server", "/usr/sbin/redis-server")
 START_TIMEOUT_S = 15.0
-
-
-class DevRedisError(Exception):
-    """A Redis could not be made available at the URL; the message says why and what to do."""
-
-
-class BadURLError(DevRedisError):
-    """The URL cannot name a server this module can check or start."""
 
 
 @dataclass(frozen=True, slots=True)

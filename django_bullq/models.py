@@ -39,7 +39,8 @@ class BullqQueue(models.Model):
         return self.name
 
 
-#: ``OutboxJob.kind`` values: what the row writes to Redis (see :mod:`django_bullq.outbox`).
+#: ``OutboxJob.kind`` values: what the row writes to Redis
+#: (see :mod:`django_bullq.producer.outbox`).
 OUTBOX_KINDS = (("job", "job"), ("flow", "flow"), ("scheduler", "job scheduler"))
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from django.urls import re_path
 
-from .consumers import JobEventsConsumer, QueueEventsConsumer, UnknownRouteConsumer
+from .live.consumers import JobEventsConsumer, QueueEventsConsumer, UnknownRouteConsumer
 
 # django-stubs types re_path's view as an HTTP view; Channels' URLRouter takes ASGI apps.
 websocket_urlpatterns = [

@@ -37,6 +37,7 @@
 ]]
 -- @include getMaxEvents
 -- @include enqueueNewJob
+-- @include storeJobHash
 local keyPrefix, jobId, parentKey = ARGV[1], ARGV[2], ARGV[10]
 if parentKey ~= "" and ARGV[12] ~= "1" and redis.call("EXISTS", parentKey) == 0 then
   return -5
@@ -64,19 +65,8 @@ if redis.call("EXISTS", jobKey) == 1 then
   return jobId
 end
 
-local timestamp = tonumber(ARGV[6])
-local delay = tonumber(ARGV[7]) or 0
-local priority = tonumber(ARGV[8]) or 0
-local fields = {"name", ARGV[3], "data", ARGV[4], "opts", ARGV[5], "timestamp", ARGV[6],
-  "delay", delay, "priority", priority}
-if parentKey ~= "" then
-  table.insert(fields, "parentKey")
-  table.insert(fields, parentKey)
-  table.insert(fields, "parent")
-  table.insert(fields, ARGV[11])
-end
-redis.call("HSET", jobKey, unpack(fields))
-redis.call("XADD", KEYS[8], "*", "event", "added", "jobId", jobId, "name", ARGV[3])
+local timestamp, delay, priority = storeJobHash(jobKey, jobId, ARGV[3], ARGV[4], ARGV[5],
+  ARGV[6], ARGV[7], ARGV[8], parentKey, ARGV[11], KEYS[8])
 
 if ARGV[13] == "1" and redis.call("SCARD", jobKey .. ":dependencies") > 0 then
   redis.call("ZADD", KEYS[11], timestamp, jobId)

@@ -35,6 +35,7 @@
 ]]
 -- @include getMaxEvents
 -- @include enqueueNewJob
+-- @include storeJobHash
 -- @include deduplicateJob
 local keyPrefix = ARGV[1]
 local parentKey = ARGV[10]
@@ -61,19 +62,8 @@ if owner then
   return owner
 end
 
-local timestamp = tonumber(ARGV[6])
-local delay = tonumber(ARGV[7]) or 0
-local priority = tonumber(ARGV[8]) or 0
-local fields = {"name", ARGV[3], "data", ARGV[4], "opts", ARGV[5], "timestamp", ARGV[6],
-  "delay", delay, "priority", priority}
-if parentKey ~= "" then
-  table.insert(fields, "parentKey")
-  table.insert(fields, parentKey)
-  table.insert(fields, "parent")
-  table.insert(fields, ARGV[11])
-end
-redis.call("HSET", jobKey, unpack(fields))
-redis.call("XADD", KEYS[8], "*", "event", "added", "jobId", jobId, "name", ARGV[3])
+local timestamp, delay, priority = storeJobHash(jobKey, jobId, ARGV[3], ARGV[4], ARGV[5],
+  ARGV[6], ARGV[7], ARGV[8], parentKey, ARGV[11], KEYS[8])
 
 local addKeys = {KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8],
   KEYS[9], KEYS[10]}

@@ -16,19 +16,16 @@
 -- @include getMaxEvents
 -- @include isQueuePausedOrMaxed
 -- @include addBaseMarkerIfNeeded
--- @include checkAndReleaseLock
+-- @include releaseActiveJob
 local k = fetchKeys()
 local keyPrefix, jobId = ARGV[1], ARGV[2]
 local jobKey = keyPrefix .. jobId
 if redis.call("EXISTS", jobKey) == 0 then
   return -1
 end
-local lockResult = checkAndReleaseLock(jobKey, jobId, ARGV[3], k.stalled)
-if lockResult < 0 then
-  return lockResult
-end
-if redis.call("LREM", k.active, -1, jobId) == 0 then
-  return -3
+local released = releaseActiveJob(jobKey, jobId, ARGV[3], k.stalled, k.active, nil)
+if released < 0 then
+  return released
 end
 local maxEvents = getMaxEvents(k.meta)
 local priority = tonumber(redis.call("HGET", jobKey, "priority") or 0) or 0

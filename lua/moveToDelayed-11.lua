@@ -21,22 +21,17 @@
 -- @include getMaxEvents
 -- @include getDelayedScore
 -- @include addDelayMarker
--- @include checkAndReleaseLock
+-- @include releaseActiveJob
 local k = fetchKeys()
 local keyPrefix, jobId, now, delay = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local jobKey = keyPrefix .. jobId
 if redis.call("EXISTS", jobKey) == 0 then
   return -1
 end
-local lockResult = checkAndReleaseLock(jobKey, jobId, ARGV[5], k.stalled)
-if lockResult < 0 then
-  return lockResult
-end
-if ARGV[7] ~= "" then
-  redis.call("HSET", jobKey, "failedReason", ARGV[7], "stacktrace", ARGV[8])
-end
-if redis.call("LREM", k.active, -1, jobId) == 0 then
-  return -3
+local released = releaseActiveJob(jobKey, jobId, ARGV[5], k.stalled, k.active,
+  ARGV[7] ~= "" and {ARGV[7], ARGV[8]} or nil)
+if released < 0 then
+  return released
 end
 local maxEvents = getMaxEvents(k.meta)
 local due = now + delay

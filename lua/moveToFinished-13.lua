@@ -46,7 +46,7 @@
 -- @include fetchNextJob
 -- @include isQueuePausedOrMaxed
 -- @include getMaxEvents
--- @include checkAndReleaseLock
+-- @include releaseActiveJob
 -- @include trimFinishedSet
 -- @include removeJob
 -- @include releaseDeduplicationKey
@@ -68,15 +68,10 @@ if target == "completed" then
     return -9
   end
 end
-local lockResult = checkAndReleaseLock(jobKey, jobId, ARGV[6], k.stalled)
-if lockResult < 0 then
-  return lockResult
-end
-if ARGV[16] ~= "" then
-  redis.call("HSET", jobKey, "failedReason", ARGV[5], "stacktrace", ARGV[16])
-end
-if redis.call("LREM", k.active, -1, jobId) == 0 then
-  return -3
+local released = releaseActiveJob(jobKey, jobId, ARGV[6], k.stalled, k.active,
+  ARGV[16] ~= "" and {ARGV[5], ARGV[16]} or nil)
+if released < 0 then
+  return released
 end
 local deid = releaseDeduplicationKey(keyPrefix, jobKey, jobId)
 

@@ -18,7 +18,7 @@
 
   Events: waiting-children (jobId, prev active).
 ]]
--- @include checkAndReleaseLock
+-- @include releaseActiveJob
 -- @include getMaxEvents
 local jobKey, jobId = KEYS[3], ARGV[1]
 if redis.call("EXISTS", jobKey) == 0 then
@@ -35,12 +35,9 @@ if ARGV[3] ~= "" then
 elseif redis.call("SCARD", deps) == 0 then
   return 1
 end
-local lockResult = checkAndReleaseLock(jobKey, jobId, ARGV[2], KEYS[4])
-if lockResult < 0 then
-  return lockResult
-end
-if redis.call("LREM", KEYS[1], -1, jobId) == 0 then
-  return -3
+local released = releaseActiveJob(jobKey, jobId, ARGV[2], KEYS[4], KEYS[1], nil)
+if released < 0 then
+  return released
 end
 redis.call("ZADD", KEYS[2], tonumber(ARGV[4]), jobId)
 redis.call("XADD", KEYS[5], "MAXLEN", "~", getMaxEvents(KEYS[6]), "*", "event",

@@ -21,7 +21,7 @@
 -- @include isQueuePausedOrMaxed
 -- @include addBaseMarkerIfNeeded
 -- @include addJobWithPriority
--- @include checkAndReleaseLock
+-- @include releaseActiveJob
 local k = fetchKeys()
 local keyPrefix, jobId, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local jobKey = keyPrefix .. jobId
@@ -29,13 +29,10 @@ promoteDelayedJobs(k.delayed, k.wait, k.prioritized, k.pc, k.events, keyPrefix, 
 if redis.call("EXISTS", jobKey) == 0 then
   return -1
 end
-local lockResult = checkAndReleaseLock(jobKey, jobId, ARGV[4], k.stalled)
-if lockResult < 0 then
-  return lockResult
-end
-redis.call("HSET", jobKey, "failedReason", ARGV[5], "stacktrace", ARGV[6])
-if redis.call("LREM", k.active, -1, jobId) == 0 then
-  return -3
+local released = releaseActiveJob(jobKey, jobId, ARGV[4], k.stalled, k.active,
+  {ARGV[5], ARGV[6]})
+if released < 0 then
+  return released
 end
 local maxEvents = getMaxEvents(k.meta)
 local pausedOrMaxed = isQueuePausedOrMaxed(k.meta, k.active)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django_bullq.runner import WorkerGroup, run_workers
+from django_bullq.worker.group import WorkerGroup, run_workers
 
 
 def burst(*queue_names: str, **overrides: Any) -> WorkerGroup:

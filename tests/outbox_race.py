@@ -20,7 +20,7 @@ def main(queue_name: str, rows: int, relays: int) -> None:
     from django.db import connections
 
     from django_bullq.models import OutboxJob
-    from django_bullq.outbox import relay, write
+    from django_bullq.producer.outbox import relay, write
 
     call_command("migrate", verbosity=0)
     OutboxJob.objects.all().delete()

@@ -71,7 +71,7 @@ BULLQ = {
     # runworker subprocesses started by the scheduler tests (case B16) declare schedulers
     "SCHEDULERS": json.loads(os.environ.get("BULLQ_TEST_SCHEDULERS", "{}")),
 }
-# Events over WebSockets (django_bullq.consumers): the in-memory layer (channels_redis in
+# Events over WebSockets (django_bullq.live.consumers): the in-memory layer (channels_redis in
 # production); daphne subprocesses of the delivery tests may get another through the environment.
 CHANNEL_LAYERS = json.loads(os.environ.get("BULLQ_TEST_CHANNEL_LAYERS", "null")) or {
     "default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}

@@ -350,6 +350,43 @@ def test_tampered_action_forms_get_an_answer_not_a_500(
     assert resp.status_code == 302
 
 
+@pytest.mark.parametrize(
+    "action, fields, why",
+    [
+        ("clean", {"clean_state": "failed", "grace_s": "nan"}, "grace_s"),
+        ("clean", {"clean_state": "everything"}, "clean_state"),
+        ("change_priority", {"priority": "-1"}, "priority"),
+        ("retry", {"state": "bogus"}, "state"),
+    ],
+)
+def test_tampered_fields_are_refused_with_a_message_and_nothing_done(
+    admin_client: Client, qname: str, action: str, fields: dict[str, str], why: str
+) -> None:
+    q = get_queue(qname)
+    job = fail_job(q)
+    logged = LogEntry.objects.count()
+    resp = admin_client.post(aurl(qname, action), {"ids": [job], "confirm": "yes", **fields})
+    assert resp.status_code == 302
+    shown = [str(m) for m in resp.wsgi_request._messages]
+    assert len(shown) == 1 and shown[0].startswith(f"{ACTION_LABELS[action]} failed: {why}")
+    assert q.get_job_state(job) == "failed"
+    assert LogEntry.objects.count() == logged
+
+
+ACTION_LABELS = {"clean": "Clean by age", "change_priority": "Change priority", "retry": "Retry"}
+
+
+def test_a_tampered_page_number_shows_page_one_with_a_message(
+    admin_client: Client, qname: str
+) -> None:
+    get_queue(qname).add("a", {})
+    for page in ("abc", "0", "-3", "1e999"):
+        resp = admin_client.get(qurl(qname, page=page))
+        assert resp.status_code == 200
+        assert resp.context["page"].page == 1 and len(resp.context["page"].jobs) == 1
+        assert any("page" in str(m) for m in resp.context["messages"])
+
+
 def test_select_all_actions(admin_client: Client, qname: str) -> None:
     q = get_queue(qname)
     ids = [fail_job(q) for _ in range(3)]

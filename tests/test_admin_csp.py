@@ -100,7 +100,7 @@ def pages(csp_settings: None) -> Iterator[dict[str, Any]]:
     """name -> response of each admin page: overview, queue lists, job, every confirmation."""
     from django.contrib.auth.models import Permission
 
-    from django_bullq.admin.options import JOB_ACTIONS, QUEUE_ACTIONS
+    from django_bullq.admin.actions import ACTIONS
 
     user = User.objects.create_user(f"u{uuid.uuid4().hex[:8]}", password="pw", is_staff=True)
     user.user_permissions.set(Permission.objects.filter(content_type__app_label="django_bullq"))
@@ -118,7 +118,7 @@ def pages(csp_settings: None) -> Iterator[dict[str, Any]]:
             reverse("admin:django_bullq_job", kwargs={"queue": name, "job_id": job.id})
         ),
     }
-    for action in [*JOB_ACTIONS, *QUEUE_ACTIONS]:
+    for action in ACTIONS:
         got[f"confirm {action}"] = client.post(
             reverse("admin:django_bullq_action", kwargs={"queue": name, "action": action}),
             {"ids": [job.id], "state": "waiting"},

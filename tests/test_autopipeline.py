@@ -172,3 +172,28 @@ async def test_calls_after_a_reset_mid_connect_go_out_on_a_new_connection(
     listener.close()  # the new connection is refused: the queued call fails, not hangs
     with pytest.raises(redis.ConnectionError):
         await asyncio.wait_for(second, 10)
+
+
+async def test_a_call_that_meets_noscript_again_after_the_reload_runs_by_source() -> None:
+    """A script cache flushed again between the reload and the resend (a SCRIPT FLUSH storm
+    under load) must not reach the caller as NoScriptError. A server that refuses SCRIPT
+    LOAD makes every reload fail, so each call takes that last path: EVAL of the source."""
+    from tests.redis_nodes import RedisNode
+
+    node = RedisNode(["--rename-command", "SCRIPT", ""]).start()
+    try:
+        queue = Queue("no-script-load", f"redis://127.0.0.1:{node.port}/0")
+        key = queue.keys.job("j1")
+        await queue.aclient.hset(key, "name", "x")
+        pipe = AutoPipeline(queue.aclient, queue.ascripts)
+        try:
+            assert await asyncio.gather(*(log_call(pipe, queue, "j1") for _ in range(3))) == [
+                1,
+                2,
+                3,
+            ]
+        finally:
+            await pipe.aclose()
+            queue.close()
+    finally:
+        node.cleanup()

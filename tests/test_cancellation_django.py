@@ -11,7 +11,7 @@ import pytest
 
 from django_bullq import task
 from django_bullq.conf import get_queue
-from django_bullq.tasks import current_job
+from django_bullq.worker.dispatch import current_job
 from tests.helpers_django import burst
 
 pytestmark = pytest.mark.django_layer

@@ -72,7 +72,7 @@ def test_case_b03_naive_datetime_without_use_tz(queue_name: str) -> None:
 
 
 def test_case_b03_decorator_level_naive_datetime(queue_name: str) -> None:
-    from django_bullq.tasks import Task
+    from django_bullq.producer.task import Task
 
     year = datetime.now().year + 1
     naive = datetime(year, 1, 10, 8, 0)

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from django_bullq import runner
 from django_bullq.conf import get_queue, worker_options
 from django_bullq.core.worker import Worker
-from django_bullq.tasks import process_job
+from django_bullq.worker import hygiene
+from django_bullq.worker.dispatch import process_job
 from tests.helpers_django import burst
 from tests.testapp import tasks as sample
 from tests.testapp.models import Note
@@ -36,8 +36,8 @@ def test_case_b29_hooks_run_before_and_after_every_job(
     monkeypatch: pytest.MonkeyPatch, queue_name: str
 ) -> None:
     calls: list[str] = []
-    monkeypatch.setattr(runner, "close_old_connections", lambda: calls.append("close"))
-    monkeypatch.setattr(runner, "reset_queries", lambda: calls.append("reset"))
+    monkeypatch.setattr(hygiene, "close_old_connections", lambda: calls.append("close"))
+    monkeypatch.setattr(hygiene, "reset_queries", lambda: calls.append("reset"))
     jobs = [sample.add.using(queue=queue_name).enqueue(i) for i in range(3)]
     burst(queue_name)
     assert [j.wait(timeout=1) for j in jobs] == [0, 1, 2]

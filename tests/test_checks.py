@@ -9,7 +9,8 @@ from django.core import checks
 from django.test import override_settings
 
 from django_bullq import checks as bullq_checks
-from django_bullq.tasks import Task, registry
+from django_bullq.producer.registry import registry
+from django_bullq.producer.task import Task
 
 pytestmark = pytest.mark.django_layer
 

@@ -13,8 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from django_bullq.backends import BullQBackend
-from django_bullq.conf import get_queue
-from django_bullq.taskcompat import (
+from django_bullq.backends.compat import (
     InvalidTask,
     TaskResultDoesNotExist,
     TaskResultStatus,
@@ -23,7 +22,8 @@ from django_bullq.taskcompat import (
     task_finished,
     task_started,
 )
-from django_bullq.taskresults import from_bullmq_priority, to_bullmq_priority
+from django_bullq.backends.results import from_bullmq_priority, to_bullmq_priority
+from django_bullq.conf import get_queue
 from tests.helpers_django import burst
 from tests.testapp import dtasks
 

@@ -14,7 +14,7 @@ from channels.testing.websocket import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser, Permission, User
 
 from django_bullq import conf
-from django_bullq.bridge import id_tuple
+from django_bullq.live.bridge import id_tuple
 from django_bullq.routing import websocket_urlpatterns
 
 pytestmark = pytest.mark.django_layer
@@ -115,7 +115,7 @@ async def test_queue_events_arrive_in_order(queue_name: str) -> None:
 
 
 async def test_two_sockets_share_one_reader(queue_name: str) -> None:
-    from django_bullq.bridge import get_hub
+    from django_bullq.live.bridge import get_hub
 
     q = conf.get_queue(queue_name)
     one, two = ws(qpath(queue_name)), ws(qpath(queue_name))
@@ -204,7 +204,7 @@ async def test_oversized_events_and_snapshots_are_cut_to_fit_one_frame(queue_nam
     on every reconnect. Frames are cut to MAX_FRAME_BYTES and marked truncated."""
     import json
 
-    from django_bullq.bridge import MAX_FRAME_BYTES
+    from django_bullq.live.bridge import MAX_FRAME_BYTES
 
     q = conf.get_queue(queue_name)
     job = await q.aadd("t")
@@ -234,8 +234,8 @@ async def test_oversized_events_and_snapshots_are_cut_to_fit_one_frame(queue_nam
 async def test_a_crashed_socket_releases_its_events_reader(
     queue_name: str, monkeypatch: Any
 ) -> None:
-    from django_bullq.bridge import get_hub
-    from django_bullq.consumers import QueueEventsConsumer
+    from django_bullq.live.bridge import get_hub
+    from django_bullq.live.consumers import QueueEventsConsumer
 
     async def broken(self: Any) -> dict[str, Any]:
         raise RuntimeError("snapshot exploded")
@@ -372,7 +372,7 @@ async def test_sockets_refuse_anonymous_non_staff_and_staff_without_permission(
 
 def own_jobs_only(user: Any, queue_name: str, job_id: str | None) -> bool:
     """EVENTS_AUTHORIZER of the tests: end users may follow jobs whose data names them."""
-    from django_bullq.consumers import default_authorizer
+    from django_bullq.live.consumers import default_authorizer
 
     if default_authorizer(user, queue_name, job_id):
         return True
@@ -406,7 +406,7 @@ async def test_authorizer_hook_lets_an_end_user_follow_their_own_job(
 async def test_case_b22_sockets_receive_the_gap_notice_of_a_lagging_reader(queue_name: str) -> None:
     import asyncio
 
-    from django_bullq.bridge import get_hub
+    from django_bullq.live.bridge import get_hub
 
     q = conf.get_queue(queue_name)
     comm = ws(qpath(queue_name))
@@ -463,7 +463,7 @@ async def test_wake_ups_the_channel_layer_loses_are_sent_again(
     again, so the events arrive without any later event."""
     from channels.layers import get_channel_layer
 
-    from django_bullq import bridge
+    from django_bullq.live import bridge
 
     monkeypatch.setattr(bridge, "REWAKE_AFTER_S", 0.2)
     q = conf.get_queue(queue_name)
@@ -724,7 +724,7 @@ async def test_a_lagging_bridge_over_a_trimmed_stream_sends_a_gap_then_the_rest(
 ) -> None:
     """Issue 12 item 5 (c): the shared reader stalls while 800 jobs are added with
     maxLenEvents 300; the socket then gets one ``gap`` and every entry still in the stream."""
-    from django_bullq.bridge import get_hub
+    from django_bullq.live.bridge import get_hub
 
     q = conf.get_queue(queue_name)
     await q.aclient.hset(q.keys["meta"], "opts.maxLenEvents", 300)
@@ -765,8 +765,8 @@ async def test_a_socket_behind_the_buffer_reads_the_trimmed_stream_gap_first(
     """Issue 12 item 5 (c), the socket's side: a socket busy with a request while 800 jobs are
     added (maxLenEvents 300, a 50-frame buffer) falls behind the buffer and the trimmed stream;
     it then sends one ``gap`` and every entry still in the stream, in order."""
-    from django_bullq import bridge
-    from django_bullq.consumers import QueueEventsConsumer
+    from django_bullq.live import bridge
+    from django_bullq.live.consumers import QueueEventsConsumer
 
     monkeypatch.setattr(bridge, "BUFFER_FRAMES", 50)
     q = conf.get_queue(queue_name)
@@ -828,7 +828,7 @@ async def test_fifty_sockets_share_one_reader_and_a_few_redis_connections(queue_
     for comm in comms:
         assert event_ids(await frames_through(comm, sent[-1])) == sent
     clients_after, reads_after = await stats()
-    from django_bullq.bridge import get_hub
+    from django_bullq.live.bridge import get_hub
 
     assert list(get_hub().readers()) == [queue_name]
     reads = reads_after - reads_before - 1  # stream_ids() above is one XRANGE
@@ -845,9 +845,9 @@ async def test_a_socket_behind_the_buffer_of_a_deleted_stream_gets_a_gap(
     """The stream is deleted (an obliterate) while a busy socket is behind the buffer: the
     events between its last id and the buffer are gone, so it sends a ``gap`` for them and
     then the buffered rest, and never spins on an empty stream."""
-    from django_bullq import bridge
-    from django_bullq.consumers import QueueEventsConsumer
     from django_bullq.core.events import next_id
+    from django_bullq.live import bridge
+    from django_bullq.live.consumers import QueueEventsConsumer
 
     monkeypatch.setattr(bridge, "BUFFER_FRAMES", 50)
     q = conf.get_queue(queue_name)

@@ -6,8 +6,9 @@ import asyncio
 
 import pytest
 
-from django_bullq.flows import aadd_flow, add_chain, flow_producer
-from django_bullq.tasks import current_job, task
+from django_bullq.producer.flows import aadd_flow, add_chain, flow_producer
+from django_bullq.producer.task import task
+from django_bullq.worker.dispatch import current_job
 from tests.helpers_django import burst
 
 pytestmark = pytest.mark.django_layer

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from django_bullq import Queue
 from django_bullq.core.errors import InvalidNameError, PayloadTooLargeError, SerializationError
 from django_bullq.core.serialization import DEFAULT_MAX_PAYLOAD_BYTES
-from django_bullq.tasks import process_job
+from django_bullq.worker.dispatch import process_job
 from tests.testapp import tasks as sample
 from tests.workerkit import make_worker, run_until
 

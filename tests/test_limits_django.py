@@ -10,7 +10,8 @@ import pytest
 
 from django_bullq.conf import get_queue, worker_options
 from django_bullq.core.errors import BullqError, RateLimitError
-from django_bullq.tasks import arate_limit, rate_limit, task
+from django_bullq.producer.task import task
+from django_bullq.worker.dispatch import arate_limit, rate_limit
 from tests.helpers_django import burst
 
 pytestmark = pytest.mark.django_layer

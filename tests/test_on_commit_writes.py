@@ -19,11 +19,11 @@ from django_bullq.conf import get_queue
 from django_bullq.core.errors import NotEnqueuedError
 from django_bullq.core.flow import JobNode
 from django_bullq.core.job import Job
-from django_bullq.flows import aadd_flow, add_chain, add_flow, flow_producer
 from django_bullq.models import OutboxJob
-from django_bullq.outbox import KIND_FLOW, KIND_SCHEDULER, push, relay, relay_all
-from django_bullq.tasks import PendingEnqueue
-from django_bullq.transactional import Pending
+from django_bullq.producer.flows import aadd_flow, add_chain, add_flow, flow_producer
+from django_bullq.producer.outbox import KIND_FLOW, KIND_SCHEDULER, push, relay, relay_all
+from django_bullq.producer.task import PendingEnqueue
+from django_bullq.producer.transaction import Pending
 from tests.helpers_django import burst
 from tests.testapp import tasks as sample
 from tests.testapp.models import Note

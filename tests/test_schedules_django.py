@@ -12,7 +12,7 @@ from django.test import override_settings
 
 from django_bullq import checks as bullq_checks
 from django_bullq.conf import get_queue
-from django_bullq.schedules import upsert_declared
+from django_bullq.producer.schedules import upsert_declared
 from tests.testapp import tasks as sample
 
 pytestmark = pytest.mark.django_layer

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from django_bullq.supervisor import RECYCLE_EXIT, Supervisor
+from django_bullq.worker.supervisor import RECYCLE_EXIT, Supervisor
 from tests.helpers_django import burst
 from tests.test_runworker import calls, finish, start_worker, wait_for
 from tests.testapp import tasks as sample
@@ -163,7 +163,7 @@ def test_process_task_honours_its_timeout(queue_name: str) -> None:
     assert time.monotonic() - started < 8
     job.refresh()
     assert job.failed_reason == "timed out after 300 ms"
-    from django_bullq import process_pool
+    from django_bullq.worker import process_pool
 
     assert process_pool._pool is None  # the computing child was terminated with its pool
     again = sample.cpu_in_process.using(queue=queue_name).enqueue(10)

@@ -15,7 +15,10 @@ from django_bullq import task as task_from_package
 from django_bullq.conf import get_queue
 from django_bullq.core.errors import SerializationError, UnrecoverableError
 from django_bullq.core.job import Job
-from django_bullq.tasks import PendingEnqueue, Task, TaskRegistryError, process_job, registry, task
+from django_bullq.exceptions import TaskRegistryError
+from django_bullq.producer.registry import registry
+from django_bullq.producer.task import PendingEnqueue, Task, task
+from django_bullq.worker.dispatch import process_job
 from tests.helpers_django import burst
 from tests.testapp import tasks as sample
 from tests.testapp.models import Note

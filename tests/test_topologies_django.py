@@ -14,7 +14,7 @@ from django.core.checks import run_checks
 from django.test import override_settings
 
 from django_bullq.conf import ConfigurationError, get_connection, get_queue
-from django_bullq.flows import add_flow
+from django_bullq.producer.flows import add_flow
 from tests.helpers_django import burst
 from tests.redis_cluster import RedisCluster
 from tests.redis_nodes import RedisNode

@@ -32,7 +32,7 @@ SCAN_LIMIT = 10_000
 def known_queue_names() -> list[str]:
     """Queues from settings (``QUEUES``, ``DEFAULT_QUEUE``), registered tasks and a bounded SCAN
     of ``<prefix>:*:meta`` on the default connection, sorted; invalid names are skipped."""
-    from ..tasks import registry
+    from ..producer.registry import registry
 
     cfg = get_config()
     names: set[str] = set(cfg.get("QUEUES") or {}) | {cfg["DEFAULT_QUEUE"]}

@@ -15,7 +15,7 @@ Failure rules:
 
 - A Redis error reply (a Lua error, NOSCRIPT) belongs to its own call only. After NOSCRIPT (SCRIPT
   FLUSH, a restarted Redis) the script is loaded once for all the callers that met it and their
-  calls go out again; a call that meets NOSCRIPT twice runs through :meth:`Scripts.arun`.
+  calls go out again; a call that meets NOSCRIPT twice is sent as EVAL of its source.
 - An argument that cannot be packed is its own caller's error; the others still go out.
 - A connection error or timeout fails every call sent on that connection (their outcome is
   unknown, as with any client) and the connection is dropped; calls queued after it go out on a
@@ -165,8 +165,8 @@ class AutoPipeline:
 
         The script is loaded once for every caller that met NOSCRIPT (one connection, not one
         per caller: a pass of hundreds of calls would drain the pool), then the calls go out
-        through the pipeline again; one that meets NOSCRIPT again (flushed once more) runs
-        through :meth:`Scripts.arun`.
+        through the pipeline again; one that meets NOSCRIPT again (flushed once more) is sent
+        as ``EVAL`` of its source (:meth:`Scripts.aeval`), which no flush can refuse.
         """
         replies: list[Any] = [NoScriptError("NOSCRIPT")] * len(calls)
         with contextlib.suppress(RedisError):  # Scripts.arun below loads it then
@@ -181,7 +181,7 @@ class AutoPipeline:
         for i, (keys, args) in enumerate(calls):
             if isinstance(replies[i], NoScriptError):
                 try:
-                    replies[i] = await self._scripts.arun(name, keys, args, raise_codes=False)
+                    replies[i] = await self._scripts.aeval(name, keys, args)
                 except Exception as exc:  # noqa: BLE001 - this call's own outcome
                     replies[i] = exc
         return replies

@@ -116,6 +116,13 @@ class Scripts:
         """``SCRIPT LOAD`` script ``name`` (asyncio client), e.g. after NOSCRIPT."""
         await self._client.script_load(self._scripts[name].script)
 
+    async def aeval(self, name: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
+        """Run script ``name`` as ``EVAL`` of its source (asyncio client): never NOSCRIPT,
+        whatever happens to the script cache meanwhile. Returns the raw answer."""
+        self.check_keys(name, keys)
+        source = load_sources()[name].source
+        return await self._client.execute_command("EVAL", source, len(keys), *keys, *args)
+
     def check_keys(self, name: str, keys: Sequence[str]) -> None:
         """Raise :class:`BullqError` unless ``keys`` has as many KEYS as script ``name`` takes."""
         expected = load_sources()[name].num_keys

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from django_bullq.conf import get_connection
-from django_bullq.tasks import current_job
+from django_bullq.worker.dispatch import current_job
 
 from .models import Note
 from .tasks import bump
@@ -92,7 +92,7 @@ def own_status(context: Any) -> dict[str, Any]:
 @task(takes_context=True)
 def limited_once(context: Any, key: str) -> int:
     """Rate-limits its queue on the first run (not an attempt); returns the attempt number."""
-    from django_bullq.tasks import rate_limit
+    from django_bullq.worker.dispatch import rate_limit
 
     if bump(key) == 1:
         rate_limit(50)

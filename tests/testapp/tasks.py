@@ -12,7 +12,7 @@ from django.db import connection, transaction
 from django_bullq import task
 from django_bullq.conf import get_connection
 from django_bullq.core.errors import UnrecoverableError
-from django_bullq.tasks import current_job
+from django_bullq.tasks import current_job  # the path docs/cancellation.md gives
 
 from .models import Note
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, assert_type
 
 from django_bullq import Job, task
-from django_bullq.tasks import PendingEnqueue, Task
+from django_bullq.producer.task import PendingEnqueue, Task
 
 
 @task

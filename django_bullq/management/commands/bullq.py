@@ -14,8 +14,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 SUBCOMMANDS = {
-    "capacity": "django_bullq.management.bullq_capacity",
-    "health": "django_bullq.management.bullq_health",
+    "capacity": "django_bullq.management.subcommands.capacity",
+    "health": "django_bullq.management.subcommands.health",
 }
 
 

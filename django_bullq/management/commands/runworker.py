@@ -15,12 +15,14 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from django_bullq.conf import ConfigurationError, bullq_settings
+from django_bullq.conf import bullq_settings
 from django_bullq.core.errors import InvalidNameError
-from django_bullq.recycle import Recycler
-from django_bullq.runner import in_flight, run_processes, run_workers
-from django_bullq.schedules import upsert_declared
-from django_bullq.supervisor import RECYCLE_EXIT
+from django_bullq.exceptions import ConfigurationError
+from django_bullq.producer.schedules import upsert_declared
+from django_bullq.worker.group import run_workers
+from django_bullq.worker.hygiene import in_flight
+from django_bullq.worker.recycle import Recycler
+from django_bullq.worker.supervisor import RECYCLE_EXIT, run_processes
 
 logger = logging.getLogger("django_bullq.worker")
 

@@ -1,8 +1,8 @@
 """The worker side of :class:`~django_bullq.backends.BullQBackend`: one attempt of a
 ``django.tasks`` task, as Django's own backends run one.
 
-:func:`~django_bullq.tasks.process_job` hands a job it has no ``@task`` for, whose ``opts``
-carry ``djangoTask``, to :meth:`DjangoTaskRun.of`. An attempt:
+:func:`~django_bullq.worker.dispatch.process_job` hands a job it has no ``@task`` for, whose
+``opts`` carry ``djangoTask``, to :meth:`DjangoTaskRun.of`. An attempt:
 
 1. records this worker's id (and the first start) in the job's task record, marks the result
    RUNNING and sends ``task_started``;
@@ -25,9 +25,10 @@ from typing import Any
 
 from django.utils import timezone
 
-from .core.errors import RateLimitError, UnrecoverableError, WaitingChildrenError
-from .core.job import Job
-from .taskcompat import (
+from ..core.errors import RateLimitError, UnrecoverableError, WaitingChildrenError
+from ..core.job import Job
+from ..jobdata import split_call
+from .compat import (
     TaskContext,
     TaskError,
     TaskResultStatus,
@@ -36,8 +37,7 @@ from .taskcompat import (
     task_finished,
     task_started,
 )
-from .taskresults import MARKER, build_result, ms_to_datetime, read_record, write_record
-from .tasks import split_call
+from .results import MARKER, build_result, ms_to_datetime, read_record, write_record
 
 #: Exceptions that steer the worker instead of failing the attempt: passed through unrecorded.
 CONTROL_FLOW = (RateLimitError, WaitingChildrenError)
@@ -61,7 +61,7 @@ class DjangoTaskRun:
         """
         marker = job.opts.get(MARKER)
         alias = str(marker.get("backend", "default")) if isinstance(marker, dict) else "default"
-        from .backends import BullQBackend
+        from . import BullQBackend
 
         try:
             backend = task_backends[alias]

@@ -19,11 +19,11 @@ import os
 import threading
 from typing import TYPE_CHECKING, Any
 
-from .core.job import Job
-from .core.serialization import dumps, loads
+from ..core.job import Job
+from ..core.serialization import dumps, loads
 
 if TYPE_CHECKING:
-    from .tasks import Task
+    from ..producer.task import Task
 
 #: Seconds between checks of the cancel token while the child computes.
 POLL_S = 0.05

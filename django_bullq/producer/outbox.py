@@ -28,10 +28,10 @@ from typing import Any
 from django.db import close_old_connections, connections, transaction
 from django.utils import timezone
 
-from .conf import bullq_settings, get_queue
-from .core.flow import FlowProducer, FlowTree
-from .core.options import JobOptions, now_ms, to_delay_ms
-from .core.serialization import dumps, loads
+from ..conf import bullq_settings, get_queue
+from ..core.flow import FlowProducer, FlowTree
+from ..core.options import JobOptions, now_ms, to_delay_ms
+from ..core.serialization import dumps, loads
 
 logger = logging.getLogger("django_bullq.outbox")
 
@@ -57,9 +57,10 @@ def write(database: str, queue_name: str, name: str, data: Any, options: dict[st
         The saved :class:`~django_bullq.models.OutboxJob`.
 
     Raises:
-        ValueError / InvalidNameError: bad options. SerializationError: not JSON.
+        ValueError: bad options (InvalidNameError for a bad name). SerializationError: not
+            JSON.
     """
-    from .models import OutboxJob
+    from ..models import OutboxJob
 
     stored = dict(options)
     stored["job_id"] = stored.get("job_id") or new_job_id()
@@ -84,9 +85,9 @@ def write_flow(database: str, tree: FlowTree) -> Any:
 
     Args:
         database: database alias. tree: a flow tree (docs/flows.md) whose every node has
-            ``opts`` as a dict with a ``job_id`` (:func:`django_bullq.flows.with_job_ids`), so
-            that adding the row twice adds the flow once; a node's ``delay`` is kept as its
-            due time.
+            ``opts`` as a dict with a ``job_id``
+            (:func:`django_bullq.producer.flows.with_job_ids`), so that adding the row twice
+            adds the flow once; a node's ``delay`` is kept as its due time.
 
     Returns:
         The saved :class:`~django_bullq.models.OutboxJob` (kind ``flow``; ``job_id`` and
@@ -95,7 +96,7 @@ def write_flow(database: str, tree: FlowTree) -> Any:
     Raises:
         ValueError: a node without ``job_id``. SerializationError: not JSON.
     """
-    from .models import OutboxJob
+    from ..models import OutboxJob
 
     stored = _freeze(tree, now_ms())
     root_opts = stored["opts"]
@@ -120,8 +121,8 @@ def write_scheduler(
 
     Args:
         database: database alias. queue_name: resolved queue name. scheduler_id: the id.
-        repeat / template: as ``Queue.upsert_job_scheduler`` takes them; ``start_date`` /
-            ``end_date`` datetimes (aware) are stored as ms since the epoch.
+        repeat: as ``Queue.upsert_job_scheduler`` takes it, and template too; ``start_date``
+            / ``end_date`` datetimes (aware) are stored as ms since the epoch.
 
     Returns:
         The saved :class:`~django_bullq.models.OutboxJob` (kind ``scheduler``; ``name`` is the
@@ -131,7 +132,7 @@ def write_scheduler(
     Raises:
         SerializationError: not JSON. ValueError: a naive datetime.
     """
-    from .models import OutboxJob
+    from ..models import OutboxJob
 
     stored = {
         key: _epoch_ms(value, key) if isinstance(value, datetime) else value
@@ -181,7 +182,7 @@ def relay_row(database: str, pk: int, on_moved: Callable[[Any], None] | None = N
         True when this call moved it; False when another relay took the row first, or the
         move failed (logged; the row stays for ``runworker``'s relay).
     """
-    from .models import OutboxJob
+    from ..models import OutboxJob
 
     rows = OutboxJob.objects.using(database)
     if connections[database].features.has_select_for_update_skip_locked:
@@ -203,7 +204,7 @@ def relay_row(database: str, pk: int, on_moved: Callable[[Any], None] | None = N
 
 
 def _claim(database: str, pk: int) -> bool:
-    from .models import OutboxJob
+    from ..models import OutboxJob
 
     deleted: int = OutboxJob.objects.using(database).filter(pk=pk).delete()[0]
     return deleted > 0
@@ -218,7 +219,7 @@ def relay(database: str, limit: int | None = None) -> int:
     Returns:
         How many rows this call moved.
     """
-    from .models import OutboxJob
+    from ..models import OutboxJob
 
     limit = limit or int(bullq_settings.OUTBOX["BATCH_SIZE"])
     pks = list(

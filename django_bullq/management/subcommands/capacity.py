@@ -16,7 +16,6 @@ from django.core.management.base import BaseCommand, CommandError
 from redis.exceptions import RedisError
 
 from django_bullq.conf import (
-    ConfigurationError,
     bullq_settings,
     get_connection,
     queue_config,
@@ -25,6 +24,7 @@ from django_bullq.conf import (
 from django_bullq.core.capacity import CapacityError, CapacityReport, probe
 from django_bullq.core.options import JobOptions
 from django_bullq.core.queue import Queue
+from django_bullq.exceptions import ConfigurationError
 
 HELP = "run no-op jobs on a scratch queue and report Redis's capacity"
 

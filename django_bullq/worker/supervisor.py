@@ -167,3 +167,42 @@ class Supervisor:
             if due <= now:
                 del self.pending[slot]
                 self.spawn(slot)
+
+
+def run_processes(count: int, worker_args: Sequence[str], name: str | None = None) -> int:
+    """Run and supervise ``count`` copies of ``runworker <worker_args>`` as child processes.
+
+    Each child is a full worker process (its own event loop, thread pool and Redis connections;
+    the Lua core makes them safe to run side by side). SIGTERM/SIGINT are forwarded to every
+    child, so the first signal is graceful in all of them and a second one stops them at once.
+    A child that dies is replaced, one that recycles itself (``--max-jobs``, ``--max-memory``)
+    too; see :class:`~django_bullq.worker.supervisor.Supervisor`.
+
+    Args:
+        count: number of processes (>= 1).
+        worker_args: command-line arguments for each child's ``runworker`` (without
+            ``--processes`` and ``--name``).
+        name: worker name; child i (1-based) is named ``<name>-<i>`` so that dashboards and
+            ``processedBy`` tell the processes apart (a replacement keeps the name).
+
+    Returns:
+        The highest final exit code of the children (0 when all stopped cleanly; at least 1
+        when the supervisor gave up on a crash loop).
+    """
+    import os
+    import sys
+
+    from django.conf import settings
+
+    env = dict(os.environ)
+    env["DJANGO_SETTINGS_MODULE"] = settings.SETTINGS_MODULE
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
+    env["BULLQ_SUPERVISED"] = "1"
+    command = [sys.executable, "-m", "django", "runworker", *worker_args]
+
+    def child(slot: int) -> list[str]:
+        return [*command, *(["--name", f"{name}-{slot}"] if name else [])]
+
+    supervisor = Supervisor(count, child, env)
+    logger.info("runworker: supervising %d worker processes", count)
+    return supervisor.run()

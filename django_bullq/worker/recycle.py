@@ -3,7 +3,7 @@
 A :class:`Recycler` counts jobs and reads the process's resident memory (RSS) after each job,
 in the job's thread (a worker hook); at a limit it closes the worker group gracefully (no new
 jobs, active ones finish) and ``runworker`` exits with
-:data:`~django_bullq.supervisor.RECYCLE_EXIT`, so that its supervisor starts a fresh process.
+:data:`~django_bullq.worker.supervisor.RECYCLE_EXIT`, so that its supervisor starts a fresh process.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import resource
 import threading
 from collections.abc import Callable
 
-from .core.job import Job
+from ..core.job import Job
 
 logger = logging.getLogger("django_bullq.worker")
 

@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
 
-from .conf import ConfigurationError, bullq_settings, get_queue
-from .core.errors import SchedulerIterationExists, SchedulerSlotsBusy
-from .transactional import Pending, defer, waits_for_commit
+from ..conf import bullq_settings, get_queue
+from ..core.errors import SchedulerIterationExists, SchedulerSlotsBusy
+from ..exceptions import ConfigurationError
+from .transaction import Pending, defer, waits_for_commit
 
 if TYPE_CHECKING:
-    from .core.job import Job
-    from .tasks import Task
+    from ..core.job import Job
+    from .task import Task
 
 logger = logging.getLogger("django_bullq.schedules")
 
@@ -45,7 +46,7 @@ ENTRY_KEYS = (
 
 def find_task(name: str) -> Task[..., Any] | None:
     """The registered task ``name``; imports its module (``module.qualname``) if needed."""
-    from .tasks import registry
+    from .registry import registry
 
     found = registry.get(name)
     if found is None and "." in name:
@@ -202,7 +203,7 @@ def schedule(
     **repeat: Any,
 ) -> Job | Pending[Job | None] | None:
     """Implementation of :meth:`Task.schedule`: now, or at the commit (the on-commit rule of
-    :mod:`django_bullq.transactional`, with the task's ``database`` / ``on_commit`` /
+    :mod:`django_bullq.producer.transaction`, with the task's ``database`` / ``on_commit`` /
     ``outbox``)."""
     rep, template = schedule_call(task_, every, cron, tz, args, kwargs, repeat)
     queue = get_queue(task_.queue_name)

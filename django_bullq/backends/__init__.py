@@ -9,6 +9,11 @@
     }}
 
 ``manage.py runworker default emails`` runs the tasks. See docs/django-tasks.md.
+
+The package is laid out like ``django/tasks/backends/``: the backend is here, so the settings
+path is where the class is defined; ``compat.py`` picks ``django.tasks`` or ``django_tasks``,
+``results.py`` maps jobs to ``TaskResult`` records, and ``run.py`` runs one attempt of a Django
+task inside the worker.
 """
 
 from __future__ import annotations
@@ -21,11 +26,13 @@ from django.core.checks import CheckMessage, Error
 from django.utils.crypto import get_random_string
 from django.utils.module_loading import import_string
 
-from .conf import bullq_settings, get_queue
-from .core.errors import BullqError
-from .core.job import Job
-from .core.keys import validate_queue_name
-from .taskcompat import (
+from ..conf import bullq_settings, get_queue
+from ..core.errors import BullqError
+from ..core.job import Job
+from ..core.keys import validate_queue_name
+from ..producer.transaction import asubmit, submit
+from ..timeutils import aware
+from .compat import (
     BaseTaskBackend,
     Task,
     TaskResult,
@@ -33,7 +40,7 @@ from .taskcompat import (
     TaskResultStatus,
     task_enqueued,
 )
-from .taskresults import (
+from .results import (
     MARKER,
     build_result,
     datetime_to_ms,
@@ -41,8 +48,6 @@ from .taskresults import (
     ms_to_datetime,
     to_bullmq_priority,
 )
-from .tasks import aware
-from .transactional import asubmit, submit
 
 #: Keys of the backend's ``OPTIONS``.
 OPTION_KEYS = ("ON_COMMIT", "DATABASE", "OUTBOX")
@@ -57,7 +62,7 @@ class BullQBackend(BaseTaskBackend):
     ``BULLQ["OUTBOX"]["ENABLED"]``; True / False) for on-commit enqueues.
 
     The task's ``queue_name`` is the bullq queue; ``priority`` maps to BullMQ's (see
-    :func:`~django_bullq.taskresults.to_bullmq_priority`); ``run_after`` becomes the job's
+    :func:`~django_bullq.backends.results.to_bullmq_priority`); ``run_after`` becomes the job's
     delay. The ``TaskResult.id`` is the job id.
     """
 

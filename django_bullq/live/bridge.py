@@ -30,8 +30,8 @@ from typing import Any
 
 from channels.exceptions import ChannelFull
 
-from .core.events import QueueEvent, QueueEvents
-from .core.serialization import to_str
+from ..core.events import QueueEvent, QueueEvents
+from ..core.serialization import to_str
 
 logger = logging.getLogger("django_bullq.events")
 

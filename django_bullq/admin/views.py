@@ -1,0 +1,312 @@
+"""The queue admin's pages: overview, one queue's job list, one job, and the action POSTs.
+
+Each view takes the :class:`~django_bullq.admin.options.QueueAdmin` serving it first (its
+site's context and the placeholder model's options); ``QueueAdmin.get_urls`` binds it.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, Any
+
+from django.contrib import admin, messages
+from django.contrib.admin.models import LogEntry
+from django.contrib.contenttypes.models import ContentType
+from django.core.exceptions import PermissionDenied
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseNotAllowed,
+    HttpResponseRedirect,
+)
+from django.template.response import TemplateResponse
+from django.urls import reverse
+
+from ..core.errors import BullqError
+from ..core.queue import Queue
+from ..models import BullqQueue
+from . import data
+from .actions import ACTIONS, JOB_ACTIONS, QUEUE_ACTIONS, Action, job_actions_for, perform
+from .forms import DEFAULT_STATE, JobListForm, SelectionForm, errors_text
+
+APP = "django_bullq"
+
+if TYPE_CHECKING:  # generic in django-stubs only
+    ModelAdminBase = admin.ModelAdmin[BullqQueue]
+else:
+    ModelAdminBase = admin.ModelAdmin
+
+
+def overview_view(model_admin: ModelAdminBase, request: HttpRequest) -> HttpResponse:
+    """Overview: every known queue with counts per state, paused flag, workers, latency."""
+    require(request, "view_bullqqueue")
+    rows = []
+    for name in data.known_queue_names():
+        queue = data.queue_or_none(name)
+        if queue is None:
+            continue
+        counts = queue.get_job_counts()
+        rows.append(
+            {
+                "name": name,
+                "counts": {s: counts.get(s, 0) for s in data.ALL_STATES},
+                "paused": queue.is_paused(),
+                "workers": len(data.workers(queue)),
+                "latency": data.waiting_latency_ms(queue),
+            }
+        )
+    return TemplateResponse(
+        request,
+        "admin/django_bullq/overview.html",
+        _context(model_admin, request, "Queues", rows=rows, states=data.ALL_STATES),
+    )
+
+
+def queue_view(model_admin: ModelAdminBase, request: HttpRequest, queue: str) -> HttpResponse:
+    """One queue: counts, workers, throughput chart, a page of jobs of one state, search.
+
+    A bad ``page`` shows page 1 with a message saying why.
+
+    Raises:
+        django.http.Http404: no valid queue name, or an unknown ``state``.
+    """
+    require(request, "view_bullqqueue")
+    q = _queue(queue)
+    query = JobListForm(request.GET)
+    if not query.is_valid():
+        if "state" in query.errors:
+            raise Http404("unknown state")
+        messages.warning(request, f"Showing page 1: {errors_text(query)}")
+    state = query.cleaned_data["state"]
+    page_no = query.cleaned_data.get("page", 1)
+    search = query.cleaned_data.get("q", "")
+    raw_counts = q.get_job_counts()
+    counts = {s: raw_counts.get(s, 0) for s in data.ALL_STATES}
+    page = data.job_page(q, state, page_no, search)
+    return TemplateResponse(
+        request,
+        "admin/django_bullq/queue.html",
+        _context(
+            model_admin,
+            request,
+            f"Queue {queue}",
+            queue=q,
+            counts=counts,
+            state=state,
+            page=page,
+            states=data.ALL_STATES,
+            paused=q.is_paused(),
+            workers=data.workers(q),
+            latency=data.waiting_latency_ms(q),
+            chart=data.throughput_bars(q),
+            job_actions=JOB_ACTIONS,
+            queue_actions=QUEUE_ACTIONS,
+            search_window=data.SEARCH_WINDOW,
+            page_size=data.PAGE_SIZE,
+        ),
+    )
+
+
+def job_view(
+    model_admin: ModelAdminBase, request: HttpRequest, queue: str, job_id: str
+) -> HttpResponse:
+    """One job: data, options, attempts, failure, logs, progress, return value, relations."""
+    require(request, "view_bullqqueue")
+    q = _queue(queue)
+    job = q.get_job(job_id)
+    if job is None:
+        raise Http404("no such job")
+    parent = None
+    if job.parent_key:
+        parent = data.split_job_key(job.parent_key, q.prefix)
+    children: list[tuple[str, str, str]] = []
+    try:
+        deps = job.get_dependencies()
+    except BullqError:
+        deps = {}
+    for key in deps.get("all", [])[:500]:
+        split = data.split_job_key(key, q.prefix)
+        if split:
+            children.append((split[0], split[1], key))
+    progress = job.progress if isinstance(job.progress, int | float) else None
+    state = q.get_job_state(job_id)
+    return TemplateResponse(
+        request,
+        "admin/django_bullq/job.html",
+        _context(
+            model_admin,
+            request,
+            f"Job {job_id}",
+            queue=q,
+            job=job,
+            state=state,
+            data_json=data.pretty(job.data),
+            opts_json=data.pretty(job.opts),
+            returnvalue_json=data.pretty(job.returnvalue),
+            progress_json=data.pretty(job.progress),
+            progress=progress,
+            stacktrace=[data.truncate(s) for s in job.stacktrace[-10:]],
+            logs=job.get_logs(-data.MAX_LOGS, -1),
+            parent=parent,
+            children=children,
+            failed_reason=data.truncate(job.failed_reason or ""),
+            attempts_allowed=max(1, job.attempts or 0),  # BullMQ: attempts 0 means one run
+            job_actions=job_actions_for(state),
+        ),
+    )
+
+
+def action_view(
+    model_admin: ModelAdminBase, request: HttpRequest, queue: str, action: str
+) -> HttpResponse:
+    """POST-only action: without ``confirm=yes`` renders a confirmation page, with it acts.
+
+    Job actions take ``ids`` (repeated) or ``select_all=1`` with ``state`` (and ``q``:
+    the jobs the search matched); queue actions take their own fields (``grace_s`` and
+    ``clean_state`` for clean, ``delayed`` for drain, ``force`` for obliterate). Invalid
+    fields answer with a message and the queue page, the action not run.
+
+    Raises:
+        django.core.exceptions.PermissionDenied: no view permission or no permission for
+            this action.
+        django.http.Http404: an unknown action or an invalid queue name.
+    """
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    require(request, "view_bullqqueue")
+    act = ACTIONS.get(action)
+    if act is None:
+        raise Http404("unknown action")
+    require(request, act.permission)
+    q = _queue(queue)
+    selection = SelectionForm(request.POST)
+    if not selection.is_valid():
+        state = selection.cleaned_data.get("state", DEFAULT_STATE)
+        return _refuse(request, act, q, state, errors_text(selection))
+    state = selection.cleaned_data["state"]
+    ids: list[str] = selection.cleaned_data["ids"]
+    select_all: bool = selection.cleaned_data["select_all"]
+    search: str = selection.cleaned_data["q"]
+    if select_all and search:
+        page = data.job_page(q, state, selection.cleaned_data["page"], search)
+        ids = [j.id for j in page.jobs]
+        select_all = False
+    back = _queue_url(q, state)
+    if act.on_jobs and not ids and not select_all:
+        messages.warning(request, "No jobs selected.")
+        return HttpResponseRedirect(back)
+    if not selection.cleaned_data["confirm"]:
+        return TemplateResponse(
+            request,
+            "admin/django_bullq/confirm.html",
+            _context(
+                model_admin,
+                request,
+                f"{act.label}: are you sure?",
+                queue=q,
+                action=act.name,
+                label=act.label,
+                ids=ids,
+                select_all=select_all,
+                state=state,
+                post=request.POST,
+                is_job_action=act.on_jobs,
+                count=(q.get_job_counts(state)[state] if select_all else len(ids)),
+            ),
+        )
+    form = act.form(request.POST)
+    if not form.is_valid():
+        return _refuse(request, act, q, state, errors_text(form))
+    try:
+        summary = perform(act, q, form, state, ids, select_all)
+    except (BullqError, ValueError, OverflowError) as exc:
+        return _refuse(request, act, q, state, str(exc))
+    target = q.name if select_all or not act.on_jobs else f"{q.name} / {', '.join(ids[:20])}"
+    _log(request, f"queue {target}", f"{act.label}: {summary.text}", act.flag)
+    if summary.errors:
+        messages.warning(request, f"{act.label}: {summary.text}")
+    else:
+        messages.success(request, f"{act.label}: {summary.text}")
+    if act.leaves_queue:
+        return HttpResponseRedirect(reverse("admin:django_bullq_bullqqueue_changelist"))
+    return HttpResponseRedirect(back)
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+
+def require(request: HttpRequest, codename: str) -> None:
+    """Raise PermissionDenied unless the user has ``django_bullq.<codename>``."""
+    user: Any = request.user  # admin users have has_perm; AbstractBaseUser does not declare it
+    if not user.has_perm(f"{APP}.{codename}"):
+        raise PermissionDenied
+
+
+def _queue(name: str) -> Queue:
+    queue = data.queue_or_none(name)
+    if queue is None:
+        raise Http404("invalid queue name")
+    return queue
+
+
+def _queue_url(queue: Queue, state: str) -> str:
+    return reverse("admin:django_bullq_queue", kwargs={"queue": queue.name}) + f"?state={state}"
+
+
+def _refuse(
+    request: HttpRequest, act: Action, queue: Queue, state: str, why: str
+) -> HttpResponseRedirect:
+    """Back to the queue page with ``"<label> failed: <why>"``; nothing was logged."""
+    messages.error(request, f"{act.label} failed: {why}")
+    return HttpResponseRedirect(_queue_url(queue, state))
+
+
+def _context(
+    model_admin: ModelAdminBase, request: HttpRequest, title: str, **extra: Any
+) -> dict[str, Any]:
+    ctx = dict(
+        model_admin.admin_site.each_context(request),
+        title=title,
+        opts=model_admin.model._meta,
+        app_label=APP,
+        events_js=_events_js(),
+    )
+    ctx.update(extra)
+    return ctx
+
+
+def _log(request: HttpRequest, repr_: str, message: str, flag: int) -> None:
+    LogEntry.objects.create(
+        user_id=request.user.pk,
+        content_type_id=ContentType.objects.get_for_model(BullqQueue, for_concrete_model=False).pk,
+        object_id=repr_[:255],
+        object_repr=repr_[:200],
+        action_flag=flag,
+        change_message=message,
+    )
+
+
+@functools.cache
+def _events_js() -> str | None:
+    """Path of ``django_bullq/js/bullq-events.js`` when staticfiles can find it, else None."""
+    try:
+        from django.apps import apps
+
+        if apps.is_installed("django.contrib.staticfiles"):
+            from django.contrib.staticfiles import finders
+
+            if finders.find("django_bullq/js/bullq-events.js"):
+                return "django_bullq/js/bullq-events.js"
+    except Exception:  # noqa: BLE001 - live updates are optional
+        pass
+    return None
+
+
+@receiver(setting_changed)
+def _forget_events_js(*, setting: str, **kwargs: Any) -> None:
+    """Look for the script again when a test overrides the apps or the static files."""
+    if setting in ("INSTALLED_APPS", "STATICFILES_DIRS", "STATICFILES_FINDERS"):
+        _events_js.cache_clear()

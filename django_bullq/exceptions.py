@@ -1,0 +1,32 @@
+"""The errors of the Django layer, in one place (the engine's are in ``django_bullq.core.errors``).
+
+Every one is a :class:`~django_bullq.core.errors.BullqError` except the development Redis
+helper's, which a ``make demo`` user meets before any settings exist. The modules that raise
+them re-export them under their old names (``django_bullq.conf.ConfigurationError``,
+``django_bullq.tasks.TaskRegistryError``, ``django_bullq.devredis.DevRedisError``).
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import ImproperlyConfigured
+
+from .core.errors import BullqError
+
+
+class ConfigurationError(BullqError, ImproperlyConfigured):
+    """``settings.BULLQ`` cannot be used as asked (unknown alias, wrong shape...)."""
+
+
+class TaskRegistryError(BullqError, ValueError):
+    """Two different functions claim one job name."""
+
+
+class DevRedisError(Exception):
+    """A Redis could not be made available at the URL; the message says why and what to do."""
+
+
+class BadURLError(DevRedisError):
+    """The URL cannot name a server this module can check or start."""
+
+
+__all__ = ["BadURLError", "ConfigurationError", "DevRedisError", "TaskRegistryError"]

@@ -1,0 +1,462 @@
+"""The ``@task`` decorator and :class:`Task`: a function whose calls become BullMQ jobs.
+
+* job name: the function's import path ``module.qualname`` (or ``name=...``);
+* job data: ``{"args": [...], "kwargs": {...}}`` (strict JSON), or, for ``raw=True`` tasks, the
+  single value passed to ``enqueue`` (so jobs added by Node / Python BullMQ producers fit).
+
+``@task`` registers each task in :data:`django_bullq.producer.registry.registry`; the worker
+side (``django_bullq.worker.dispatch``) runs them. See ``docs/tasks.md``.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, Generic, ParamSpec, TypeVar, overload
+
+from ..conf import get_queue
+from ..core.job import Job
+from ..core.options import JobOptions
+from ..core.queue import Queue
+from ..core.serialization import dumps
+from ..timeutils import aware
+from .registry import import_path, registry
+from .transaction import Pending, asubmit, submit, waits_for_commit
+
+#: Options of a task that are not BullMQ job options.
+TASK_OPTIONS = ("queue", "on_commit", "database", "process", "outbox")
+#: BullMQ job options a task accepts (fields of :class:`JobOptions`).
+JOB_OPTIONS = tuple(name for name in JobOptions.__dataclass_fields__)
+
+#: The decorated function's parameters (``Task[P, R]``).
+P = ParamSpec("P")
+#: The decorated function's return type (a coroutine type for ``async def`` functions).
+R = TypeVar("R")
+
+
+class PendingEnqueue(Pending[Job]):
+    """What ``enqueue`` returns inside ``transaction.atomic()`` while it waits for the commit.
+
+    Attributes:
+        task_name: the job name. args / kwargs: the call (``args == [data]`` for raw tasks).
+        id: the job's id, given in advance (the task's ``job_id`` option, else a UUID v4):
+            after the commit the job is in Redis under exactly this id.
+        queue_name: the job's queue. database: the alias whose commit it waits for.
+
+    :attr:`job` is the :class:`Job` once the transaction committed and the job was added (None
+    before, and forever if the transaction rolled back); :attr:`state` says which.
+    """
+
+    id: str  # always known: given in advance by submit()
+
+    def __init__(self, task_name: str, args: list[Any], kwargs: dict[str, Any]) -> None:
+        super().__init__(f"job {task_name!r}", id="")
+        self.task_name = task_name
+        self.args = args
+        self.kwargs = kwargs
+
+    @property
+    def job(self) -> Job | None:
+        """The :class:`Job` once it is in Redis, else None."""
+        return self.result
+
+    @property
+    def enqueued(self) -> bool:
+        """True once the job is in Redis."""
+        return self.done
+
+    def wait(self, timeout: float | None = 30.0) -> Any:
+        """Block until the job finishes; return its return value (as :meth:`Job.wait`).
+
+        Call it after the transaction committed. With the outbox, a job whose move after the
+        commit failed (or never ran) is waited for under its id once ``runworker``'s relay
+        added it.
+
+        Args:
+            timeout: seconds, None for no limit.
+
+        Raises:
+            NotEnqueuedError: no job to wait for: ``reason`` ``"pending"`` (the transaction
+                has not committed yet: waiting inside it would never end), ``"rolled back"``,
+                ``"failed"`` (the add after the commit raised) or ``"outbox"`` (not relayed
+                yet). JobFailedError / JobTimeoutError: as :meth:`Job.wait`.
+        """
+        return self._job_to_wait().wait(timeout)
+
+    async def await_result(self, timeout: float | None = 30.0) -> Any:
+        """Async twin of :meth:`wait`."""
+        return await self._job_to_wait().await_result(timeout)
+
+    def _job_to_wait(self) -> Job:
+        if self.state in ("outbox", "rolled back") and self.id is not None:
+            # committed to the outbox and relayed by runworker since (a rolled-back id never
+            # reaches Redis): the job is there under the id given in advance
+            job = get_queue(self.queue_name).get_job(self.id)
+            if job is not None:
+                return job
+        return self.outcome()
+
+
+class Task(Generic[P, R]):
+    """A function that runs as a BullMQ job. Built by :func:`task`; do not instantiate.
+
+    Calling the task runs the function synchronously in the caller (no Redis involved).
+    ``Task[P, R]`` carries the function's parameters ``P`` and return type ``R``, so type
+    checkers check calls, :meth:`enqueue`, :meth:`aenqueue` and :meth:`node` against the
+    decorated function's signature.
+
+    Attributes:
+        func: the wrapped function (sync or ``async def``).
+        name: the job name (``module.qualname`` unless given).
+        raw: True when the function receives the job's raw ``data`` as its single argument.
+        queue_name: the queue (None: ``BULLQ["DEFAULT_QUEUE"]`` at enqueue time).
+        on_commit: inside ``transaction.atomic(using=database)`` add the job only after the
+            commit of that database's transaction.
+        database: the database alias whose transaction ``on_commit`` waits for.
+        outbox: None follows ``BULLQ["OUTBOX"]["ENABLED"]``; True / False: this task's
+            on-commit enqueues do / do not go through the transactional outbox.
+        job_options: BullMQ job options given for this task, as :class:`JobOptions` field names.
+        process: run the function in a separate process (CPU-bound work; sync functions only).
+    """
+
+    def __init__(
+        self,
+        func: Callable[P, R],
+        *,
+        name: str | None = None,
+        raw: bool = False,
+        queue: str | None = None,
+        on_commit: bool = True,
+        database: str = "default",
+        job_options: dict[str, Any] | None = None,
+        process: bool = False,
+        outbox: bool | None = None,
+    ) -> None:
+        if not callable(func):
+            raise TypeError("@task must decorate a function")
+        self.func: Callable[P, R] = func
+        self.name = name or import_path(func)
+        self.raw = raw
+        self.queue_name = queue
+        self.on_commit = on_commit
+        self.database = database
+        self.outbox = outbox
+        self.job_options = dict(job_options or {})
+        self.is_async = inspect.iscoroutinefunction(func)
+        self.process = process
+        if process and self.is_async:
+            raise ValueError(f"task {self.name!r}: process=True needs a sync function")
+        self._signature: inspect.Signature | None = None
+        functools.update_wrapper(self, func)
+        _check_job_options(self.name, self.job_options)
+
+    def __repr__(self) -> str:
+        return f"<Task {self.name}>"
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        """Run the function here and now (like Django's ``Task.call``)."""
+        return self.func(*args, **kwargs)
+
+    def call(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        """Same as calling the task: run the function synchronously."""
+        return self.func(*args, **kwargs)
+
+    def using(self, **options: Any) -> Task[P, R]:
+        """A copy with other options; the registry still maps the name to the original.
+
+        Args:
+            options: ``queue``, ``on_commit``, ``database``, ``outbox``, ``process`` and BullMQ
+                job options
+                (``attempts``, ``backoff``, ``delay`` (ms, timedelta or datetime), ``priority``
+                (1 most urgent .. 2_097_151; 0 none), ``lifo``, ``job_id``,
+                ``remove_on_complete``, ``remove_on_fail``, ...). ``None`` drops an option.
+
+        Raises:
+            TypeError: an unknown option (``name`` and ``raw`` cannot change).
+        """
+        unknown = set(options) - set(TASK_OPTIONS) - set(JOB_OPTIONS)
+        if unknown:
+            raise TypeError(f"unknown task option(s): {', '.join(sorted(unknown))}")
+        job_options = dict(self.job_options)
+        for key, value in options.items():
+            if key in JOB_OPTIONS:
+                if value is None:
+                    job_options.pop(key, None)
+                else:
+                    job_options[key] = value
+        return Task(
+            self.func,
+            name=self.name,
+            raw=self.raw,
+            queue=options.get("queue", self.queue_name),
+            on_commit=options.get("on_commit", self.on_commit),
+            database=options.get("database", self.database),
+            job_options=job_options,
+            process=options.get("process", self.process),
+            outbox=options.get("outbox", self.outbox),
+        )
+
+    # --- enqueue ---------------------------------------------------------------------------
+
+    def enqueue(self, *args: P.args, **kwargs: P.kwargs) -> Job | PendingEnqueue:
+        """Add a job that will call this task with ``args`` / ``kwargs`` (raw tasks: one value).
+
+        Returns:
+            The core :class:`Job`; inside ``transaction.atomic(using=database)`` with
+            ``on_commit`` (default), a :class:`PendingEnqueue` whose ``id`` is the job's id at
+            once and whose ``job`` is set when that transaction commits (with the outbox: when
+            this process moved the row to Redis); its ``wait()`` works after the commit.
+
+        Raises:
+            SerializationError: an argument is not JSON (the message names the task and the
+                argument: its position or keyword).
+            TypeError: wrong call for a raw task.
+            InvalidNameError: a bad queue name or job id.
+            ValueError: bad options.
+            redis.RedisError: Redis unreachable.
+            ConfigurationError: ``outbox=True`` while the outbox is disabled.
+        """
+        data, options = self._prepare(args, kwargs)
+        pending = PendingEnqueue(self.name, list(args), dict(kwargs))
+        added = submit(
+            self.queue_name,
+            self.name,
+            data,
+            _resolve(options),
+            database=self.database,
+            on_commit=self.on_commit,
+            outbox=self.outbox,
+            pending=pending,
+        )
+        return added if isinstance(added, Job) else pending
+
+    async def aenqueue(self, *args: P.args, **kwargs: P.kwargs) -> Job | PendingEnqueue:
+        """Async twin of :meth:`enqueue` (same returns and errors)."""
+        if waits_for_commit(self.database, self.on_commit):
+            return self.enqueue(*args, **kwargs)
+        data, options = self._prepare(args, kwargs)
+        job = await asubmit(
+            self.queue_name,
+            self.name,
+            data,
+            _resolve(options),
+            database=self.database,
+            on_commit=False,
+        )
+        assert isinstance(job, Job)
+        return job
+
+    def _queue(self) -> Queue:
+        return get_queue(self.queue_name)
+
+    def _prepare(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        if self.raw:
+            if len(args) != 1 or kwargs:
+                raise TypeError(
+                    f"raw task {self.name!r} is enqueued with exactly one value "
+                    f"(the job data), got {len(args)} positional and "
+                    f"{len(kwargs)} keyword argument(s)"
+                )
+            dumps(args[0], f"data of task {self.name!r}")
+            return args[0], dict(self.job_options)
+        for index, value in enumerate(args):
+            dumps(value, f"argument {index} (positional) of task {self.name!r}")
+        for key, value in kwargs.items():
+            dumps(value, f"argument {key!r} (keyword) of task {self.name!r}")
+        return {"args": list(args), "kwargs": dict(kwargs)}, dict(self.job_options)
+
+    # --- job schedulers --------------------------------------------------------------------
+
+    def schedule(
+        self,
+        scheduler_id: str,
+        *,
+        every: int | None = None,
+        cron: str | None = None,
+        tz: str | None = None,
+        args: Any = (),
+        kwargs: Any = None,
+        **repeat: Any,
+    ) -> Job | Pending[Job | None] | None:
+        """Create or replace job scheduler ``scheduler_id`` that runs this task repeatedly.
+
+        Follows the task's ``on_commit`` / ``database`` / ``outbox`` like :meth:`enqueue`:
+        inside ``transaction.atomic(using=database)`` the scheduler is created when that
+        transaction commits (through the outbox when it is on), and a rollback creates none.
+
+        Args:
+            every: ms between runs; or cron: a cron pattern (6 fields = seconds first) read in
+                ``tz`` (IANA name, default UTC). args / kwargs: the call (raw tasks: one value).
+            repeat: ``limit``, ``start_date`` / ``end_date`` (ms or aware datetime),
+                ``immediately``, ``offset`` (ms) — see ``Queue.upsert_job_scheduler``.
+
+        Returns:
+            The pending iteration job, or None when the schedule is already over; inside
+            ``atomic()``, a :class:`~django_bullq.producer.transaction.Pending` whose ``result`` is
+            that (after the commit).
+
+        Raises:
+            ValueError: bad schedule values (checked at the call, also when it waits).
+            TypeError: bad schedule argument types.
+            SerializationError: arguments not JSON.
+        """
+        from .schedules import schedule
+
+        return schedule(
+            self, scheduler_id, every=every, cron=cron, tz=tz, args=args, kwargs=kwargs, **repeat
+        )
+
+    async def aschedule(
+        self,
+        scheduler_id: str,
+        *,
+        every: int | None = None,
+        cron: str | None = None,
+        tz: str | None = None,
+        args: Any = (),
+        kwargs: Any = None,
+        **repeat: Any,
+    ) -> Job | Pending[Job | None] | None:
+        """Async twin of :meth:`schedule`."""
+        from .schedules import aschedule
+
+        return await aschedule(
+            self, scheduler_id, every=every, cron=cron, tz=tz, args=args, kwargs=kwargs, **repeat
+        )
+
+    # --- running ---------------------------------------------------------------------------
+
+    def signature(self) -> inspect.Signature:
+        """The wrapped function's signature (cached)."""
+        if self._signature is None:
+            self._signature = inspect.signature(self.func)
+        return self._signature
+
+    # --- flows (docs/flows.md) -------------------------------------------------------------
+
+    def node(self, *args: P.args, **kwargs: P.kwargs) -> dict[str, Any]:
+        """A flow node calling this task with ``args`` / ``kwargs`` (raw tasks: one value).
+
+        Returns:
+            ``{"name", "queue_name", "data", "opts", "children": []}`` for
+            :class:`~django_bullq.FlowProducer` / :func:`~django_bullq.chain`; append child
+            nodes to ``children``. The task's job options are the node's ``opts``.
+
+        Raises:
+            SerializationError: an argument is not JSON. TypeError: wrong call for a raw task.
+        """
+        data, options = self._prepare(args, kwargs)
+        return {
+            "name": self.name,
+            "queue_name": self._queue().name,
+            "data": data,
+            "opts": _resolve(options),
+            "children": [],
+        }
+
+
+def _check_job_options(name: str, options: dict[str, Any]) -> None:
+    unknown = set(options) - set(JOB_OPTIONS)
+    if unknown:
+        raise TypeError(f"task {name!r}: unknown job option(s): {', '.join(sorted(unknown))}")
+    probe = dict(options)
+    if isinstance(probe.get("delay"), datetime):
+        probe.pop("delay")  # validated at enqueue, when naive ones are made aware
+    try:
+        JobOptions(**probe).validate()
+    except ValueError as exc:
+        raise ValueError(f"task {name!r}: {exc}") from exc
+
+
+def _resolve(options: dict[str, Any]) -> dict[str, Any]:
+    delay = options.get("delay")
+    if isinstance(delay, datetime):
+        options = {**options, "delay": aware(delay)}
+    return options
+
+
+@overload
+def task(func: Callable[P, R], /) -> Task[P, R]: ...
+
+
+@overload
+def task(
+    *,
+    name: str | None = None,
+    raw: bool = False,
+    queue: str | None = None,
+    on_commit: bool = True,
+    database: str = "default",
+    process: bool = False,
+    outbox: bool | None = None,
+    **job_options: Any,
+) -> Callable[[Callable[P, R]], Task[P, R]]: ...
+
+
+def task(
+    func: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    raw: bool = False,
+    queue: str | None = None,
+    on_commit: bool = True,
+    database: str = "default",
+    process: bool = False,
+    outbox: bool | None = None,
+    **job_options: Any,
+) -> Any:
+    """Make a function a task: ``@task`` or ``@task(queue=..., attempts=3, ...)``.
+
+    Args:
+        func: the function (sync or ``async def``) when used as ``@task``.
+        name: job name; default the import path ``module.qualname``. Use the name another
+            BullMQ producer adds jobs under to consume them.
+        raw: the function receives the job's ``data`` as its only argument, and ``enqueue``
+            takes that one value (for jobs produced by Node / Python BullMQ).
+        queue: queue name (default ``BULLQ["DEFAULT_QUEUE"]``, read at enqueue time).
+        on_commit: inside ``transaction.atomic(using=database)`` add the job after that
+            transaction commits (default); a rollback drops it.
+        database: database alias whose transaction ``on_commit`` follows.
+        outbox: True / False: on-commit enqueues of this task do / do not go through the
+            transactional outbox; None (default) follows ``BULLQ["OUTBOX"]["ENABLED"]``.
+        process: run the (sync) function in a separate process of a ``spawn`` pool inside
+            the worker, for CPU-bound work; arguments and result stay JSON (docs/workers.md).
+        job_options: BullMQ job options, :class:`JobOptions` field names: ``attempts``,
+            ``backoff`` (ms or ``{"type": "fixed"|"exponential", "delay": ms, "jitter": 0..1}``),
+            ``delay`` (ms, ``timedelta``, or ``datetime``: naive ones are in ``TIME_ZONE``),
+            ``priority`` (1 most urgent .. 2_097_151; 0 none), ``lifo``, ``job_id``,
+            ``remove_on_complete``, ``remove_on_fail``, ``keep_logs``, ``timeout`` (ms; the
+            job is cancelled past it, docs/cancellation.md), ``extra``.
+
+    Returns:
+        A :class:`Task` (or a decorator making one), registered under its name.
+
+    Raises:
+        TypeError: unknown option. ValueError: invalid option value.
+        TaskRegistryError: another function already uses the name.
+    """
+
+    def decorate(function: Callable[..., Any]) -> Task[..., Any]:
+        made = Task(
+            function,
+            name=name,
+            raw=raw,
+            queue=queue,
+            on_commit=on_commit,
+            database=database,
+            job_options=job_options,
+            process=process,
+            outbox=outbox,
+        )
+        registry.register(made)
+        return made
+
+    if func is not None:
+        return decorate(func)
+    return decorate
+
+
+__all__ = ["JOB_OPTIONS", "TASK_OPTIONS", "PendingEnqueue", "Task", "task"]

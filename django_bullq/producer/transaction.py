@@ -1,0 +1,327 @@
+"""Writing to Redis now, after a database transaction commits, or through the transactional outbox.
+
+The one on-commit rule of the Django layer. ``@task`` enqueues
+(:mod:`django_bullq.producer.task`) and the ``django.tasks`` backend
+(:mod:`django_bullq.backends`) call :func:`submit`; flows (:mod:`django_bullq.producer.flows`)
+and ``Task.schedule`` (:mod:`django_bullq.producer.schedules`) call :func:`defer`,
+which :func:`submit` uses too.
+
+* Outside ``transaction.atomic(using=database)`` (or with ``on_commit=False``) the write happens
+  at once.
+* Inside it, the write waits for the commit of **that** database's transaction
+  (``transaction.on_commit(using=database)``); a rollback drops it. An atomic block open on
+  another database does not matter. The caller gets a :class:`Pending` at once.
+* With the outbox (``BULLQ["OUTBOX"]["ENABLED"]``, or ``outbox=True``) the write is stored as an
+  :class:`~django_bullq.models.OutboxJob` row (kind job, flow or scheduler) in that same
+  transaction instead; after the commit this process moves it to Redis, and ``runworker``
+  relays rows a crash left behind (:mod:`django_bullq.producer.outbox`). A committed write is
+  never lost.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import uuid
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+from django.db import transaction
+
+from ..conf import bullq_settings, get_queue
+from ..core.errors import NotEnqueuedError
+from ..core.job import Job
+from ..core.serialization import dumps, loads
+from ..exceptions import ConfigurationError
+
+logger = logging.getLogger("django_bullq.enqueue")
+
+#: Called with the job once it is in Redis.
+OnAdded = Callable[[Job], None]
+#: What a deferred write returns once it ran (a Job, a flow's JobNode, a scheduler's Job/None).
+T = TypeVar("T")
+
+
+def new_job_id() -> str:
+    """The job id given in advance to a job whose add waits for a commit: a UUID v4 string.
+
+    BullMQ 6 gives flow nodes such ids too; they hold no ``:``, so they are valid custom ids.
+    """
+    return str(uuid.uuid4())
+
+
+class Pending(Generic[T]):
+    """A write to Redis that waits for the commit of ``database``'s transaction.
+
+    Returned (or wrapped, as :class:`~django_bullq.producer.task.PendingEnqueue`) by ``enqueue``,
+    ``add_flow`` / ``add_chain`` and ``Task.schedule`` inside ``transaction.atomic()``.
+
+    Attributes:
+        what: the write, for messages (``"job 'app.tasks.f' (id ...)"``).
+        database: the alias whose commit it waits for.
+        id: the job id the write gives, known before the commit (an enqueue's job, a flow's
+            root job); None for a scheduler (iteration ids depend on the time of the upsert).
+        queue_name: the queue of that job (None for a scheduler).
+        result: what the write returned once it ran (a Job, a JobNode, or for a scheduler the
+            first iteration's Job or None); None before.
+        error: the exception the write raised after the commit (state ``"failed"``).
+    """
+
+    def __init__(self, what: str, *, id: str | None = None, queue_name: str | None = None) -> None:
+        self.what = what
+        self.id = id
+        self.queue_name = queue_name
+        self.database = ""
+        self.result: T | None = None
+        self.error: BaseException | None = None
+        self._state = "pending"
+        self._hook: Callable[[], None] | None = None
+        self._connection: Any = None
+        self._listeners: list[Callable[[T], None]] = []
+
+    def __repr__(self) -> str:
+        return f"<Pending {self.what}: {self.state}>"
+
+    @property
+    def state(self) -> str:
+        """``"pending"`` (the transaction is still open), ``"done"`` (written; ``result`` set),
+        ``"failed"`` (the write after the commit raised), ``"outbox"`` (committed as an outbox
+        row this process could not move; ``runworker``'s relay will) or ``"rolled back"`` (the
+        transaction rolled back, or its commit stopped before this write: nothing written)."""
+        if self._state != "pending":
+            return self._state
+        hooks = getattr(self._connection, "run_on_commit", ())
+        if any(entry[1] is self._hook for entry in hooks):
+            return "pending"  # Django keeps the callback until the commit; a rollback drops it
+        return "rolled back"
+
+    @property
+    def done(self) -> bool:
+        """True once the write is in Redis."""
+        return self._state == "done"
+
+    def outcome(self) -> T:
+        """The write's result once it is in Redis.
+
+        Raises:
+            NotEnqueuedError: no result; its ``reason`` is the :attr:`state` (``"pending"``,
+                ``"rolled back"``, ``"failed"`` with the error as ``__cause__``, ``"outbox"``).
+        """
+        state = self.state
+        if state != "done":
+            raise NotEnqueuedError(self.what, self.database, state) from self.error
+        return self.result  # type: ignore[return-value]  # None only for an over schedule
+
+    def on_done(self, listener: Callable[[T], None]) -> None:
+        """Call ``listener(result)`` once the write is in Redis (after the commit)."""
+        self._listeners.append(listener)
+
+    # --- set by defer's commit hooks --------------------------------------------------------
+
+    def _watch(self, database: str, hook: Callable[[], None]) -> None:
+        self.database = database
+        self._hook = hook
+        self._connection = transaction.get_connection(database)
+
+    def _finish(self, result: T) -> None:
+        self.result = result
+        self._state = "done"
+        for listener in self._listeners:
+            listener(result)
+
+    def _fail(self, error: BaseException) -> None:
+        self.error = error
+        self._state = "failed"
+
+
+def outbox_enabled(choice: bool | None = None) -> bool:
+    """Whether on-commit writes go through the outbox.
+
+    Args:
+        choice: a task's (or call's) own ``outbox`` option; None follows
+            ``BULLQ["OUTBOX"]["ENABLED"]``.
+
+    Raises:
+        ConfigurationError: ``choice`` is True while the outbox is disabled (no ``runworker``
+            would relay the rows a crash leaves behind).
+    """
+    enabled = bool(bullq_settings.OUTBOX["ENABLED"])
+    if choice and not enabled:
+        raise ConfigurationError(
+            "outbox=True needs BULLQ['OUTBOX']['ENABLED'] = True "
+            "(runworker relays the outbox only then)"
+        )
+    return enabled if choice is None else bool(choice)
+
+
+def waits_for_commit(database: str, on_commit: bool) -> bool:
+    """True when a write now would wait for the commit of ``database``'s transaction."""
+    return on_commit and transaction.get_connection(database).in_atomic_block
+
+
+def defer(
+    write: Callable[[], T],
+    to_outbox: Callable[[], int],
+    pending: Pending[T],
+    *,
+    database: str = "default",
+    on_commit: bool = True,
+    outbox: bool | None = None,
+) -> T | Pending[T]:
+    """Run ``write()`` now, or after the commit of ``database``'s transaction.
+
+    Args:
+        write: the write to Redis (returns its result).
+        to_outbox: stores the write as an outbox row on ``database`` and returns its pk
+            (called only inside the transaction with the outbox on).
+        pending: what the caller gets when the write waits (its ``what`` / ``id`` set).
+        database: the alias whose transaction the write follows.
+        on_commit: inside ``atomic(using=database)``, wait for its commit.
+        outbox: see :func:`outbox_enabled`.
+
+    Returns:
+        ``write()``'s result when it ran at once; else ``pending``, completed after the commit.
+
+    Errors of ``write()`` are raised here when it runs at once. After the commit, a write
+    without the outbox raises from the commit (as Django raises errors of ``on_commit``
+    callbacks; ``pending.state`` is then ``"failed"``), and a failed outbox move is logged and
+    left to the relay (``"outbox"``).
+
+    Raises:
+        ConfigurationError: see :func:`outbox_enabled`.
+    """
+    if not waits_for_commit(database, on_commit):
+        return write()
+    hook: Callable[[], None]
+    if outbox_enabled(outbox):
+        hook = functools.partial(_relay_after_commit, database, to_outbox(), pending)
+        transaction.on_commit(hook, using=database, robust=True)
+    else:
+        hook = functools.partial(_write_after_commit, write, pending)
+        transaction.on_commit(hook, using=database)
+    pending._watch(database, hook)
+    return pending
+
+
+def submit(
+    queue_name: str | None,
+    name: str,
+    data: Any,
+    options: dict[str, Any],
+    *,
+    database: str = "default",
+    on_commit: bool = True,
+    outbox: bool | None = None,
+    on_added: OnAdded | None = None,
+    pending: Pending[Job] | None = None,
+) -> Job | Pending[Job]:
+    """Add job ``name`` with ``data`` to queue ``queue_name`` now or after the commit.
+
+    Args:
+        queue_name: queue (None: ``BULLQ["DEFAULT_QUEUE"]``). name: job name. data: JSON value.
+        options: :class:`~django_bullq.core.options.JobOptions` fields (``delay`` as ms,
+            timedelta or aware datetime). Without ``job_id``, a job that waits for the commit
+            gets :func:`new_job_id` in advance (``Pending.id``).
+        database: the alias whose transaction an on-commit add waits for.
+        on_commit: inside ``atomic(using=database)``, wait for its commit.
+        outbox: see :func:`outbox_enabled`.
+        on_added: called with the :class:`Job` once it is in Redis (at once, or after the
+            commit in this process; not when ``runworker``'s relay moves the row).
+        pending: the object to return when the add waits (default a new :class:`Pending`).
+
+    Returns:
+        The job when it was added at once; ``pending`` when it waits for the commit.
+
+    Raises:
+        SerializationError: data not JSON. ValueError / InvalidNameError: bad options.
+        ConfigurationError: see :func:`outbox_enabled`. redis.RedisError: Redis unreachable
+            (at once only: after the commit a failed outbox move is left to the relay).
+    """
+    queue = get_queue(queue_name)
+    if not waits_for_commit(database, on_commit):
+        job = queue.add(name, data, **options)
+        _notify(on_added, job)
+        return job
+    data = loads(dumps(data, f"data of job {name!r}"))  # the values as of this call
+    options = {**options, "job_id": options.get("job_id") or new_job_id()}
+    pending = pending or Pending(f"job {name!r}")
+    pending.what = f"job {name!r} (id {options['job_id']})"
+    pending.id, pending.queue_name = options["job_id"], queue.name
+    if on_added is not None:
+        pending.on_done(on_added)
+
+    def to_outbox() -> int:
+        from . import outbox as outbox_mod
+
+        pk: int = outbox_mod.write(database, queue.name, name, data, options).pk
+        return pk
+
+    return defer(
+        functools.partial(queue.add, name, data, **options),
+        to_outbox,
+        pending,
+        database=database,
+        on_commit=on_commit,
+        outbox=outbox,
+    )
+
+
+async def asubmit(
+    queue_name: str | None,
+    name: str,
+    data: Any,
+    options: dict[str, Any],
+    *,
+    database: str = "default",
+    on_commit: bool = True,
+    outbox: bool | None = None,
+    on_added: OnAdded | None = None,
+) -> Job | Pending[Job]:
+    """Async twin of :func:`submit`: a native async add when it does not wait for a commit."""
+    if waits_for_commit(database, on_commit):
+        # Only reachable from sync code running an event loop inside atomic(): as submit.
+        return submit(
+            queue_name,
+            name,
+            data,
+            options,
+            database=database,
+            on_commit=on_commit,
+            outbox=outbox,
+            on_added=on_added,
+        )
+    job = await get_queue(queue_name).aadd(name, data, **options)
+    _notify(on_added, job)
+    return job
+
+
+def _write_after_commit(write: Callable[[], T], pending: Pending[T]) -> None:
+    try:
+        result = write()
+    except Exception as exc:
+        pending._fail(exc)
+        raise
+    pending._finish(result)
+
+
+def _relay_after_commit(database: str, pk: int, pending: Pending[Any]) -> None:
+    from .outbox import relay_row
+
+    if not relay_row(database, pk, pending._finish):
+        pending._state = "outbox"
+
+
+def _notify(on_added: OnAdded | None, job: Job) -> None:
+    if on_added is not None:
+        on_added(job)
+
+
+__all__ = [
+    "Pending",
+    "asubmit",
+    "defer",
+    "new_job_id",
+    "outbox_enabled",
+    "submit",
+    "waits_for_commit",
+]

@@ -1,0 +1,174 @@
+"""Several queues on one event loop: the worker group ``manage.py runworker`` runs.
+
+``manage.py runworker`` is a thin shell over :func:`run_workers`. Each core worker gets the
+dispatcher (:func:`~django_bullq.worker.dispatch.process_job`) as its processor and the
+database hygiene hooks of :mod:`django_bullq.worker.hygiene`. With
+``BULLQ["OUTBOX"]["ENABLED"]`` the group also relays the transactional outbox to Redis
+(:mod:`django_bullq.producer.outbox`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import Sequence
+from typing import Any
+
+from ..conf import bullq_settings, get_queue, worker_options
+from ..core import eventloop
+from ..core.worker import Worker
+from .dispatch import process_job
+from .hygiene import after_job, before_job
+from .recycle import Recycler
+
+logger = logging.getLogger("django_bullq.worker")
+
+
+def build_worker(queue_name: str, **overrides: Any) -> Worker:
+    """A core :class:`Worker` for ``queue_name`` with the task dispatcher and the DB hooks.
+
+    Args:
+        queue_name: queue name (resolved through ``BULLQ``).
+        overrides: :class:`~django_bullq.core.worker.WorkerOptions` fields over
+            ``BULLQ["WORKER"]`` (``concurrency``, ``grace_period`` s, ``name``...).
+
+    Raises:
+        ConfigurationError: bad settings. InvalidNameError: bad queue name.
+    """
+    return Worker(
+        get_queue(queue_name),
+        process_job,
+        worker_options(**overrides),
+        hooks=[(before_job, after_job)],
+    )
+
+
+class WorkerGroup:
+    """Several workers (one per queue) run together on one event loop.
+
+    The first SIGTERM/SIGINT closes every worker gracefully (stop fetching, finish active jobs
+    within the grace period, hand the rest back to wait); a second one stops them at once.
+
+    Attributes:
+        workers: the core workers. forced: True when a second signal stopped them.
+    """
+
+    def __init__(self, workers: Sequence[Worker]) -> None:
+        self.workers = list(workers)
+        self.forced = False
+        self._signalled = False
+
+    def close(self, force: bool = False) -> None:
+        """Close every worker (``force``: hand active jobs back at once)."""
+        self.forced = self.forced or force
+        for worker in self.workers:
+            worker.close(force=force)
+
+    def _on_signal(self, signum: int) -> None:
+        name = signal.Signals(signum).name
+        if self._signalled:
+            logger.warning("%s again: stopping now; active jobs go back to wait", name)
+            self.close(force=True)
+            return
+        self._signalled = True
+        grace = max((w.opts.grace_period for w in self.workers), default=0)
+        logger.info("%s: no new jobs; active ones get %.1f s to finish", name, grace)
+        self.close()
+
+    async def arun(self, burst: bool = False, handle_signals: bool = True) -> None:
+        """Run all workers until closed (``burst``: until every queue is idle)."""
+        loop = asyncio.get_running_loop()
+        installed: list[signal.Signals] = []
+        if handle_signals:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                    loop.add_signal_handler(sig, self._on_signal, sig)
+                    installed.append(sig)
+        try:
+            results = await asyncio.gather(
+                *(self._run_one(w, burst) for w in self.workers), return_exceptions=True
+            )
+        finally:
+            for sig in installed:
+                loop.remove_signal_handler(sig)
+        errors = [r for r in results if isinstance(r, BaseException)]
+        if errors:
+            raise errors[0]
+
+    async def _run_one(self, worker: Worker, burst: bool) -> None:
+        try:
+            await worker.arun(burst=burst)
+        except BaseException:
+            # One worker crashed: stop the others gracefully instead of running half a group.
+            logger.exception("worker %s crashed; stopping the other workers", worker.queue.name)
+            self.close()
+            raise
+
+
+def run_workers(
+    queue_names: Sequence[str],
+    *,
+    burst: bool = False,
+    handle_signals: bool = True,
+    recycler: Recycler | None = None,
+    **overrides: Any,
+) -> WorkerGroup:
+    """Build one worker per queue and run them on a new event loop until they stop.
+
+    Args:
+        queue_names: queue names (at least one).
+        burst: return once every queue holds no runnable job.
+        handle_signals: install the SIGTERM/SIGINT handlers (main thread only).
+        recycler: a :class:`~django_bullq.worker.recycle.Recycler` that closes the group gracefully
+            at ``--max-jobs`` / ``--max-memory`` (its ``reason`` then says why).
+        overrides: WorkerOptions fields for every worker.
+
+    Returns:
+        The finished :class:`WorkerGroup` (``forced`` tells whether a second signal came).
+    """
+    group = WorkerGroup([build_worker(name, **overrides) for name in queue_names])
+    eventloop.run(
+        arun_group(group, burst=burst, handle_signals=handle_signals, recycler=recycler),
+        group.workers[0].opts.event_loop,
+    )
+    return group
+
+
+async def arun_group(
+    group: WorkerGroup,
+    *,
+    burst: bool = False,
+    handle_signals: bool = True,
+    recycler: Recycler | None = None,
+) -> None:
+    """Run ``group`` on the running loop with the recycler and the outbox relay (see
+    :func:`run_workers` for the arguments)."""
+    if recycler is not None and recycler.enabled:
+        for worker in group.workers:
+            worker.hooks.append((recycler.before_job, recycler.after_job))
+    if recycler is not None:
+        recycler.bind(asyncio.get_running_loop(), group.close)
+    relay = await _start_outbox_relay(burst)
+    try:
+        await group.arun(burst=burst, handle_signals=handle_signals)
+    finally:
+        if relay is not None:
+            relay.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await relay
+
+
+async def _start_outbox_relay(burst: bool) -> asyncio.Task[None] | None:
+    """With ``BULLQ["OUTBOX"]["ENABLED"]``: one relay pass now (so a burst run sees the rows),
+    then, unless ``burst``, a pass every ``POLL_INTERVAL`` s while the workers run."""
+    settings = bullq_settings.OUTBOX
+    if not settings["ENABLED"]:
+        return None
+    from ..producer.outbox import arelay_forever, relay_all
+
+    await asyncio.to_thread(relay_all)
+    if burst:
+        return None
+    return asyncio.create_task(arelay_forever(float(settings["POLL_INTERVAL"])))
