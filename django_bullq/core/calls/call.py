@@ -26,23 +26,19 @@ def _raw(reply: Any) -> Any:
 
 
 class Call(NamedTuple, Generic[T]):
-    """One script call (a named tuple: immutable and cheap to build on the worker's hot path).
+    """One script call (a named tuple: immutable and cheap to build on the worker's hot path)."""
 
-    Attributes:
-        script: the script's name (``moveToFinished``).
-        keys: its KEYS, in the script's order.
-        args: its ARGV, in the script's order.
-        job_id: the job named in the :class:`~django_bullq.core.errors.ScriptError` of a
-            negative reply (None: none).
-        parse: turns the raw reply into the operation's result.
-        raise_codes: whether a negative integer reply raises (False: the caller reads it).
-    """
-
+    #: The script's name (``moveToFinished``).
     script: str
+    #: Its KEYS, in the script's order.
     keys: tuple[str, ...]
+    #: Its ARGV, in the script's order.
     args: tuple[Any, ...]
+    #: The job named in the :class:`~django_bullq.core.errors.ScriptError` of a negative reply.
     job_id: str | None = None
+    #: Turns the raw reply into the operation's result.
     parse: Callable[[Any], T] = _raw
+    #: Whether a negative integer reply raises; when false, the caller reads the code.
     raise_codes: bool = True
 
 
