@@ -73,6 +73,8 @@ nitpick_ignore_regex = [
         r"|Enum|Exception|BaseException|ValueError|TypeError|KeyError|RuntimeError"
         r"|TimeoutError|ConnectionError|LookupError|ProcessPoolExecutor)",
     ),
+    # type variables of generic helpers (``Call[T]``, ``Steps[R]``) are not documented objects
+    (r"py:.*", r"django_bullq\.core\..*\.[TR]"),
     # Task[P, R]'s ParamSpec inside an attribute's Callable[...] type is stringified as "~P"
     (r"py:class", r"~P"),
 ]

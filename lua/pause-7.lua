@@ -5,7 +5,7 @@
   KEYS[1] wait     KEYS[2] paused (legacy list)   KEYS[3] meta   KEYS[4] prioritized
   KEYS[5] events   KEYS[6] delayed                KEYS[7] marker
 
-  ARGV[1] "paused" | "resumed"
+  ARGV[1] state  "paused" | "resumed"
 
   Returns the number of ids still in the legacy paused list (call resume again while > 0).
   Events: paused / resumed (no fields).

@@ -41,9 +41,9 @@ def add_acknowledged(queue: Queue, name: str, data: Any) -> str | None:
         The job id once a replica holds it; None when the add went through but no replica
         confirmed it within 1 s (not acknowledged).
     """
-    keys, args, _, _ = queue._add_call(name, data, None, {})
+    call, _, _ = queue._add_call(name, data, None, {})
     pipe = queue.client.pipeline(transaction=False)
-    queue.scripts.run("addJob", keys, args, client=pipe)
+    queue.scripts.run(call.script, call.keys, call.args, client=pipe)
     pipe.execute_command("WAIT", 1, 1000)
     job_id, replicas = pipe.execute()
     return str(to_str(job_id)) if int(replicas) >= 1 else None

@@ -1,5 +1,5 @@
 """Queue / Job maintenance against Redis: promote, retry, clean, drain, obliterate, change a job,
-metrics written by our worker and read back as a series (core/maintenance.py)."""
+metrics written by our worker and read back as a series (core/calls/operations.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from django_bullq import FlowProducer, Job, Queue
-from django_bullq.core.errors import JobNotFound, JobNotInState
-from django_bullq.core.maintenance import ActiveJobsError, Metrics
+from django_bullq.core.calls.operations import Metrics
+from django_bullq.core.errors import ActiveJobsError, JobNotFound, JobNotInState
 from tests.workerkit import dead_worker_fetch, events, make_worker, run_until
 
 

@@ -20,28 +20,9 @@ from django_bullq.core.scripts import (
     load_sources,
     lua_dir,
 )
+from tests.lua_headers import SCRIPT_FILES, documented_keys, header, strip_comments
 
-SCRIPT_FILES = sorted(lua_dir().glob("*.lua"))
-_HEADER = re.compile(r"\A--\[\[(.*?)\]\]", re.DOTALL)
-_KEY_DOC = re.compile(r"KEYS\[(\d+)(?:\.\.(\d+))?\]")
 _KEY_USE = re.compile(r"KEYS\[(\d+)\]")
-
-
-def header(path: Path) -> str:
-    match = _HEADER.match(path.read_text())
-    assert match, f"{path.name} must open with a --[[ header ]]"
-    return match.group(1)
-
-
-def strip_comments(lua: str) -> str:
-    return re.sub(r"--[^\n]*", "", re.sub(r"--\[\[.*?\]\]", "", lua, flags=re.DOTALL))
-
-
-def documented_keys(text: str) -> set[int]:
-    found: set[int] = set()
-    for first, last in _KEY_DOC.findall(text):
-        found.update(range(int(first), int(last or first) + 1))
-    return found
 
 
 @pytest.fixture

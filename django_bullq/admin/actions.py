@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 import django.forms
 from django.contrib.admin.models import CHANGE, DELETION
 
+from ..core.calls.operations import CLEAN_STATES
 from ..core.errors import BullqError
 from ..core.job import STATES, Job
-from ..core.maintenance import CLEAN_STATES
 from .forms import CancelForm, CleanForm, DrainForm, ObliterateForm, PriorityForm
 
 if TYPE_CHECKING:

@@ -10,8 +10,8 @@ from typing import Any
 
 from django import forms
 
+from ..core.calls.operations import CLEAN_STATES
 from ..core.job import STATES
-from ..core.maintenance import CLEAN_STATES
 
 #: Largest "older than" age of a clean, in seconds (ten years).
 MAX_GRACE_S = 10 * 365 * 24 * 3600

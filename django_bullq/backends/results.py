@@ -14,6 +14,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from ..core import calls
 from ..core.job import Job
 from ..core.serialization import dumps, loads
 from ..jobdata import DJANGO_TASK_OPTION
@@ -94,9 +95,7 @@ def write_record(job: Job, record: dict[str, Any]) -> None:
     queue = job.queue
     if queue is None:
         raise RuntimeError("this Job is not bound to a Queue")
-    queue.scripts.run(
-        "recordTaskRun", [queue.keys.job(job.id)], [dumps(record, "task record")], job_id=job.id
-    )
+    queue._run(calls.record_task_run(queue.keys, job.id, record=dumps(record, "task record")))
     job.raw[RECORD_FIELD] = dumps(record)
 
 

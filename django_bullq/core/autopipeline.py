@@ -33,13 +33,16 @@ import asyncio
 import collections
 import contextlib
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, RedisError, ResponseError
 
+from .calls.call import Call
 from .packing import hiredis_pack
 from .scripts import Scripts, raise_on_code
+
+T = TypeVar("T")
 
 
 class _Link:
@@ -88,7 +91,7 @@ class AutoPipeline:
         return self._pool is not None
 
     async def run(
-        self, name: str, keys: list[str], args: list[Any], *, job_id: str | None = None
+        self, name: str, keys: Sequence[str], args: Sequence[Any], *, job_id: str | None = None
     ) -> Any:
         """Run script ``name`` as :meth:`Scripts.arun` does, sharing a write with other calls.
 
@@ -112,7 +115,14 @@ class AutoPipeline:
                 raise result from None
         return raise_on_code(result, name, job_id)
 
-    async def run_many(self, name: str, calls: Sequence[tuple[list[str], list[Any]]]) -> list[Any]:
+    async def call(self, call: Call[T]) -> T:
+        """Run ``call`` as :meth:`run` does; its parsed reply."""
+        reply = await self.run(call.script, call.keys, call.args, job_id=call.job_id)
+        return call.parse(reply)
+
+    async def run_many(
+        self, name: str, calls: Sequence[tuple[Sequence[str], Sequence[Any]]]
+    ) -> list[Any]:
         """Run script ``name`` once per ``(keys, args)`` of ``calls``, all in one write.
 
         Not atomic as a whole (BullMQ ``addBulk`` semantics): each call is its own script run.
@@ -148,7 +158,9 @@ class AutoPipeline:
             raise error
         return results
 
-    async def _rerun(self, name: str, calls: Sequence[tuple[list[str], list[Any]]]) -> list[Any]:
+    async def _rerun(
+        self, name: str, calls: Sequence[tuple[Sequence[str], Sequence[Any]]]
+    ) -> list[Any]:
         """Run calls that met NOSCRIPT again: replies or exceptions, in the order of ``calls``.
 
         The script is loaded once for every caller that met NOSCRIPT (one connection, not one
@@ -189,7 +201,7 @@ class AutoPipeline:
             loading.add_done_callback(done)
         await asyncio.shield(loading)
 
-    def _submit(self, name: str, keys: list[str], args: list[Any]) -> asyncio.Future[Any]:
+    def _submit(self, name: str, keys: Sequence[str], args: Sequence[Any]) -> asyncio.Future[Any]:
         """Queue one ``EVALSHA`` for the writer; the future gets its reply."""
         self._scripts.check_keys(name, keys)
         command = ("EVALSHA", self._scripts.sha(name), len(keys), *keys, *args)

@@ -143,6 +143,14 @@ SCRIPT_ERRORS: dict[int, type[ScriptError]] = {
 }
 
 
+class QueueNotPaused(BullqError):
+    """obliterate found the queue running (obliterate-2 answered ``-1``)."""
+
+
+class ActiveJobsError(BullqError):
+    """obliterate found active jobs and ``force`` was not set (obliterate-2 answered ``-2``)."""
+
+
 def script_error(code: int, job_id: str | None, script: str) -> ScriptError:
     """Build the typed :class:`ScriptError` for a negative script return ``code``."""
     cls = SCRIPT_ERRORS.get(code, ScriptError)

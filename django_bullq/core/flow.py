@@ -19,19 +19,19 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import calls
+from .calls import Call
 from .connection import Connection, as_connection
-from .errors import ParentMissing, UnrecoverableError, WaitingChildrenError, script_error
+from .errors import ParentMissing, script_error
 from .job import Job
 from .keys import check_same_slot, validate_queue_name
 from .options import JobOptions, now_ms, parent_link, to_delay_ms
-from .queue import ADD_KEYS, Queue
-from .serialization import DEFAULT_MAX_PAYLOAD_BYTES, check_size, dumps, loads, to_str
+from .queue import Queue
+from .serialization import DEFAULT_MAX_PAYLOAD_BYTES, check_size, dumps, loads
 
 #: A flow node: ``{"name", "queue_name", "data", "opts", "children"}`` (see the module doc).
 FlowTree = dict[str, Any]
 
-#: KEYS of lua/addFlowJob-11.lua: addJob's ten, then waiting-children.
-FLOW_ADD_KEYS = (*ADD_KEYS, "waiting-children")
 _NODE_KEYS = {"name", "queue_name", "data", "opts", "children"}
 
 
@@ -47,7 +47,8 @@ class JobNode:
 class _Call:
     queue: Queue
     job: Job
-    args: list[Any]
+    add: Call[Any]
+    parent_key: str
     children: list[_Call]
 
 
@@ -132,7 +133,7 @@ class FlowProducer:
             self._check_external_parent(root, client.exists)
         pipe = client.pipeline(transaction=True)
         for call in _post_order(roots):
-            call.queue.scripts.run("addFlowJob", _keys(call.queue), call.args, client=pipe)
+            call.queue.scripts.run(call.add.script, call.add.keys, call.add.args, client=pipe)
         _check_replies(_post_order(roots), pipe.execute())
         return [_node(root) for root in roots]
 
@@ -147,19 +148,18 @@ class FlowProducer:
             return []
         client = roots[0].queue.aclient
         for root in roots:
-            parent_key = root.args[9]
-            if parent_key and not await client.exists(parent_key):
+            if root.parent_key and not await client.exists(root.parent_key):
                 raise ParentMissing(-5, root.job.id, "addFlowJob")
         pipe = client.pipeline(transaction=True)
         for call in _post_order(roots):
-            await call.queue.ascripts.arun("addFlowJob", _keys(call.queue), call.args, client=pipe)
+            add = call.add
+            await call.queue.ascripts.arun(add.script, add.keys, add.args, client=pipe)
         _check_replies(_post_order(roots), await pipe.execute())
         return [_node(root) for root in roots]
 
     @staticmethod
     def _check_external_parent(root: _Call, exists: Any) -> None:
-        parent_key = root.args[9]
-        if parent_key and not exists(parent_key):
+        if root.parent_key and not exists(root.parent_key):
             raise ParentMissing(-5, root.job.id, "addFlowJob")
 
     def _plan(self, node: FlowTree, parent: _Call | None) -> _Call:
@@ -191,21 +191,21 @@ class FlowProducer:
         children_nodes = node.get("children") or []
         if not isinstance(children_nodes, list):
             raise ValueError(f"flow node {node['name']!r}: 'children' must be a list")
-        args = [
-            queue.keys.key_prefix,
-            job_id,
-            node["name"],
-            data_text,
-            opts_text,
-            timestamp,
-            delay,
-            opts.priority,
-            "1" if opts.lifo else "0",
-            parent_key,
-            parent_json,
-            "1" if parent is not None else "0",
-            "1" if children_nodes else "0",
-        ]
+        add = calls.add_flow_job(
+            queue.keys,
+            job_id=job_id,
+            name=node["name"],
+            data=data_text,
+            opts=opts_text,
+            timestamp=timestamp,
+            delay=delay,
+            priority=opts.priority,
+            lifo=opts.lifo,
+            parent_key=parent_key,
+            parent=parent_json,
+            parent_later=parent is not None,
+            has_children=bool(children_nodes),
+        )
         job = Job(
             queue=queue,
             id=job_id,
@@ -218,7 +218,7 @@ class FlowProducer:
             parent_key=parent_key or None,
             parent=loads(parent_json or None),
         )
-        call = _Call(queue, job, args, [])
+        call = _Call(queue, job, add, parent_key, [])
         call.children = [self._plan(child, call) for child in children_nodes]
         return call
 
@@ -239,7 +239,7 @@ class FlowProducer:
             return None
         node = JobNode(job)
         if depth > 1:
-            for key in get_dependencies(job)["all"]:
+            for key in job.get_dependencies()["all"]:
                 where = self._split(key)
                 if where is not None:
                     child = self.get_flow(where[0], where[1], depth - 1)
@@ -254,7 +254,7 @@ class FlowProducer:
             return None
         node = JobNode(job)
         if depth > 1:
-            for key in (await aget_dependencies(job))["all"]:
+            for key in (await job.aget_dependencies())["all"]:
                 where = self._split(key)
                 if where is not None:
                     child = await self.aget_flow(where[0], where[1], depth - 1)
@@ -273,10 +273,6 @@ class FlowProducer:
         """Close the synchronous client's connections."""
         if self.connection.client is not None:
             self.connection.client.close()
-
-
-def _keys(queue: Queue) -> list[str]:
-    return [queue.keys[s] for s in FLOW_ADD_KEYS]
 
 
 def _post_order(roots: Sequence[_Call]) -> list[_Call]:
@@ -329,114 +325,6 @@ def chain(steps: Sequence[FlowTree]) -> FlowTree:
         tree = {**step, "children": [tree] if tree is not None else []}
     assert tree is not None
     return tree
-
-
-# --- a parent's children (Job methods delegate here) ------------------------------------------
-
-
-def _deps_pipe(pipe: Any, key: str) -> None:
-    pipe.hgetall(key + ":processed")
-    pipe.smembers(key + ":dependencies")
-    pipe.hgetall(key + ":failed")
-    pipe.zrange(key + ":unsuccessful", 0, -1)
-
-
-def _deps(replies: list[Any]) -> dict[str, Any]:
-    processed, pending, ignored, failed = replies
-    out: dict[str, Any] = {
-        "processed": {to_str(k): _json(v) for k, v in processed.items()},
-        "unprocessed": sorted(to_str(k) or "" for k in pending),
-        "ignored": {to_str(k): to_str(v) for k, v in ignored.items()},
-        "failed": [to_str(k) or "" for k in failed],
-    }
-    out["all"] = [*out["unprocessed"], *out["processed"], *out["ignored"], *out["failed"]]
-    return out
-
-
-def _json(value: Any) -> Any:
-    try:
-        return loads(value)
-    except ValueError:
-        return to_str(value)
-
-
-def _job_key(job: Job) -> tuple[Queue, str]:
-    queue = job._queue()
-    return queue, queue.keys.job(job.id)
-
-
-def get_dependencies(job: Job) -> dict[str, Any]:
-    """See :meth:`Job.get_dependencies`."""
-    queue, key = _job_key(job)
-    pipe = queue.client.pipeline(transaction=True)
-    _deps_pipe(pipe, key)
-    return _deps(pipe.execute())
-
-
-async def aget_dependencies(job: Job) -> dict[str, Any]:
-    """Async twin of :func:`get_dependencies`."""
-    queue, key = _job_key(job)
-    pipe = queue.aclient.pipeline(transaction=True)
-    _deps_pipe(pipe, key)
-    return _deps(await pipe.execute())
-
-
-def count_dependencies(deps: dict[str, Any]) -> dict[str, int]:
-    """``{"processed", "unprocessed", "ignored", "failed"}`` sizes of :func:`get_dependencies`."""
-    return {name: len(deps[name]) for name in ("processed", "unprocessed", "ignored", "failed")}
-
-
-def _move_args(job: Job, child_key: str | None) -> tuple[list[str], list[Any]]:
-    queue, key = _job_key(job)
-    keys = [
-        queue.keys["active"],
-        queue.keys["waiting-children"],
-        key,
-        queue.keys["stalled"],
-        queue.keys["events"],
-        queue.keys["meta"],
-    ]
-    return keys, [job.id, job.token or "0", child_key or "", now_ms()]
-
-
-def _moved(job: Job, code: int, unsuccessful: list[str]) -> bool:
-    if code == 1:
-        return False
-    if code == -9:
-        reason = job.deferred_failure or (
-            f"child {unsuccessful[0]} failed" if unsuccessful else "job has failed children"
-        )
-        raise UnrecoverableError(reason)
-    if code < 0:
-        raise script_error(code, job.id, "moveToWaitingChildren")
-    job.token = None  # the lock is gone: the worker's lock renewal must skip this job
-    raise WaitingChildrenError(f"job {job.id} waits for its children")
-
-
-def move_to_waiting_children(job: Job, child_key: str | None = None) -> bool:
-    """See :meth:`Job.move_to_waiting_children`."""
-    queue, key = _job_key(job)
-    keys, args = _move_args(job, child_key)
-    code = int(queue.scripts.run("moveToWaitingChildren", keys, args, raise_codes=False))
-    failed = (
-        [to_str(x) or "" for x in queue.client.zrange(key + ":unsuccessful", 0, 0)]
-        if code == -9
-        else []
-    )
-    return _moved(job, code, failed)
-
-
-async def amove_to_waiting_children(job: Job, child_key: str | None = None) -> bool:
-    """Async twin of :func:`move_to_waiting_children`."""
-    queue, key = _job_key(job)
-    keys, args = _move_args(job, child_key)
-    code = int(await queue.ascripts.arun("moveToWaitingChildren", keys, args, raise_codes=False))
-    failed = (
-        [to_str(x) or "" for x in await queue.aclient.zrange(key + ":unsuccessful", 0, 0)]
-        if code == -9
-        else []
-    )
-    return _moved(job, code, failed)
 
 
 __all__ = ["FlowProducer", "JobNode", "chain"]

@@ -6,8 +6,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import JobFailedError
-from .options import JobOptions, options_from_stored
+from . import calls
+from .calls import Steps, operations
+from .errors import JobFailedError, UnrecoverableError, WaitingChildrenError, script_error
+from .options import JobOptions, now_ms, options_from_stored, to_delay_ms
 from .serialization import dumps, loads, to_str
 
 if TYPE_CHECKING:
@@ -203,53 +205,29 @@ class Job:
         Raises:
             SerializationError: progress is not JSON. JobNotFound: the job is gone.
         """
-        text = dumps(progress, f"progress of job {self.id}")
-        q = self._queue()
-        q.scripts.run(
-            "updateProgress",
-            [q.keys.job(self.id), q.keys["events"], q.keys["meta"]],
-            [self.id, text],
-            job_id=self.id,
-        )
+        self._queue()._run(self._progress_call(progress))
         self.progress = progress
 
     async def aupdate_progress(self, progress: Any) -> None:
         """Async twin of :meth:`update_progress`."""
-        text = dumps(progress, f"progress of job {self.id}")
-        q = self._queue()
-        await q.ascripts.arun(
-            "updateProgress",
-            [q.keys.job(self.id), q.keys["events"], q.keys["meta"]],
-            [self.id, text],
-            job_id=self.id,
-        )
+        await self._queue()._arun(self._progress_call(progress))
         self.progress = progress
+
+    def _progress_call(self, progress: Any) -> calls.Call[Any]:
+        text = dumps(progress, f"progress of job {self.id}")
+        return calls.update_progress(self._queue().keys, job_id=self.id, progress=text)
 
     def log(self, line: str) -> int:
         """Append a log line (BullMQ ``addLog``). Returns the number of lines kept."""
-        q = self._queue()
-        key = q.keys.job(self.id)
-        return int(
-            q.scripts.run(
-                "addLog",
-                [key, key + ":logs"],
-                [self.id, str(line), self.opts.get("kl") or 0],
-                job_id=self.id,
-            )
-        )
+        return self._queue()._run(self._log_call(line))
 
     async def alog(self, line: str) -> int:
         """Async twin of :meth:`log`."""
-        q = self._queue()
-        key = q.keys.job(self.id)
-        return int(
-            await q.ascripts.arun(
-                "addLog",
-                [key, key + ":logs"],
-                [self.id, str(line), self.opts.get("kl") or 0],
-                job_id=self.id,
-            )
-        )
+        return await self._queue()._arun(self._log_call(line))
+
+    def _log_call(self, line: str) -> calls.Call[int]:
+        keep = self.opts.get("kl") or 0
+        return calls.add_log(self._queue().keys, job_id=self.id, line=str(line), keep_logs=keep)
 
     def remove(self) -> bool:
         """Delete the job (BullMQ ``remove``). Returns False when a worker holds its lock."""
@@ -299,7 +277,7 @@ class Job:
         self.returnvalue = value
         return value
 
-    # --- flows: a parent's children (docs/flows.md; logic in core/flow.py) -----------------
+    # --- flows: a parent's children (docs/flows.md; reads in core/calls/operations.py) ---
 
     def get_dependencies(self) -> dict[str, Any]:
         """This parent's children by outcome (BullMQ ``getDependencies``).
@@ -311,27 +289,21 @@ class Job:
             with ignore_dependency / continue_parent, ``failed`` those with fail_parent; a
             child without policy that failed stays in ``unprocessed`` (BullMQ's default).
         """
-        from .flow import get_dependencies
-
-        return get_dependencies(self)
+        q = self._queue()
+        return q._read(operations.dependencies(q.keys, self.id))
 
     async def aget_dependencies(self) -> dict[str, Any]:
         """Async twin of :meth:`get_dependencies`."""
-        from .flow import aget_dependencies
-
-        return await aget_dependencies(self)
+        q = self._queue()
+        return await q._aread(operations.dependencies(q.keys, self.id))
 
     def get_dependencies_count(self) -> dict[str, int]:
         """``{"processed", "unprocessed", "ignored", "failed"}`` counts of the children."""
-        from .flow import count_dependencies
-
-        return count_dependencies(self.get_dependencies())
+        return operations.count_dependencies(self.get_dependencies())
 
     async def aget_dependencies_count(self) -> dict[str, int]:
         """Async twin of :meth:`get_dependencies_count`."""
-        from .flow import count_dependencies
-
-        return count_dependencies(await self.aget_dependencies())
+        return operations.count_dependencies(await self.aget_dependencies())
 
     def get_children_values(self) -> dict[str, Any]:
         """``{childKey: returnvalue}`` of the completed children (BullMQ ``getChildrenValues``)."""
@@ -359,17 +331,32 @@ class Job:
             UnrecoverableError: a child with ``fail_parent_on_failure`` failed already.
             ScriptError: the job is not active under this worker's lock.
         """
-        from .flow import move_to_waiting_children
-
-        return move_to_waiting_children(self, child_key)
+        return self._moved(*self._queue()._drive(self._wait_children(child_key)))
 
     async def amove_to_waiting_children(self, child_key: str | None = None) -> bool:
         """Async twin of :meth:`move_to_waiting_children`."""
-        from .flow import amove_to_waiting_children
+        return self._moved(*await self._queue()._adrive(self._wait_children(child_key)))
 
-        return await amove_to_waiting_children(self, child_key)
+    def _wait_children(self, child_key: str | None) -> Steps[tuple[int, list[str]]]:
+        keys = self._queue().keys
+        return operations.move_to_waiting_children(
+            keys, self.id, self.token or "0", child_key or ""
+        )
 
-    # --- maintenance (django_bullq.core.maintenance) ---------------------------------------
+    def _moved(self, code: int, unsuccessful: list[str]) -> bool:
+        if code == 1:
+            return False
+        if code == -9:
+            reason = self.deferred_failure or (
+                f"child {unsuccessful[0]} failed" if unsuccessful else "job has failed children"
+            )
+            raise UnrecoverableError(reason)
+        if code < 0:
+            raise script_error(code, self.id, "moveToWaitingChildren")
+        self.token = None  # the lock is gone: the worker's lock renewal must skip this job
+        raise WaitingChildrenError(f"job {self.id} waits for its children")
+
+    # --- maintenance (django_bullq.core.calls) --------------------------------------------
 
     def retry(
         self,
@@ -377,11 +364,18 @@ class Job:
         reset_attempts_made: bool = False,
         reset_attempts_started: bool = False,
     ) -> None:
-        """Run this failed/completed job again (BullMQ ``job.retry``). Raises JobNotInState
-        when it is not in ``state``. See :func:`~django_bullq.core.maintenance.retry_job`."""
-        from . import maintenance
+        """Run this failed/completed job again (BullMQ ``job.retry``; ``reprocessJob-9``).
 
-        maintenance.retry_job(self, state, reset_attempts_made, reset_attempts_started)
+        Raises:
+            ValueError: ``state`` is not failed or completed. JobNotFound: the job is gone.
+            JobNotInState: it is not in ``state``.
+        """
+        q = self._queue()
+        q._run(
+            operations.reprocess_job(
+                q.keys, self.id, state, reset_attempts_made, reset_attempts_started
+            )
+        )
 
     async def aretry(
         self,
@@ -390,47 +384,69 @@ class Job:
         reset_attempts_started: bool = False,
     ) -> None:
         """Async twin of :meth:`retry`."""
-        from . import maintenance
-
-        await maintenance.aretry_job(self, state, reset_attempts_made, reset_attempts_started)
+        q = self._queue()
+        await q._arun(
+            operations.reprocess_job(
+                q.keys, self.id, state, reset_attempts_made, reset_attempts_started
+            )
+        )
 
     def change_priority(self, priority: int, lifo: bool = False) -> None:
         """New priority (0 none, 1 most urgent); a waiting job is re-queued under it (BullMQ
-        ``changePriority``)."""
-        from . import maintenance
+        ``changePriority``).
 
-        maintenance.change_priority(self, priority, lifo)
+        Raises:
+            ValueError: priority outside 0..2_097_151. JobNotFound: the job is gone.
+        """
+        self._queue()._run(self._priority_call(priority, lifo))
+        self.priority = priority
 
     async def achange_priority(self, priority: int, lifo: bool = False) -> None:
         """Async twin of :meth:`change_priority`."""
-        from . import maintenance
+        await self._queue()._arun(self._priority_call(priority, lifo))
+        self.priority = priority
 
-        await maintenance.achange_priority(self, priority, lifo)
+    def _priority_call(self, priority: int, lifo: bool) -> calls.Call[Any]:
+        priority = operations.check_priority(priority)
+        return calls.change_priority(
+            self._queue().keys, job_id=self.id, priority=priority, lifo=lifo
+        )
 
     def change_delay(self, delay_ms: Any) -> None:
-        """Run this delayed job ``delay_ms`` ms from now (BullMQ ``changeDelay``). Raises
-        JobNotInState when it is not delayed."""
-        from . import maintenance
+        """Run this delayed job ``delay_ms`` ms (or a timedelta) from now (BullMQ
+        ``changeDelay``).
 
-        maintenance.change_delay(self, delay_ms)
+        Raises:
+            JobNotFound: the job is gone. JobNotInState: it is not delayed. ValueError: delay < 0.
+        """
+        self._queue()._run(self._delay_call(delay := to_delay_ms(delay_ms)))
+        self.delay = delay
 
     async def achange_delay(self, delay_ms: Any) -> None:
         """Async twin of :meth:`change_delay`."""
-        from . import maintenance
+        await self._queue()._arun(self._delay_call(delay := to_delay_ms(delay_ms)))
+        self.delay = delay
 
-        await maintenance.achange_delay(self, delay_ms)
+    def _delay_call(self, delay: int) -> calls.Call[Any]:
+        return calls.change_delay(self._queue().keys, job_id=self.id, now=now_ms(), delay=delay)
 
     def update_data(self, data: Any) -> None:
-        """Replace the job's data with a JSON value (BullMQ ``updateData``)."""
-        from . import maintenance
+        """Replace the job's data with a JSON value (BullMQ ``updateData``).
 
-        maintenance.update_data(self, data)
+        Raises:
+            SerializationError: data is not JSON. JobNotFound: the job is gone.
+        """
+        self._queue()._run(self._data_call(data))
+        self.data = data
 
     async def aupdate_data(self, data: Any) -> None:
         """Async twin of :meth:`update_data`."""
-        from . import maintenance
+        await self._queue()._arun(self._data_call(data))
+        self.data = data
 
-        await maintenance.aupdate_data(self, data)
+    def _data_call(self, data: Any) -> calls.Call[Any]:
+        text = dumps(data, f"data of job {self.id}")
+        return calls.update_data(self._queue().keys, self.id, data=text)
 
 
 def _as_dict(raw: Any) -> dict[str, str]:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
-from . import limits
+from . import calls, limits
 from .autopipeline import AutoPipeline
+from .calls import FETCH_KEYS, Call, Read, Steps, adrive, drive, operations, reads
 from .connection import (
     Connection,
     ConnectionConfigError,
@@ -24,33 +25,8 @@ from .scheduler import JobSchedulerMixin
 from .scripts import Scripts, raise_on_code
 from .serialization import DEFAULT_MAX_PAYLOAD_BYTES, check_size, dumps, loads, to_str
 
-#: KEYS order shared by every script that can fetch a job (lua/includes/fetchKeys.lua).
-FETCH_KEYS = (
-    "wait",
-    "active",
-    "prioritized",
-    "events",
-    "stalled",
-    "limiter",
-    "delayed",
-    "paused",
-    "meta",
-    "pc",
-    "marker",
-)
-ADD_KEYS = (
-    "wait",
-    "paused",
-    "meta",
-    "id",
-    "delayed",
-    "prioritized",
-    "pc",
-    "events",
-    "marker",
-    "active",
-)
-_STATE_KEYS = {"waiting": "wait", "paused": "paused", "active": "active"}
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 class Queue(JobSchedulerMixin):
@@ -88,7 +64,6 @@ class Queue(JobSchedulerMixin):
         self._local = threading.local()
         self._sync_scripts: Scripts | None = None
         self._fetch_keys = [self.keys[s] for s in FETCH_KEYS]
-        self._add_keys = [self.keys[s] for s in ADD_KEYS]
         #: Whether the queue is on Redis Cluster, where every key of the queue must hash to
         #: one slot (case B32).
         self.is_cluster = (
@@ -145,6 +120,50 @@ class Queue(JobSchedulerMixin):
         pipe: AutoPipeline = self._local.aclient[3]
         return pipe
 
+    # --- script calls (django_bullq.core.calls) --------------------------------------------
+
+    def _run(self, call: Call[T]) -> T:
+        """Run one script call on the sync client; its parsed reply."""
+        reply = self.scripts.run(
+            call.script, call.keys, call.args, job_id=call.job_id, raise_codes=call.raise_codes
+        )
+        return call.parse(reply)
+
+    async def _arun(self, call: Call[T]) -> T:
+        """Async twin of :meth:`_run` (the running loop's client)."""
+        reply = await self.ascripts.arun(
+            call.script, call.keys, call.args, job_id=call.job_id, raise_codes=call.raise_codes
+        )
+        return call.parse(reply)
+
+    def _drive(self, steps: Steps[R]) -> R:
+        """Run an operation of several round trips (a generator of calls) to its end."""
+        return drive(self._step, steps)
+
+    async def _adrive(self, steps: Steps[R]) -> R:
+        """Async twin of :meth:`_drive`."""
+        return await adrive(self._astep, steps)
+
+    def _step(self, step: Call[Any] | Read[Any]) -> Any:
+        return self._read(step) if isinstance(step, Read) else self._run(step)
+
+    async def _astep(self, step: Call[Any] | Read[Any]) -> Any:
+        return await (self._aread(step) if isinstance(step, Read) else self._arun(step))
+
+    def _read(self, read: Read[T]) -> T:
+        """Send plain commands in one MULTI/EXEC; their parsed replies."""
+        pipe = self.client.pipeline(transaction=read.transaction)
+        for command in read.commands:
+            pipe.execute_command(*command)
+        return read.parse(pipe.execute())
+
+    async def _aread(self, read: Read[T]) -> T:
+        """Async twin of :meth:`_read`."""
+        pipe = self.aclient.pipeline(transaction=read.transaction)
+        for command in read.commands:
+            pipe.execute_command(*command)
+        return read.parse(await pipe.execute())
+
     def fetch_keys(self) -> list[str]:
         """KEYS[1..11] of every script that can fetch a job (built once: hot path)."""
         return self._fetch_keys
@@ -158,8 +177,8 @@ class Queue(JobSchedulerMixin):
         options: JobOptions | None,
         overrides: dict[str, Any],
         memo: dict[Any, Any] | None = None,
-    ) -> tuple[list[str], list[Any], JobOptions, dict[str, Any]]:
-        """KEYS and ARGV of ``addJob`` for one job, its options and their stored form.
+    ) -> tuple[Call[Any], dict[str, Any], tuple[int, int, int]]:
+        """The ``addJob`` call of one job, its stored options and (timestamp, delay, priority).
 
         ``memo`` (one per bulk call) lets jobs that share one options object (no per-job
         options) share its validation and stored JSON instead of redoing them per job.
@@ -189,24 +208,23 @@ class Queue(JobSchedulerMixin):
         else:
             stored, opts_text = dict(cached[0]), cached[1]  # each Job gets its own opts dict
         timestamp = opts.timestamp if opts.timestamp is not None else now
-        keys = self._add_keys
         parent_key, parent_json = parent_link(stored)
         if parent_key and self.is_cluster:
             check_same_slot(self.keys.queue_key, parent_key)
-        args = [
-            self.keys.key_prefix,
-            opts.job_id or "",
-            name,
-            data_text,
-            opts_text,
-            timestamp,
-            delay,
-            opts.priority,
-            "1" if opts.lifo else "0",
-            parent_key,
-            parent_json,
-        ]
-        return keys, args, opts, stored
+        call = calls.add_job(
+            self.keys,
+            job_id=opts.job_id or "",
+            name=name,
+            data=data_text,
+            opts=opts_text,
+            timestamp=timestamp,
+            delay=delay,
+            priority=opts.priority,
+            lifo=opts.lifo,
+            parent_key=parent_key,
+            parent=parent_json,
+        )
+        return call, stored, (timestamp, delay, opts.priority)
 
     def add(
         self, name: str, data: Any = None, options: JobOptions | None = None, **overrides: Any
@@ -232,22 +250,24 @@ class Queue(JobSchedulerMixin):
             RedisUnavailableError: Redis refused or did not answer (connect timeout 5 s, read
                 30 s by default); the message names host:port, never the password.
         """
-        keys, args, opts, stored = self._add_call(name, data, options, overrides)
+        call, stored, meta = self._add_call(name, data, options, overrides)
         with reaching(self.connection, f"add job {name!r} to queue {self.name!r}"):
-            job_id = to_str(self.scripts.run("addJob", keys, args, job_id=opts.job_id))
-        return self._new_job(str(job_id), name, data, args, stored)
+            job_id = to_str(self._run(call))
+        return self._new_job(str(job_id), name, data, meta, stored)
 
     async def aadd(
         self, name: str, data: Any = None, options: JobOptions | None = None, **overrides: Any
     ) -> Job:
         """Async twin of :meth:`add`."""
-        keys, args, opts, stored = self._add_call(name, data, options, overrides)
+        call, stored, meta = self._add_call(name, data, options, overrides)
         with reaching(self.connection, f"add job {name!r} to queue {self.name!r}"):
-            job_id = to_str(await self.apipeline.run("addJob", keys, args, job_id=opts.job_id))
-        return self._new_job(str(job_id), name, data, args, stored)
+            job_id = to_str(
+                await self.apipeline.run(call.script, call.keys, call.args, job_id=call.job_id)
+            )
+        return self._new_job(str(job_id), name, data, meta, stored)
 
     def _new_job(
-        self, job_id: str, name: str, data: Any, args: list[Any], stored: dict[str, Any]
+        self, job_id: str, name: str, data: Any, meta: tuple[int, int, int], stored: dict[str, Any]
     ) -> Job:
         return Job(
             queue=self,
@@ -255,9 +275,9 @@ class Queue(JobSchedulerMixin):
             name=name,
             data=data,
             opts=stored,
-            timestamp=int(args[5]),
-            delay=int(args[6]),
-            priority=int(args[7]),
+            timestamp=int(meta[0]),
+            delay=int(meta[1]),
+            priority=int(meta[2]),
         )
 
     def add_bulk(
@@ -277,17 +297,17 @@ class Queue(JobSchedulerMixin):
         """
         jobs = list(jobs)
         memo: dict[Any, Any] = {}
-        calls = [
+        adds = [
             self._add_call(j[0], j[1], None, dict(j[2]) if len(j) > 2 else {}, memo) for j in jobs
         ]
-        with reaching(self.connection, f"add {len(calls)} jobs to queue {self.name!r}"):
+        with reaching(self.connection, f"add {len(adds)} jobs to queue {self.name!r}"):
             pipe = self.client.pipeline(transaction=False)
-            for keys, args, _, _ in calls:
-                self.scripts.run("addJob", keys, args, client=pipe)
+            for call, _, _ in adds:
+                self.scripts.run(call.script, call.keys, call.args, client=pipe)
             ids = [raise_on_code(i, "addJob", None) for i in pipe.execute()]
         return [
-            self._new_job(str(to_str(i)), j[0], j[1], c[1], c[3])
-            for i, c, j in zip(ids, calls, jobs, strict=True)
+            self._new_job(str(to_str(i)), j[0], j[1], a[2], a[1])
+            for i, a, j in zip(ids, adds, jobs, strict=True)
         ]
 
     async def aadd_bulk(
@@ -296,20 +316,22 @@ class Queue(JobSchedulerMixin):
         """Async twin of :meth:`add_bulk`."""
         jobs = list(jobs)
         memo: dict[Any, Any] = {}
-        calls = [
+        adds = [
             self._add_call(j[0], j[1], None, dict(j[2]) if len(j) > 2 else {}, memo) for j in jobs
         ]
-        with reaching(self.connection, f"add {len(calls)} jobs to queue {self.name!r}"):
+        with reaching(self.connection, f"add {len(adds)} jobs to queue {self.name!r}"):
             if self.apipeline.enabled:
-                ids = await self.apipeline.run_many("addJob", [(c[0], c[1]) for c in calls])
+                ids = await self.apipeline.run_many(
+                    "addJob", [(a[0].keys, a[0].args) for a in adds]
+                )
             else:  # Redis Cluster: a cluster pipeline (scripts go as EVAL there)
                 pipe = self.aclient.pipeline(transaction=False)
-                for keys, args, _, _ in calls:
-                    await self.ascripts.arun("addJob", keys, args, client=pipe)
+                for call, _, _ in adds:
+                    await self.ascripts.arun(call.script, call.keys, call.args, client=pipe)
                 ids = [raise_on_code(i, "addJob", None) for i in await pipe.execute()]
         return [
-            self._new_job(str(to_str(i)), j[0], j[1], c[1], c[3])
-            for i, c, j in zip(ids, calls, jobs, strict=True)
+            self._new_job(str(to_str(i)), j[0], j[1], a[2], a[1])
+            for i, a, j in zip(ids, adds, jobs, strict=True)
         ]
 
     # --- reads -----------------------------------------------------------------------------
@@ -331,14 +353,6 @@ class Queue(JobSchedulerMixin):
             return None
         return Job.from_hash(self, job_id, raw)
 
-    def _counts_pipe(self, pipe: Any, states: Sequence[str]) -> None:
-        for state in states:
-            key = self.keys[_STATE_KEYS.get(state, state)]
-            if state in _STATE_KEYS:
-                pipe.llen(key)
-            else:
-                pipe.zcard(key)
-
     def _states(self, states: Sequence[str]) -> list[str]:
         chosen = list(states) or list(STATES)
         for s in chosen:
@@ -356,17 +370,11 @@ class Queue(JobSchedulerMixin):
         Returns:
             ``{state: count}``.
         """
-        chosen = self._states(states)
-        pipe = self.client.pipeline(transaction=True)
-        self._counts_pipe(pipe, chosen)
-        return dict(zip(chosen, (int(x) for x in pipe.execute()), strict=True))
+        return self._read(reads.job_counts(self.keys, self._states(states)))
 
     async def aget_job_counts(self, *states: str) -> dict[str, int]:
         """Async twin of :meth:`get_job_counts`."""
-        chosen = self._states(states)
-        pipe = self.aclient.pipeline(transaction=True)
-        self._counts_pipe(pipe, chosen)
-        return dict(zip(chosen, (int(x) for x in await pipe.execute()), strict=True))
+        return await self._aread(reads.job_counts(self.keys, self._states(states)))
 
     def count(self) -> int:
         """Jobs not yet started: waiting + delayed + prioritized + waiting-children."""
@@ -374,106 +382,37 @@ class Queue(JobSchedulerMixin):
             self.get_job_counts("waiting", "delayed", "prioritized", "waiting-children").values()
         )
 
-    def _state_pipe(self, pipe: Any, job_id: str) -> list[str]:
-        order = [
-            "completed",
-            "failed",
-            "delayed",
-            "prioritized",
-            "active",
-            "waiting",
-            "paused",
-            "waiting-children",
-        ]
-        for state in order:
-            key = self.keys[_STATE_KEYS.get(state, state)]
-            if state in _STATE_KEYS:
-                pipe.lpos(key, job_id)
-            else:
-                pipe.zscore(key, job_id)
-        return order
-
-    @staticmethod
-    def _first_state(order: list[str], replies: list[Any]) -> str:
-        for state, reply in zip(order, replies, strict=True):
-            if reply is not None:
-                return "waiting" if state == "paused" else state
-        return "unknown"
-
     def get_job_state(self, job_id: str) -> str:
         """BullMQ state of a job: a name from :data:`STATES`, or ``"unknown"``."""
-        pipe = self.client.pipeline(transaction=True)
-        order = self._state_pipe(pipe, str(job_id))
-        return self._first_state(order, pipe.execute())
+        return self._read(reads.job_state(self.keys, str(job_id)))
 
     async def aget_job_state(self, job_id: str) -> str:
         """Async twin of :meth:`get_job_state`."""
-        pipe = self.aclient.pipeline(transaction=True)
-        order = self._state_pipe(pipe, str(job_id))
-        return self._first_state(order, await pipe.execute())
-
-    def _ids_pipe(self, pipe: Any, states: Sequence[str], start: int, end: int, asc: bool) -> None:
-        for state in states:
-            key = self.keys[_STATE_KEYS.get(state, state)]
-            if state in _STATE_KEYS:
-                # lists: the right end is the oldest / next to run
-                if asc:
-                    pipe.lrange(key, -(end + 1) if end >= 0 else 0, -(start + 1))
-                else:
-                    pipe.lrange(key, start, end)
-            elif asc:
-                pipe.zrange(key, start, end)
-            else:
-                pipe.zrevrange(key, start, end)
+        return await self._aread(reads.job_state(self.keys, str(job_id)))
 
     def get_job_ids(
         self, *states: str, start: int = 0, end: int = -1, asc: bool = False
     ) -> list[str]:
         """Job ids in the given states, newest first unless ``asc`` (BullMQ ``getRanges``)."""
-        chosen = self._states(states)
-        pipe = self.client.pipeline(transaction=False)
-        self._ids_pipe(pipe, chosen, start, end, asc)
-        return self._merge_ids(chosen, pipe.execute(), asc)
+        return self._read(reads.job_ids(self.keys, self._states(states), start, end, asc))
 
     async def aget_job_ids(
         self, *states: str, start: int = 0, end: int = -1, asc: bool = False
     ) -> list[str]:
         """Async twin of :meth:`get_job_ids`."""
-        chosen = self._states(states)
-        pipe = self.aclient.pipeline(transaction=False)
-        self._ids_pipe(pipe, chosen, start, end, asc)
-        return self._merge_ids(chosen, await pipe.execute(), asc)
-
-    @staticmethod
-    def _merge_ids(states: list[str], replies: list[Any], asc: bool) -> list[str]:
-        ids: list[str] = []
-        for state, reply in zip(states, replies, strict=True):
-            items = [to_str(x) or "" for x in reply]
-            if state in _STATE_KEYS and asc:
-                items.reverse()
-            ids.extend(items)
-        return ids
+        return await self._aread(reads.job_ids(self.keys, self._states(states), start, end, asc))
 
     def get_jobs(self, *states: str, start: int = 0, end: int = -1, asc: bool = False) -> list[Job]:
         """Jobs in the given states (ids without a hash are skipped; BullMQ ``getJobs``)."""
-        ids = self.get_job_ids(*states, start=start, end=end, asc=asc)
-        pipe = self.client.pipeline(transaction=False)
-        for job_id in ids:
-            pipe.hgetall(self.keys.job(job_id))
-        return [
-            Job.from_hash(self, i, raw) for i, raw in zip(ids, pipe.execute(), strict=True) if raw
-        ]
+        steps = reads.job_hashes(self.keys, self._states(states), start, end, asc)
+        return [Job.from_hash(self, i, raw) for i, raw in self._drive(steps)]
 
     async def aget_jobs(
         self, *states: str, start: int = 0, end: int = -1, asc: bool = False
     ) -> list[Job]:
         """Async twin of :meth:`get_jobs`."""
-        ids = await self.aget_job_ids(*states, start=start, end=end, asc=asc)
-        pipe = self.aclient.pipeline(transaction=False)
-        for job_id in ids:
-            pipe.hgetall(self.keys.job(job_id))
-        replies = await pipe.execute()
-        return [Job.from_hash(self, i, raw) for i, raw in zip(ids, replies, strict=True) if raw]
+        steps = reads.job_hashes(self.keys, self._states(states), start, end, asc)
+        return [Job.from_hash(self, i, raw) for i, raw in await self._adrive(steps)]
 
     def _outcome_pipe(self, pipe: Any, job_id: str) -> None:
         pipe.xrevrange(self.keys["events"], count=1)
@@ -588,29 +527,21 @@ class Queue(JobSchedulerMixin):
 
     # --- mutations -------------------------------------------------------------------------
 
-    def _pause_keys(self) -> list[str]:
-        return [
-            self.keys[s]
-            for s in ("wait", "paused", "meta", "prioritized", "events", "delayed", "marker")
-        ]
-
     def pause(self) -> None:
         """Pause the queue for every worker (BullMQ v6: ``meta.paused``; jobs stay in wait)."""
-        self.scripts.run("pause", self._pause_keys(), ["paused"])
+        self._run(calls.pause(self.keys, state="paused"))
 
     async def apause(self) -> None:
         """Async twin of :meth:`pause`."""
-        await self.ascripts.arun("pause", self._pause_keys(), ["paused"])
+        await self._arun(calls.pause(self.keys, state="paused"))
 
     def resume(self) -> None:
         """Resume the queue; legacy v5 ``paused`` lists are migrated into wait."""
-        while int(self.scripts.run("pause", self._pause_keys(), ["resumed"])) > 0:
-            pass
+        self._drive(operations.resume(self.keys))
 
     async def aresume(self) -> None:
         """Async twin of :meth:`resume`."""
-        while int(await self.ascripts.arun("pause", self._pause_keys(), ["resumed"])) > 0:
-            pass
+        await self._adrive(operations.resume(self.keys))
 
     def is_paused(self) -> bool:
         """True while ``meta.paused`` exists."""
@@ -620,33 +551,13 @@ class Queue(JobSchedulerMixin):
         """Async twin of :meth:`is_paused`."""
         return bool(await self.aclient.hexists(self.keys["meta"], "paused"))
 
-    def _promote_keys(self) -> list[str]:
-        return [
-            self.keys[s]
-            for s in (
-                "delayed",
-                "wait",
-                "paused",
-                "meta",
-                "prioritized",
-                "active",
-                "pc",
-                "events",
-                "marker",
-            )
-        ]
-
     def promote(self, job_id: str) -> None:
         """Move a delayed job to wait now. Raises JobNotInState when it is not delayed."""
-        self.scripts.run(
-            "promote", self._promote_keys(), [self.keys.key_prefix, job_id], job_id=job_id
-        )
+        self._run(calls.promote(self.keys, job_id=job_id))
 
     async def apromote(self, job_id: str) -> None:
         """Async twin of :meth:`promote`."""
-        await self.ascripts.arun(
-            "promote", self._promote_keys(), [self.keys.key_prefix, job_id], job_id=job_id
-        )
+        await self._arun(calls.promote(self.keys, job_id=job_id))
 
     def remove(self, job_id: str, remove_children: bool = True) -> bool:
         """Delete a job (BullMQ ``remove``). Returns False when a worker holds its lock.
@@ -659,15 +570,14 @@ class Queue(JobSchedulerMixin):
         Raises:
             JobNotFound: no such job. SchedulerIteration: the current iteration of a scheduler.
         """
-        keys = [self.keys.job(job_id), self.keys["repeat"]]
-        args = [self.keys.key_prefix, job_id, "1" if remove_children else "0"]
-        return int(self.scripts.run("removeJob", keys, args, job_id=job_id)) == 1
+        return self._run(
+            calls.remove_job(self.keys, job_id=job_id, remove_children=remove_children)
+        )
 
     async def aremove(self, job_id: str, remove_children: bool = True) -> bool:
         """Async twin of :meth:`remove`."""
-        keys = [self.keys.job(job_id), self.keys["repeat"]]
-        args = [self.keys.key_prefix, job_id, "1" if remove_children else "0"]
-        return int(await self.ascripts.arun("removeJob", keys, args, job_id=job_id)) == 1
+        call = calls.remove_job(self.keys, job_id=job_id, remove_children=remove_children)
+        return await self._arun(call)
 
     def trim_events(self, max_length: int) -> int:
         """``XTRIM events MAXLEN ~ max_length``; returns the entries removed."""
@@ -807,90 +717,68 @@ class Queue(JobSchedulerMixin):
         """Async twin of :meth:`remove_deduplication_key`."""
         return int(await self.aclient.delete(self.keys.de(dedup_id)))
 
-    # --- maintenance (django_bullq.core.maintenance) ---------------------------------------
+    # --- maintenance (django_bullq.core.calls.operations) -----------------------------------
 
     def promote_jobs(self, count: int = 1000) -> int:
         """Promote every delayed job now, ``count`` per call; returns how many (BullMQ
-        ``promoteJobs``). See :func:`~django_bullq.core.maintenance.promote_jobs`."""
-        from . import maintenance
-
-        return maintenance.promote_jobs(self, count)
+        ``promoteJobs``). See :func:`~django_bullq.core.calls.operations.promote_jobs`."""
+        return self._drive(operations.promote_jobs(self.keys, count))
 
     async def apromote_jobs(self, count: int = 1000) -> int:
         """Async twin of :meth:`promote_jobs`."""
-        from . import maintenance
-
-        return await maintenance.apromote_jobs(self, count)
+        return await self._adrive(operations.promote_jobs(self.keys, count))
 
     def retry_jobs(
         self, state: str = "failed", count: int = 1000, timestamp: int | None = None
     ) -> int:
         """Failed/completed jobs finished at or before ``timestamp`` ms back to wait; returns
-        how many (BullMQ ``retryJobs``). See :func:`~django_bullq.core.maintenance.retry_jobs`."""
-        from . import maintenance
-
-        return maintenance.retry_jobs(self, state, count, timestamp)
+        how many (BullMQ ``retryJobs``). See
+        :func:`~django_bullq.core.calls.operations.retry_jobs`."""
+        return self._drive(operations.retry_jobs(self.keys, state, count, timestamp))
 
     async def aretry_jobs(
         self, state: str = "failed", count: int = 1000, timestamp: int | None = None
     ) -> int:
         """Async twin of :meth:`retry_jobs`."""
-        from . import maintenance
-
-        return await maintenance.aretry_jobs(self, state, count, timestamp)
+        return await self._adrive(operations.retry_jobs(self.keys, state, count, timestamp))
 
     def clean(self, grace_ms: Any, limit: int = 0, state: str = "completed") -> list[str]:
         """Remove jobs of ``state`` older than ``grace_ms`` ms, at most ``limit`` (0 = all);
-        returns their ids (BullMQ ``clean``). See :func:`~django_bullq.core.maintenance.clean`."""
-        from . import maintenance
-
-        return maintenance.clean(self, grace_ms, limit, state)
+        returns their ids (BullMQ ``clean``). See
+        :func:`~django_bullq.core.calls.operations.clean`."""
+        return self._drive(operations.clean(self.keys, grace_ms, limit, state))
 
     async def aclean(self, grace_ms: Any, limit: int = 0, state: str = "completed") -> list[str]:
         """Async twin of :meth:`clean`."""
-        from . import maintenance
-
-        return await maintenance.aclean(self, grace_ms, limit, state)
+        return await self._adrive(operations.clean(self.keys, grace_ms, limit, state))
 
     def drain(self, delayed: bool = False) -> int:
         """Remove all waiting (and, if asked, delayed) jobs; returns how many (BullMQ
-        ``drain``). See :func:`~django_bullq.core.maintenance.drain`."""
-        from . import maintenance
-
-        return maintenance.drain(self, delayed)
+        ``drain``). See :func:`~django_bullq.core.calls.operations.drain`."""
+        return self._drive(operations.drain(self.keys, delayed))
 
     async def adrain(self, delayed: bool = False) -> int:
         """Async twin of :meth:`drain`."""
-        from . import maintenance
-
-        return await maintenance.adrain(self, delayed)
+        return await self._adrive(operations.drain(self.keys, delayed))
 
     def obliterate(self, force: bool = False, count: int = 1000) -> None:
         """Pause, then delete the queue with all its jobs in batches of ``count`` (BullMQ
         ``obliterate``). Raises ActiveJobsError unless ``force``. See
-        :func:`~django_bullq.core.maintenance.obliterate`."""
-        from . import maintenance
-
-        maintenance.obliterate(self, force, count)
+        :func:`~django_bullq.core.calls.operations.obliterate`."""
+        self._drive(operations.obliterate(self.keys, force, count))
 
     async def aobliterate(self, force: bool = False, count: int = 1000) -> None:
         """Async twin of :meth:`obliterate`."""
-        from . import maintenance
+        await self._adrive(operations.obliterate(self.keys, force, count))
 
-        await maintenance.aobliterate(self, force, count)
-
-    def get_metrics(self, kind: str, start: int = 0, end: int = -1) -> Any:
+    def get_metrics(self, kind: str, start: int = 0, end: int = -1) -> operations.Metrics:
         """Per-minute ``"completed"``/``"failed"`` counts as a
-        :class:`~django_bullq.core.maintenance.Metrics` (BullMQ ``getMetrics``)."""
-        from . import maintenance
+        :class:`~django_bullq.core.calls.operations.Metrics` (BullMQ ``getMetrics``)."""
+        return self._read(operations.get_metrics(self.keys, kind, start, end))
 
-        return maintenance.get_metrics(self, kind, start, end)
-
-    async def aget_metrics(self, kind: str, start: int = 0, end: int = -1) -> Any:
+    async def aget_metrics(self, kind: str, start: int = 0, end: int = -1) -> operations.Metrics:
         """Async twin of :meth:`get_metrics`."""
-        from . import maintenance
-
-        return await maintenance.aget_metrics(self, kind, start, end)
+        return await self._aread(operations.get_metrics(self.keys, kind, start, end))
 
     # --- cancellation (docs/cancellation.md) -----------------------------------------------
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from cronsim import CronSim, CronSimError
 
+from . import calls
 from .options import JobOptions, now_ms
 from .serialization import dumps, loads, to_str
 
@@ -28,21 +29,8 @@ if TYPE_CHECKING:
 __all__ = ["JobScheduler", "JobSchedulerMixin", "aschedule_next", "next_cron_millis"]
 
 logger = logging.getLogger("django_bullq.scheduler")
+T = TypeVar("T")
 
-#: KEYS of addJobScheduler-11 / updateJobScheduler-11: ``repeat`` then the addJob keys.
-SCHEDULER_KEYS = (
-    "repeat",
-    "wait",
-    "paused",
-    "meta",
-    "id",
-    "delayed",
-    "prioritized",
-    "pc",
-    "events",
-    "marker",
-    "active",
-)
 _REPEAT_KEYS = {
     "every",
     "pattern",
@@ -272,8 +260,9 @@ def _template_opts(opts: JobOptions | dict[str, Any] | None) -> dict[str, Any]:
     return stored
 
 
-def _repeat_args(scheduler_id: str, repeat: dict[str, Any], now: int) -> list[Any]:
-    """ARGV[8..14] of addJobScheduler plus the cron's first run: validates everything."""
+def _repeat_args(scheduler_id: str, repeat: dict[str, Any], now: int) -> dict[str, Any]:
+    """addJobScheduler's repeat arguments (``next_millis``, ``every`` .. ``following_millis``,
+    as :func:`~django_bullq.core.calls.add_job_scheduler` names them): validates everything."""
     unknown = set(repeat) - _REPEAT_KEYS
     if unknown:
         raise ValueError(f"unknown repeat option(s) {sorted(unknown)}")
@@ -309,17 +298,17 @@ def _repeat_args(scheduler_id: str, repeat: dict[str, Any], now: int) -> list[An
             first = nxt
             after = next_cron_millis(pattern, nxt, tz, start, end)
             following = "" if after is None else after
-    return [
-        first,
-        every or "",
-        pattern or "",
-        tz or "",
-        limit or "",
-        start or "",
-        end or "",
-        "" if offset is None else offset,
-        following,
-    ]
+    return {
+        "next_millis": first,
+        "every": every or "",
+        "pattern": pattern or "",
+        "tz": tz or "",
+        "limit": limit or "",
+        "start_date": start or "",
+        "end_date": end or "",
+        "offset": "" if offset is None else offset,
+        "following_millis": following,
+    }
 
 
 def _end_reached(repeat: dict[str, Any], first: Any, now: int) -> bool:
@@ -348,6 +337,10 @@ class JobSchedulerMixin:
         @property
         def ascripts(self) -> Scripts: ...
 
+        def _run(self, call: calls.Call[T]) -> T: ...
+
+        async def _arun(self, call: calls.Call[T]) -> T: ...
+
         def get_job(self, job_id: str, required: bool = False) -> Job | None: ...
 
         async def aget_job(self, job_id: str, required: bool = False) -> Job | None: ...
@@ -358,7 +351,7 @@ class JobSchedulerMixin:
         repeat: dict[str, Any],
         template: dict[str, Any] | None,
         extra: dict[str, Any],
-    ) -> tuple[list[str], list[Any]] | None:
+    ) -> calls.Call[Any] | None:
         if not isinstance(scheduler_id, str) or not scheduler_id:
             raise ValueError("scheduler id must be a non-empty string")
         repeat = {**repeat, **{k: v for k, v in extra.items() if v is not None}}
@@ -371,23 +364,20 @@ class JobSchedulerMixin:
             raise TypeError("template name must be a string")
         now = now_ms()
         rep = _repeat_args(scheduler_id, repeat, now)
-        if _end_reached(repeat, rep[0], now):
+        if _end_reached(repeat, rep["next_millis"], now):
             return None
         data = template.get("data")
         data_text = dumps({} if data is None else data, f"data of scheduler {scheduler_id!r}")
         opts = _template_opts(template.get("opts"))
-        keys = [self.keys[s] for s in SCHEDULER_KEYS]
-        args = [
-            self.keys.key_prefix,
-            scheduler_id,
-            now,
-            rep[0],
-            name,
-            data_text,
-            dumps(opts) if opts else "",
-            *rep[1:],
-        ]
-        return keys, args
+        return calls.add_job_scheduler(
+            self.keys,
+            scheduler_id=scheduler_id,
+            now=now,
+            name=name,
+            data=data_text,
+            opts=dumps(opts) if opts else "",
+            **rep,
+        )
 
     def upsert_job_scheduler(
         self,
@@ -442,7 +432,7 @@ class JobSchedulerMixin:
         )
         if call is None:
             return None
-        reply = self.scripts.run("addJobScheduler", *call)
+        reply = self._run(call)
         if not isinstance(reply, list):
             return None  # limit reached, nothing pending: the schedule stays over
         return self.get_job(str(to_str(reply[0])))
@@ -472,7 +462,7 @@ class JobSchedulerMixin:
         )
         if call is None:
             return None
-        reply = await self.ascripts.arun("addJobScheduler", *call)
+        reply = await self._arun(call)
         if not isinstance(reply, list):
             return None  # limit reached, nothing pending: the schedule stays over
         return await self.aget_job(str(to_str(reply[0])))
@@ -547,32 +537,14 @@ class JobSchedulerMixin:
         Returns:
             True if it existed. A running iteration finishes; no next one is added.
         """
-        return (
-            int(
-                self.scripts.run(
-                    "removeJobScheduler",
-                    [self.keys["repeat"]],
-                    [self.keys.key_prefix, scheduler_id],
-                )
-            )
-            == 1
-        )
+        return self._run(calls.remove_job_scheduler(self.keys, scheduler_id=scheduler_id))
 
     async def aremove_job_scheduler(self, scheduler_id: str) -> bool:
         """Async twin of :meth:`remove_job_scheduler`."""
-        return (
-            int(
-                await self.ascripts.arun(
-                    "removeJobScheduler",
-                    [self.keys["repeat"]],
-                    [self.keys.key_prefix, scheduler_id],
-                )
-            )
-            == 1
-        )
+        return await self._arun(calls.remove_job_scheduler(self.keys, scheduler_id=scheduler_id))
 
 
-def _next_args(queue: Queue, job: Job) -> list[Any]:
+def _next_call(queue: Queue, job: Job) -> calls.Call[Any]:
     repeat = job.opts.get("repeat")
     rep: dict[str, Any] = repeat if isinstance(repeat, dict) else {}
     now = now_ms()
@@ -584,7 +556,13 @@ def _next_args(queue: Queue, job: Job) -> list[Any]:
         nxt = next_cron_millis(
             pattern, after, rep.get("tz"), rep.get("startDate"), rep.get("endDate")
         )
-    return [queue.keys.key_prefix, job.repeat_job_key, job.id, now, "" if nxt is None else nxt]
+    return calls.update_job_scheduler(
+        queue.keys,
+        scheduler_id=job.repeat_job_key or "",
+        producer_id=job.id,
+        now=now,
+        next_millis="" if nxt is None else nxt,
+    )
 
 
 async def aschedule_next(queue: Queue, job: Job) -> Any:
@@ -597,9 +575,7 @@ async def aschedule_next(queue: Queue, job: Job) -> Any:
     if not job.repeat_job_key:
         return None
     try:
-        return await queue.ascripts.arun(
-            "updateJobScheduler", [queue.keys[s] for s in SCHEDULER_KEYS], _next_args(queue, job)
-        )
+        return await queue._arun(_next_call(queue, job))
     except Exception:  # noqa: BLE001 - a scheduling error must not fail the running job
         logger.exception(
             "queue %s: could not schedule the next iteration after job %s", queue.name, job.id

@@ -27,7 +27,7 @@ from typing import Any
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from . import backoff, eventloop, heartbeat
+from . import backoff, calls, eventloop, heartbeat
 from .autopipeline import AutoPipeline
 from .cancel import CancelToken
 from .cancel_runner import call_cancellable, listen_control
@@ -376,16 +376,16 @@ class Worker:
         self._token_seq += 1
         return f"{self.id}:{self._token_seq}"
 
-    def _fetch_args(self, token: str) -> list[Any]:
-        return [
-            self.queue.keys.key_prefix,
-            token,
-            self.opts.lock_duration,
-            now_ms(),
-            self.opts.limiter_max,
-            self.opts.limiter_duration,
-            self.opts.name,
-        ]
+    def _fetch_call(self, token: str) -> calls.Call[Any]:
+        return calls.move_to_active(
+            self.queue.keys,
+            token=token,
+            lock_duration=self.opts.lock_duration,
+            now=now_ms(),
+            limiter_max=self.opts.limiter_max,
+            limiter_duration=self.opts.limiter_duration,
+            worker_name=self.opts.name,
+        )
 
     async def _fetch_into_slots(self) -> tuple[int, int, float]:
         """Fetch up to ``_fetch_batch`` jobs in one write and start a slot for each.
@@ -422,10 +422,9 @@ class Worker:
     async def _fetch(self) -> tuple[Job | None, int, float]:
         token = self._next_token()
         try:
-            call = self._pipeline.run(
-                "moveToActive", self.queue.fetch_keys(), self._fetch_args(token)
+            reply = await asyncio.wait_for(
+                self._pipeline.call(self._fetch_call(token)), FETCH_TIMEOUT_S
             )
-            reply = await asyncio.wait_for(call, FETCH_TIMEOUT_S)
         except TimeoutError:
             # a cut network that never answers: the next fetch goes out on a new connection
             await self._pipeline.reset(f"no reply to a fetch within {FETCH_TIMEOUT_S} s")
@@ -631,33 +630,30 @@ class Worker:
         return await self._finish(job, "failed", reason, dumps(trace))
 
     async def _retry(self, job: Job, delay: int, reason: str, trace: list[str]) -> None:
-        q = self.queue
-        trace_text = dumps(trace)
+        keys, token, trace_text = self.queue.keys, job.token or "0", dumps(trace)
         if delay > 0:
-            await self._settle(
-                "moveToDelayed",
-                q.fetch_keys(),
-                [
-                    q.keys.key_prefix,
-                    job.id,
-                    now_ms(),
-                    delay,
-                    job.token or "0",
-                    "0",
-                    reason,
-                    trace_text,
-                ],
-                job.id,
+            call = calls.move_to_delayed(
+                keys,
+                job_id=job.id,
+                now=now_ms(),
+                delay=delay,
+                token=token,
+                skip_attempt=False,
+                failed_reason=reason,
+                stacktrace=trace_text,
             )
         else:
-            await self._settle(
-                "retryJob",
-                q.fetch_keys(),
-                [q.keys.key_prefix, job.id, now_ms(), job.token or "0", reason, trace_text],
-                job.id,
+            call = calls.retry_job(
+                keys,
+                job_id=job.id,
+                now=now_ms(),
+                token=token,
+                failed_reason=reason,
+                stacktrace=trace_text,
             )
+        await self._settle(call, job.id)
 
-    async def _settle(self, script: str, keys: list[str], args: list[Any], job_id: str) -> Any:
+    async def _settle(self, call: calls.Call[Any], job_id: str) -> Any:
         """Run a script that ends an attempt, retrying through a Redis outage while the lock lives.
 
         A restarted Redis (AOF) still holds the job's lock, so finishing later is valid and
@@ -668,18 +664,16 @@ class Worker:
         deadline = loop.time() + self.opts.lock_duration / 1000
         self._ending.add(job_id)
         try:
-            return await self._settle_until(script, keys, args, job_id, deadline)
+            return await self._settle_until(call, job_id, deadline)
         finally:
             self._ending.discard(job_id)
 
-    async def _settle_until(
-        self, script: str, keys: list[str], args: list[Any], job_id: str, deadline: float
-    ) -> Any:
+    async def _settle_until(self, call: calls.Call[Any], job_id: str, deadline: float) -> Any:
         loop = asyncio.get_running_loop()
         failures = 0
         while True:
             try:
-                return await self._pipeline.run(script, keys, args, job_id=job_id)
+                return await self._pipeline.call(call)
             except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
                 failures += 1
                 delay = min(0.05 * 2**failures, 1.0)
@@ -688,7 +682,7 @@ class Worker:
                 logger.warning(
                     "worker %s: %s of job %s failed (%s); retrying in %.2f s",
                     self.queue.name,
-                    script,
+                    call.script,
                     job_id,
                     exc,
                     delay,
@@ -708,34 +702,31 @@ class Worker:
             return normalize_keep(None)
 
     async def _finish(self, job: Job, target: str, value: str, stacktrace: str = "") -> Job | None:
-        q = self.queue
         count, age, limit = self._keep(job, target)
         fetch_next = not (self._closing or self._paused_locally) and (
             self._limit_until <= asyncio.get_running_loop().time()
         )
         token = job.token or "0"
-        args = [
-            q.keys.key_prefix,
-            job.id,
-            now_ms(),
-            target,
-            value,
-            token,
-            count,
-            age,
-            limit,
-            "1" if fetch_next else "0",
-            self.opts.lock_duration,
-            self.opts.limiter_max,
-            self.opts.limiter_duration,
-            self.opts.name,
-            job.attempts,
-            stacktrace,
-            self.opts.metrics_max_data_points,
-        ]
-        reply = await self._settle(
-            "moveToFinished", [*q.fetch_keys(), q.keys[target], q.keys.job(job.id)], args, job.id
+        call = calls.move_to_finished(
+            self.queue.keys,
+            job_id=job.id,
+            now=now_ms(),
+            target=target,
+            value=value,
+            token=token,
+            keep_count=count,
+            keep_age=age,
+            keep_limit=limit,
+            fetch_next=fetch_next,
+            lock_duration=self.opts.lock_duration,
+            limiter_max=self.opts.limiter_max,
+            limiter_duration=self.opts.limiter_duration,
+            worker_name=self.opts.name,
+            attempts=job.attempts,
+            stacktrace=stacktrace,
+            max_metrics_size=self.opts.metrics_max_data_points,
         )
+        reply = await self._settle(call, job.id)
         if target == "completed":
             self.processed += 1
         if isinstance(reply, list):
@@ -765,11 +756,8 @@ class Worker:
     async def _move_limited_back(self, job: Job) -> None:
         """The processor raised the rate-limit error: job back to wait, honour the limiter TTL."""
         q = self.queue
-        ttl = await q.ascripts.arun(
-            "moveJobFromActiveToWait",
-            q.fetch_keys(),
-            [q.keys.key_prefix, job.id, job.token or "0"],
-            job_id=job.id,
+        ttl = await q._arun(
+            calls.move_job_from_active_to_wait(q.keys, job_id=job.id, token=job.token or "0")
         )
         if isinstance(ttl, int) and ttl > 0:
             self._limit_until = asyncio.get_running_loop().time() + ttl / 1000
@@ -837,8 +825,8 @@ class Worker:
             return
         q = self.queue
         # Through the pipeline, so a finish sent before this renewal is also run before it.
-        lost = await self._pipeline.run(
-            "extendLocks", [q.keys["stalled"]], [q.keys.key_prefix, self.opts.lock_duration, *pairs]
+        lost = await self._pipeline.call(
+            calls.extend_locks(q.keys, lock_duration=self.opts.lock_duration, pairs=pairs)
         )
         for raw_id in lost or []:
             job_id = to_str(raw_id) or ""
@@ -847,23 +835,13 @@ class Worker:
 
     async def _check_stalled(self) -> None:
         q = self.queue
-        keys = [
-            q.keys[s]
-            for s in (
-                "stalled",
-                "wait",
-                "active",
-                "stalled-check",
-                "meta",
-                "paused",
-                "marker",
-                "events",
+        stalled = await q._arun(
+            calls.move_stalled_jobs_to_wait(
+                q.keys,
+                max_stalled_count=self.opts.max_stalled_count,
+                now=now_ms(),
+                stalled_interval=self.opts.stalled_interval,
             )
-        ]
-        stalled = await q.ascripts.arun(
-            "moveStalledJobsToWait",
-            keys,
-            [self.opts.max_stalled_count, q.keys.key_prefix, now_ms(), self.opts.stalled_interval],
         )
         for job_id in stalled or []:
             logger.warning(
@@ -878,17 +856,16 @@ class Worker:
                 self.opts.remove_on_complete if target == "completed" else self.opts.remove_on_fail
             )
             count, age, limit = normalize_keep(default)
-            await q.ascripts.arun(
-                "cleanFinished",
-                [q.keys[target], q.keys["events"]],
-                [
-                    q.keys.key_prefix,
-                    now_ms(),
-                    count,
-                    age,
-                    limit,
-                    "removeOnComplete" if target == "completed" else "removeOnFail",
-                ],
+            await q._arun(
+                calls.clean_finished(
+                    q.keys,
+                    target,
+                    now=now_ms(),
+                    default_count=count,
+                    default_age=age,
+                    limit=limit,
+                    opts_field="removeOnComplete" if target == "completed" else "removeOnFail",
+                )
             )
 
     # --- shutdown --------------------------------------------------------------------------
@@ -927,11 +904,8 @@ class Worker:
         """Move an active job of ours back to the front of wait, no attempt counted."""
         q = self.queue
         try:
-            await q.ascripts.arun(
-                "moveJobFromActiveToWait",
-                q.fetch_keys(),
-                [q.keys.key_prefix, job.id, job.token or "0"],
-                job_id=job.id,
+            await q._arun(
+                calls.move_job_from_active_to_wait(q.keys, job_id=job.id, token=job.token or "0")
             )
             logger.warning(
                 "worker %s: job %s handed back to wait (worker closing or paused)", q.name, job.id

@@ -14,8 +14,8 @@ from typing import Any, cast
 
 import redis
 
+from django_bullq.core.calls import ADD_KEYS, FETCH_KEYS
 from django_bullq.core.keys import QueueKeys
-from django_bullq.core.queue import ADD_KEYS, FETCH_KEYS
 from django_bullq.core.scripts import Scripts
 
 #: A fixed client clock (ms) for scripts; the protocol reference's example timestamp.

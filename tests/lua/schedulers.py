@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django_bullq.core.scheduler import SCHEDULER_KEYS
+from django_bullq.core.calls import SCHEDULER_KEYS
 from tests.lua.helpers import NOW, LuaQueue
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django_bullq.core.calls import ADD_KEYS
 from django_bullq.core.keys import QueueKeys
-from django_bullq.core.queue import ADD_KEYS
 from tests.lua.helpers import NOW, LuaQueue, opts_json
 
 

@@ -1,11 +1,13 @@
 """drain-5.lua: remove waiting (and optionally delayed) jobs in batches; keep scheduler
-iterations in place. Answers {removed, more, kept counts...}, looped as core/maintenance does."""
+iterations in place. Answers {removed, more, kept counts...}, looped as
+core/calls/operations does."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django_bullq.core.maintenance import _drain_call, drain_step
+from django_bullq.core.calls import builders
+from django_bullq.core.calls.operations import drain_step
 from tests.lua.helpers import LuaQueue
 
 
@@ -17,7 +19,8 @@ def drain_calls(lq: LuaQueue, delayed: bool, count: int) -> tuple[int, list[Any]
     """Drain to the end; (jobs removed, every raw answer)."""
     total, kept, answers = 0, [0, 0, 0, 0], []
     while True:
-        answers.append(lq.run(*_drain_call(lq.keys, delayed, count, kept)))
+        step = builders.drain(lq.keys, delayed=delayed, count=count, kept=kept)
+        answers.append(lq.run(step.script, step.keys, step.args))
         removed, next_kept = drain_step(answers[-1])
         total += removed
         if next_kept is None:

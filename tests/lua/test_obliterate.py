@@ -8,13 +8,14 @@ from typing import Any
 
 import redis
 
+from django_bullq.core.calls import builders
 from django_bullq.core.keys import QueueKeys
-from django_bullq.core.maintenance import _obliterate_call
 from tests.lua.helpers import NOW, LuaQueue
 
 
 def call(lq: LuaQueue, count: int, force: bool = False, cursor: str = "0") -> Any:
-    return lq.run(*_obliterate_call(lq.keys, force, count, cursor))
+    step = builders.obliterate(lq.keys, count=count, force=force, cursor=cursor)
+    return lq.run(step.script, step.keys, step.args)
 
 
 def obliterate(lq: LuaQueue, count: int, force: bool = False) -> list[Any]:

@@ -1,0 +1,456 @@
+"""One builder per Lua script: the only Python that spells a script's KEYS and ARGV order.
+
+Each function is named after its script (``moveToFinished-13.lua`` → :func:`move_to_finished`).
+Its positional arguments say where the KEYS come from (the queue's :class:`QueueKeys`, and a
+job id or a set name where a key depends on one); its keyword-only arguments are the script's
+ARGV, named as in the script's header (snake_case) and in the header's order. ``keyPrefix``
+is not an argument: it comes from the queue's keys. Booleans become ``"1"`` / ``"0"``; other
+values are sent as given (redis-py encodes ints and strings). ``tests/test_calls.py`` checks
+each builder against its script's header.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+from ..keys import QueueKeys
+from .call import Call
+
+#: KEYS[1..11] of every script that can fetch a job (lua/includes/fetchKeys.lua).
+FETCH_KEYS = (
+    "wait",
+    "active",
+    "prioritized",
+    "events",
+    "stalled",
+    "limiter",
+    "delayed",
+    "paused",
+    "meta",
+    "pc",
+    "marker",
+)
+#: KEYS of addJob-10 (addFlowJob-11 adds ``waiting-children``).
+ADD_KEYS = (
+    "wait",
+    "paused",
+    "meta",
+    "id",
+    "delayed",
+    "prioritized",
+    "pc",
+    "events",
+    "marker",
+    "active",
+)
+#: KEYS of addJobScheduler-11 and updateJobScheduler-11.
+SCHEDULER_KEYS = ("repeat", *ADD_KEYS)
+
+
+@lru_cache(maxsize=1024)
+def key_set(keys: QueueKeys, suffixes: tuple[str, ...]) -> tuple[str, ...]:
+    """The full key names of ``suffixes`` in queue ``keys`` (cached: the worker's hot path)."""
+    return tuple(keys[s] for s in suffixes)
+
+
+def _flag(value: Any) -> str:
+    return "1" if value else "0"
+
+
+def _is_one(reply: Any) -> bool:
+    return int(reply) == 1
+
+
+# --- adding jobs --------------------------------------------------------------------------
+
+
+def add_job(
+    keys: QueueKeys,
+    *,
+    job_id: str,
+    name: str,
+    data: str,
+    opts: str,
+    timestamp: int,
+    delay: int,
+    priority: int,
+    lifo: bool,
+    parent_key: str,
+    parent: str,
+) -> Call[Any]:
+    """addJob-10: create a job in wait, prioritized or delayed; replies its id."""
+    return Call(
+        "addJob",
+        key_set(keys, ADD_KEYS),
+        (keys.key_prefix, job_id, name, data, opts, timestamp, delay, priority, _flag(lifo))
+        + (parent_key, parent),
+        job_id=job_id or None,
+    )
+
+
+def add_flow_job(
+    keys: QueueKeys,
+    *,
+    job_id: str,
+    name: str,
+    data: str,
+    opts: str,
+    timestamp: int,
+    delay: int,
+    priority: int,
+    lifo: bool,
+    parent_key: str,
+    parent: str,
+    parent_later: bool,
+    has_children: bool,
+) -> Call[Any]:
+    """addFlowJob-11: one node of a flow (a parent goes to waiting-children)."""
+    return Call(
+        "addFlowJob",
+        key_set(keys, (*ADD_KEYS, "waiting-children")),
+        (keys.key_prefix, job_id, name, data, opts, timestamp, delay, priority, _flag(lifo))
+        + (parent_key, parent, _flag(parent_later), _flag(has_children)),
+        job_id=job_id,
+    )
+
+
+def add_job_scheduler(
+    keys: QueueKeys,
+    *,
+    scheduler_id: str,
+    now: int,
+    next_millis: Any,
+    name: str,
+    data: str,
+    opts: str,
+    every: Any,
+    pattern: Any,
+    tz: Any,
+    limit: Any,
+    start_date: Any,
+    end_date: Any,
+    offset: Any,
+    following_millis: Any,
+) -> Call[Any]:
+    """addJobScheduler-11: create or update a scheduler and its next iteration."""
+    return Call(
+        "addJobScheduler",
+        key_set(keys, SCHEDULER_KEYS),
+        (keys.key_prefix, scheduler_id, now, next_millis, name, data, opts, every, pattern, tz)
+        + (limit, start_date, end_date, offset, following_millis),
+    )
+
+
+def update_job_scheduler(
+    keys: QueueKeys, *, scheduler_id: str, producer_id: str, now: int, next_millis: Any
+) -> Call[Any]:
+    """updateJobScheduler-11: add a scheduler's next iteration once one is activated."""
+    return Call(
+        "updateJobScheduler",
+        key_set(keys, SCHEDULER_KEYS),
+        (keys.key_prefix, scheduler_id, producer_id, now, next_millis),
+    )
+
+
+def remove_job_scheduler(keys: QueueKeys, *, scheduler_id: str) -> Call[bool]:
+    """removeJobScheduler-1: True when the scheduler existed."""
+    return Call(
+        "removeJobScheduler",
+        (keys["repeat"],),
+        (keys.key_prefix, scheduler_id),
+        parse=_is_one,
+    )
+
+
+# --- one job ------------------------------------------------------------------------------
+
+
+def add_log(keys: QueueKeys, *, job_id: str, line: str, keep_logs: int) -> Call[int]:
+    """addLog-2: append a log line; replies the number of lines kept."""
+    key = keys.job(job_id)
+    return Call("addLog", (key, key + ":logs"), (job_id, line, keep_logs), job_id=job_id, parse=int)
+
+
+def update_progress(keys: QueueKeys, *, job_id: str, progress: str) -> Call[Any]:
+    """updateProgress-3: store progress (JSON text) and emit ``progress``."""
+    return Call(
+        "updateProgress",
+        (keys.job(job_id), keys["events"], keys["meta"]),
+        (job_id, progress),
+        job_id=job_id,
+    )
+
+
+def update_data(keys: QueueKeys, job_id: str, *, data: str) -> Call[Any]:
+    """updateData-1: replace the job's data (JSON text)."""
+    return Call("updateData", (keys.job(job_id),), (data,), job_id=job_id)
+
+
+def record_task_run(keys: QueueKeys, job_id: str, *, record: str) -> Call[Any]:
+    """recordTaskRun-1: store the django.tasks run record (JSON text) in the job hash."""
+    return Call("recordTaskRun", (keys.job(job_id),), (record,), job_id=job_id)
+
+
+def change_delay(keys: QueueKeys, *, job_id: str, now: int, delay: int) -> Call[Any]:
+    """changeDelay-5: re-time a delayed job to ``now + delay`` ms."""
+    return Call(
+        "changeDelay",
+        (keys.job(job_id), *key_set(keys, ("delayed", "events", "marker", "meta"))),
+        (job_id, now, delay),
+        job_id=job_id,
+    )
+
+
+def change_priority(keys: QueueKeys, *, job_id: str, priority: int, lifo: bool) -> Call[Any]:
+    """changePriority-7: set a job's priority, re-queueing it if it waits."""
+    suffixes = ("wait", "prioritized", "pc", "meta", "active", "marker")
+    return Call(
+        "changePriority",
+        (keys.job(job_id), *key_set(keys, suffixes)),
+        (job_id, priority, _flag(lifo)),
+        job_id=job_id,
+    )
+
+
+def promote(keys: QueueKeys, *, job_id: str) -> Call[Any]:
+    """promote-9: move one delayed job to wait now."""
+    suffixes = ("delayed", "wait", "paused", "meta", "prioritized", "active", "pc", "events")
+    return Call(
+        "promote",
+        key_set(keys, (*suffixes, "marker")),
+        (keys.key_prefix, job_id),
+        job_id=job_id,
+    )
+
+
+def remove_job(keys: QueueKeys, *, job_id: str, remove_children: bool) -> Call[bool]:
+    """removeJob-2: True when removed, False when a worker holds the job's lock."""
+    return Call(
+        "removeJob",
+        (keys.job(job_id), keys["repeat"]),
+        (keys.key_prefix, job_id, _flag(remove_children)),
+        job_id=job_id,
+        parse=_is_one,
+    )
+
+
+def reprocess_job(
+    keys: QueueKeys,
+    *,
+    job_id: str,
+    state: str,
+    reset_attempts_made: bool,
+    reset_attempts_started: bool,
+) -> Call[Any]:
+    """reprocessJob-9: run a failed or completed job again."""
+    suffixes = ("wait", "meta", "active", "prioritized", "pc", "marker")
+    return Call(
+        "reprocessJob",
+        (keys.job(job_id), keys["events"], keys[state], *key_set(keys, suffixes)),
+        (keys.key_prefix, job_id, state, _flag(reset_attempts_made), _flag(reset_attempts_started)),
+        job_id=job_id,
+    )
+
+
+def move_to_waiting_children(
+    keys: QueueKeys, *, job_id: str, token: str, child_key: str, now: int
+) -> Call[int]:
+    """moveToWaitingChildren-6: park an active parent; replies its code (never raised)."""
+    return Call(
+        "moveToWaitingChildren",
+        (keys["active"], keys["waiting-children"], keys.job(job_id))
+        + key_set(keys, ("stalled", "events", "meta")),
+        (job_id, token, child_key, now),
+        job_id=job_id,
+        parse=int,
+        raise_codes=False,
+    )
+
+
+# --- the worker's transitions -------------------------------------------------------------
+
+
+def move_to_active(
+    keys: QueueKeys,
+    *,
+    token: str,
+    lock_duration: int,
+    now: int,
+    limiter_max: int,
+    limiter_duration: int,
+    worker_name: str,
+) -> Call[Any]:
+    """moveToActive-11: fetch the next job (BullMQ's fetch tuple)."""
+    return Call(
+        "moveToActive",
+        key_set(keys, FETCH_KEYS),
+        (keys.key_prefix, token, lock_duration, now, limiter_max, limiter_duration, worker_name),
+    )
+
+
+def move_to_finished(
+    keys: QueueKeys,
+    *,
+    job_id: str,
+    now: int,
+    target: str,
+    value: str,
+    token: str,
+    keep_count: int,
+    keep_age: int,
+    keep_limit: int,
+    fetch_next: bool,
+    lock_duration: int,
+    limiter_max: int,
+    limiter_duration: int,
+    worker_name: str,
+    attempts: int,
+    stacktrace: str,
+    max_metrics_size: int,
+) -> Call[Any]:
+    """moveToFinished-13: end an active job in ``target``, optionally fetching the next."""
+    return Call(
+        "moveToFinished",
+        (*key_set(keys, FETCH_KEYS), keys[target], keys.job(job_id)),
+        (keys.key_prefix, job_id, now, target, value, token, keep_count, keep_age, keep_limit)
+        + (_flag(fetch_next), lock_duration, limiter_max, limiter_duration, worker_name)
+        + (attempts, stacktrace, max_metrics_size),
+        job_id=job_id,
+    )
+
+
+def move_to_delayed(
+    keys: QueueKeys,
+    *,
+    job_id: str,
+    now: int,
+    delay: int,
+    token: str,
+    skip_attempt: bool,
+    failed_reason: str,
+    stacktrace: str,
+) -> Call[Any]:
+    """moveToDelayed-11: an active job waits ``delay`` ms before its next attempt."""
+    return Call(
+        "moveToDelayed",
+        key_set(keys, FETCH_KEYS),
+        (keys.key_prefix, job_id, now, delay, token, _flag(skip_attempt), failed_reason)
+        + (stacktrace,),
+        job_id=job_id,
+    )
+
+
+def retry_job(
+    keys: QueueKeys, *, job_id: str, now: int, token: str, failed_reason: str, stacktrace: str
+) -> Call[Any]:
+    """retryJob-11: an active job goes back to wait for its next attempt."""
+    return Call(
+        "retryJob",
+        key_set(keys, FETCH_KEYS),
+        (keys.key_prefix, job_id, now, token, failed_reason, stacktrace),
+        job_id=job_id,
+    )
+
+
+def move_job_from_active_to_wait(keys: QueueKeys, *, job_id: str, token: str) -> Call[Any]:
+    """moveJobFromActiveToWait-11: hand an active job back, no attempt counted; replies a TTL."""
+    return Call(
+        "moveJobFromActiveToWait",
+        key_set(keys, FETCH_KEYS),
+        (keys.key_prefix, job_id, token),
+        job_id=job_id,
+    )
+
+
+def extend_locks(keys: QueueKeys, *, lock_duration: int, pairs: Sequence[str]) -> Call[Any]:
+    """extendLocks-1: renew locks; ``pairs`` is jobId, token, ...; replies the ids lost."""
+    return Call("extendLocks", (keys["stalled"],), (keys.key_prefix, lock_duration, *pairs))
+
+
+def move_stalled_jobs_to_wait(
+    keys: QueueKeys, *, max_stalled_count: int, now: int, stalled_interval: int
+) -> Call[Any]:
+    """moveStalledJobsToWait-8: the shared stalled check; replies the ids moved back."""
+    suffixes = ("stalled", "wait", "active", "stalled-check", "meta", "paused", "marker")
+    return Call(
+        "moveStalledJobsToWait",
+        key_set(keys, (*suffixes, "events")),
+        (max_stalled_count, keys.key_prefix, now, stalled_interval),
+    )
+
+
+def clean_finished(
+    keys: QueueKeys,
+    target: str,
+    *,
+    now: int,
+    default_count: int,
+    default_age: int,
+    limit: int,
+    opts_field: str,
+) -> Call[Any]:
+    """cleanFinished-2: apply removeOnComplete / removeOnFail to set ``target``."""
+    return Call(
+        "cleanFinished",
+        (keys[target], keys["events"]),
+        (keys.key_prefix, now, default_count, default_age, limit, opts_field),
+    )
+
+
+# --- the whole queue ----------------------------------------------------------------------
+
+
+def pause(keys: QueueKeys, *, state: str) -> Call[int]:
+    """pause-7: ``state`` ``"paused"`` or ``"resumed"``; replies legacy jobs left to move."""
+    suffixes = ("wait", "paused", "meta", "prioritized", "events", "delayed", "marker")
+    return Call("pause", key_set(keys, suffixes), (state,), parse=int)
+
+
+def promote_jobs(keys: QueueKeys, *, count: int) -> Call[int]:
+    """promoteJobs-6: move up to ``count`` delayed jobs to wait; replies how many."""
+    return Call(
+        "promoteJobs",
+        key_set(keys, ("wait", "active", "meta", "events", "marker", "delayed")),
+        (keys.key_prefix, count),
+        parse=int,
+    )
+
+
+def retry_jobs(keys: QueueKeys, *, count: int, timestamp: int, state: str) -> Call[int]:
+    """retryJobs-6: move up to ``count`` jobs of ``state`` back to wait; replies how many."""
+    return Call(
+        "retryJobs",
+        key_set(keys, ("wait", "active", "meta", "events", "marker", state)),
+        (keys.key_prefix, count, timestamp, state),
+        parse=int,
+    )
+
+
+def clean_jobs_in_set(keys: QueueKeys, *, cutoff: int, limit: int, state: str) -> Call[Any]:
+    """cleanJobsInSet-3: remove up to ``limit`` jobs of set ``state``; replies their ids."""
+    return Call(
+        "cleanJobsInSet",
+        (keys[state], keys["events"], keys["meta"]),
+        (keys.key_prefix, cutoff, limit, state),
+    )
+
+
+def drain(keys: QueueKeys, *, delayed: bool, count: int, kept: Sequence[int]) -> Call[Any]:
+    """drain-5: remove up to ``count`` waiting jobs; ``kept`` is the 4 counts of the last call."""
+    return Call(
+        "drain",
+        key_set(keys, ("wait", "paused", "delayed", "prioritized", "pc")),
+        (keys.key_prefix, _flag(delayed), count, *kept),
+    )
+
+
+def obliterate(keys: QueueKeys, *, count: int, force: bool, cursor: str) -> Call[Any]:
+    """obliterate-2: one step of deleting the queue; its codes are read by the caller."""
+    return Call(
+        "obliterate",
+        (keys["meta"], keys["active"]),
+        (keys.key_prefix, count, _flag(force), cursor),
+        raise_codes=False,
+    )
