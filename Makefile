@@ -18,7 +18,7 @@ PYTHON := $(shell for v in 3.14 3.13 3.12; do \
 SOAK_JOBS ?= 100000
 
 .PHONY: demo soak bench test venv venv52 venv-bench redis-server redis-up browser node-deps \
-	typecheck lint fmt docs clean
+	typecheck lint fmt docs clean test-fast
 
 $(VENV)/.installed: pyproject.toml
 	@test -n "$(PYTHON)" || { echo "no Python >= 3.12 found (pyenv or PATH)"; exit 1; }
@@ -103,6 +103,10 @@ test: venv venv52 redis-server browser node-deps lint typecheck docs
 	$(PY) -m tests.pytest_pass -p no:cacheprovider || status=1; \
 	$(VENV52)/bin/python -m tests.pytest_pass -p no:cacheprovider -m django_layer || status=1; \
 	exit $$status
+
+# The edit-test loop: everything but the slow tier, interop and the browser (CONTRIBUTING.md).
+test-fast: venv redis-server
+	$(PY) -m pytest -p no:cacheprovider -q -m "not slow and not interop and not browser"
 
 # The full chaos soak (docs/reliability.md): writes reliability/soak-report.json and the page.
 soak: venv redis-server

@@ -13,6 +13,49 @@ from tests.pg_server import PostgresServer
 from tests.redis_cluster import RedisCluster
 from tests.redis_server import RedisServer, _External, session_server
 
+#: Test files of the slow tier (faults, topologies, subprocess and build suites): run by
+#: ``make test``, left out of ``make test-fast`` (``-m "not slow"``).
+SLOW_FILES = frozenset(
+    {
+        "test_autopipeline_faults.py",
+        "test_bench.py",
+        "test_case_b29_postgres.py",
+        "test_case_b32_cluster.py",
+        "test_case_b33_sentinel.py",
+        "test_connection_faults.py",
+        "test_devredis.py",
+        "test_drain_batching.py",
+        "test_example_project.py",
+        "test_fuzz.py",
+        "test_outbox_postgres.py",
+        "test_packaging.py",
+        "test_pytest_pass.py",
+        "test_redis_security.py",
+        "test_runworker.py",
+        "test_soak.py",
+        "test_supervisor.py",
+        "test_topologies_django.py",
+        "test_typing.py",
+    }
+)
+#: Single tests of the slow tier in files that are otherwise fast.
+SLOW_TESTS = frozenset(
+    {
+        "test_closing_a_worker_mid_iteration_100_times_keeps_one_pending_iteration",
+    }
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the slow tier, and every browser test (tests/browser/) ``browser``."""
+    for item in items:
+        path = item.path
+        if "browser" in path.parts:
+            item.add_marker(pytest.mark.browser)
+            item.add_marker(pytest.mark.slow)
+        elif path.name in SLOW_FILES or item.originalname in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture(scope="session")
 def redis_server() -> RedisServer | _External:
