@@ -319,7 +319,7 @@ def _end_reached(repeat: dict[str, Any], first: Any, now: int) -> bool:
 
 
 class JobSchedulerMixin:
-    """Job scheduler methods of :class:`~django_bullq.core.queue.Queue` (BullMQ's
+    """Job scheduler methods of :class:`~django_bullq.core.queue.queue.Queue` (BullMQ's
     ``JobScheduler``)."""
 
     if TYPE_CHECKING:  # what the methods use of Queue, which defines them

@@ -7,23 +7,23 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
-from . import calls, limits
-from .autopipeline import AutoPipeline
-from .calls import FETCH_KEYS, Call, Read, Steps, adrive, drive, operations, reads
-from .connection import (
+from .. import calls, limits
+from ..autopipeline import AutoPipeline
+from ..calls import FETCH_KEYS, Call, Read, Steps, adrive, drive, operations, reads
+from ..connection import (
     Connection,
     ConnectionConfigError,
     as_connection,
     is_cluster,
     reaching,
 )
-from .errors import JobNotFound, JobTimeoutError
-from .job import STATES, Job
-from .keys import QueueKeys, check_same_slot, has_hash_tag
-from .options import JobOptions, now_ms, parent_link, to_delay_ms
-from .scheduler import JobSchedulerMixin
-from .scripts import Scripts, raise_on_code
-from .serialization import DEFAULT_MAX_PAYLOAD_BYTES, check_size, dumps, loads, to_str
+from ..errors import JobNotFound, JobTimeoutError
+from ..job import STATES, Job
+from ..keys import QueueKeys, check_same_slot, has_hash_tag
+from ..options import JobOptions, now_ms, parent_link, to_delay_ms
+from ..scheduler import JobSchedulerMixin
+from ..scripts import Scripts, raise_on_code
+from ..serialization import DEFAULT_MAX_PAYLOAD_BYTES, check_size, dumps, loads, to_str
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -797,7 +797,7 @@ class Queue(JobSchedulerMixin):
             How many subscribed workers received the message (Redis ``PUBLISH``; on Redis
             Cluster the sharded ``SPUBLISH`` to the node owning the queue's slot).
         """
-        from .cancel import CONTROL_SUFFIX, cancel_message
+        from ..cancel import CONTROL_SUFFIX, cancel_message
 
         publish = self.client.spublish if self.is_cluster else self.client.publish
         return int(
@@ -806,7 +806,7 @@ class Queue(JobSchedulerMixin):
 
     async def acancel_job(self, job_id: str, reason: str = "", unrecoverable: bool = False) -> int:
         """Async twin of :meth:`cancel_job`."""
-        from .cancel import CONTROL_SUFFIX, cancel_message
+        from ..cancel import CONTROL_SUFFIX, cancel_message
 
         publish = self.aclient.spublish if self.is_cluster else self.aclient.publish
         return int(
