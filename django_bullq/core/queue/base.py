@@ -1,9 +1,9 @@
 """QueueBase: a queue's name, keys, connection and clients, and the script-call executors
 (BullMQ's ``QueueBase``).
 
-:class:`QueueBase` runs what :mod:`django_bullq.core.calls` builds: one script call
-(:meth:`~QueueBase._run`), a read of plain commands (:meth:`~QueueBase._read`) or an operation of
-several round trips (:meth:`~QueueBase._drive`), each with its async twin.
+:class:`QueueBase` runs what ``django_bullq.core.calls`` builds: one script call (``_run``), a
+read of plain commands (``_read``) or an operation of several round trips (``_drive``), each with
+its async twin.
 """
 
 from __future__ import annotations

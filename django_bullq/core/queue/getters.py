@@ -228,7 +228,8 @@ class QueueGetters(QueueBase):
     def get_rate_limit_ttl(self, max_jobs: int | None = None) -> int:
         """ms until the current rate-limit window ends, 0 when not limited now (BullMQ
         ``getRateLimitTtl``): with ``max_jobs`` (or ``meta.max``) only when the window is full;
-        with neither, the limiter key's remaining TTL (a manual :meth:`rate_limit`)."""
+        with neither, the limiter key's remaining TTL (a manual
+        :meth:`~django_bullq.core.queue.queue.Queue.rate_limit`)."""
         return limits.rate_limit_ttl(
             self._run_limiter_read(self.client.pipeline(), max_jobs).execute(), max_jobs
         )

@@ -12,13 +12,13 @@ from ..connection import reaching
 from ..job import Job
 from ..keys import check_same_slot
 from ..options import JobOptions, now_ms, parent_link, to_delay_ms
-from ..scheduler import JobSchedulerMixin
 from ..scripts import raise_on_code
 from ..serialization import check_size, dumps, to_str
 from .getters import QueueGetters
+from .schedulers import JobSchedulers
 
 
-class Queue(QueueGetters, JobSchedulerMixin):
+class Queue(QueueGetters, JobSchedulers):
     """One BullMQ queue on Redis.
 
     Args:
