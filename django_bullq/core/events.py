@@ -85,7 +85,7 @@ class QueueEvents:
     Iterate with ``async for event in reader`` or ``for event in reader.iter_events()``.
 
     Args:
-        queue: the :class:`~django_bullq.core.queue.Queue` to listen to.
+        queue: the :class:`~django_bullq.core.queue.queue.Queue` to listen to.
         last_id: where to start: ``"$"`` (default: only events after the reader starts),
             ``"0"`` (the whole stream still present) or a stream id (events after it).
         block_ms: ms one ``XREAD BLOCK`` waits (capped at 1000 ms so a block never outlasts a

@@ -17,6 +17,7 @@ from redis.exceptions import RedisError
 
 from ..conf import bullq_settings, get_queue
 from ..core.errors import SchedulerIterationExists, SchedulerSlotsBusy
+from ..core.scheduler import upsert_call
 from ..exceptions import ConfigurationError
 from .transaction import Pending, defer, waits_for_commit
 
@@ -208,7 +209,7 @@ def schedule(
     rep, template = schedule_call(task_, every, cron, tz, args, kwargs, repeat)
     queue = get_queue(task_.queue_name)
     if waits_for_commit(task_.database, task_.on_commit):
-        queue._upsert_call(scheduler_id, rep, template, {})  # bad values raise here, not later
+        upsert_call(queue.keys, scheduler_id, rep, template, {})  # bad values raise here, not later
 
     def to_outbox() -> int:
         from .outbox import write_scheduler

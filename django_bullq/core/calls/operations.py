@@ -2,7 +2,7 @@
 
 Each operation on many jobs is a generator of script calls (:data:`~.call.Steps`): it runs in
 batches, one script call per batch, so a large queue never blocks Redis for long. The
-:class:`~django_bullq.core.queue.Queue` and :class:`~django_bullq.core.job.Job` methods of the
+:class:`~django_bullq.core.queue.queue.Queue` and :class:`~django_bullq.core.job.Job` methods of the
 same names drive them, sync or async (``Queue._drive`` / ``Queue._adrive``).
 """
 

@@ -1,35 +1,24 @@
-"""Queue: add jobs, read them back, count them, pause and resume (BullMQ's ``Queue``)."""
+"""Queue: add jobs, pause and resume, promote and remove, limits, cancel and maintenance
+(BullMQ's ``Queue``); the reads are in :mod:`.getters`, the clients in :mod:`.base`."""
 
 from __future__ import annotations
 
-import threading
-import time
-from collections.abc import Iterable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Iterable
+from typing import Any
 
-from . import calls, limits
-from .autopipeline import AutoPipeline
-from .calls import FETCH_KEYS, Call, Read, Steps, adrive, drive, operations, reads
-from .connection import (
-    Connection,
-    ConnectionConfigError,
-    as_connection,
-    is_cluster,
-    reaching,
-)
-from .errors import JobNotFound, JobTimeoutError
-from .job import STATES, Job
-from .keys import QueueKeys, check_same_slot, has_hash_tag
-from .options import JobOptions, now_ms, parent_link, to_delay_ms
-from .scheduler import JobSchedulerMixin
-from .scripts import Scripts, raise_on_code
-from .serialization import DEFAULT_MAX_PAYLOAD_BYTES, check_size, dumps, loads, to_str
-
-T = TypeVar("T")
-R = TypeVar("R")
+from .. import calls, limits
+from ..calls import Call, operations
+from ..connection import reaching
+from ..job import Job
+from ..keys import check_same_slot
+from ..options import JobOptions, now_ms, parent_link, to_delay_ms
+from ..scripts import raise_on_code
+from ..serialization import check_size, dumps, to_str
+from .getters import QueueGetters
+from .schedulers import JobSchedulers
 
 
-class Queue(JobSchedulerMixin):
+class Queue(QueueGetters, JobSchedulers):
     """One BullMQ queue on Redis.
 
     Args:
@@ -45,128 +34,6 @@ class Queue(JobSchedulerMixin):
         InvalidNameError: bad name or prefix.
         ConnectionConfigError: Redis Cluster and a prefix without a hash tag.
     """
-
-    def __init__(
-        self,
-        name: str,
-        connection: Any = "redis://127.0.0.1:6379/0",
-        *,
-        prefix: str = "bull",
-        default_job_options: JobOptions | None = None,
-        max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES,
-    ) -> None:
-        self.keys = QueueKeys(name, prefix)
-        self.name = name
-        self.prefix = prefix
-        self.connection: Connection = as_connection(connection)
-        self.default_job_options = default_job_options or JobOptions()
-        self.max_payload_bytes = max_payload_bytes
-        self._local = threading.local()
-        self._sync_scripts: Scripts | None = None
-        self._fetch_keys = [self.keys[s] for s in FETCH_KEYS]
-        #: Whether the queue is on Redis Cluster, where every key of the queue must hash to
-        #: one slot (case B32).
-        self.is_cluster = (
-            self.connection.scheme == "redis+cluster"
-            or is_cluster(self.connection.client)
-            or is_cluster(self.connection.async_client)
-        )
-        if self.is_cluster:
-            if not has_hash_tag(prefix):
-                raise ConnectionConfigError(
-                    f"queue {name!r}: on Redis Cluster the prefix must hold a hash tag, e.g. "
-                    f"'{{{prefix}}}', so all keys of a queue share one slot"
-                )
-
-    def __repr__(self) -> str:
-        return f"<Queue {self.keys.queue_key}>"
-
-    # --- clients ---------------------------------------------------------------------------
-
-    @property
-    def client(self) -> Any:
-        """Synchronous redis-py client."""
-        return self.connection.sync_client()
-
-    @property
-    def scripts(self) -> Scripts:
-        if self._sync_scripts is None:
-            self._sync_scripts = Scripts(self.client)
-        return self._sync_scripts
-
-    @property
-    def aclient(self) -> Any:
-        """Asyncio client of the running event loop (one per loop)."""
-        import asyncio
-
-        loop = asyncio.get_running_loop()
-        cached = getattr(self._local, "aclient", None)
-        if cached is None or cached[0] is not loop:
-            client = self.connection.new_async_client()
-            scripts = Scripts(client)
-            self._local.aclient = (loop, client, scripts, AutoPipeline(client, scripts))
-        return self._local.aclient[1]
-
-    @property
-    def ascripts(self) -> Scripts:
-        self.aclient  # noqa: B018 - make sure the per-loop cache exists
-        scripts: Scripts = self._local.aclient[2]
-        return scripts
-
-    @property
-    def apipeline(self) -> AutoPipeline:
-        """The running loop's :class:`AutoPipeline`: concurrent adds share one write."""
-        self.aclient  # noqa: B018 - make sure the per-loop cache exists
-        pipe: AutoPipeline = self._local.aclient[3]
-        return pipe
-
-    # --- script calls (django_bullq.core.calls) --------------------------------------------
-
-    def _run(self, call: Call[T]) -> T:
-        """Run one script call on the sync client; its parsed reply."""
-        reply = self.scripts.run(
-            call.script, call.keys, call.args, job_id=call.job_id, raise_codes=call.raise_codes
-        )
-        return call.parse(reply)
-
-    async def _arun(self, call: Call[T]) -> T:
-        """Async twin of :meth:`_run` (the running loop's client)."""
-        reply = await self.ascripts.arun(
-            call.script, call.keys, call.args, job_id=call.job_id, raise_codes=call.raise_codes
-        )
-        return call.parse(reply)
-
-    def _drive(self, steps: Steps[R]) -> R:
-        """Run an operation of several round trips (a generator of calls) to its end."""
-        return drive(self._step, steps)
-
-    async def _adrive(self, steps: Steps[R]) -> R:
-        """Async twin of :meth:`_drive`."""
-        return await adrive(self._astep, steps)
-
-    def _step(self, step: Call[Any] | Read[Any]) -> Any:
-        return self._read(step) if isinstance(step, Read) else self._run(step)
-
-    async def _astep(self, step: Call[Any] | Read[Any]) -> Any:
-        return await (self._aread(step) if isinstance(step, Read) else self._arun(step))
-
-    def _read(self, read: Read[T]) -> T:
-        """Send plain commands in one MULTI/EXEC; their parsed replies."""
-        pipe = self.client.pipeline(transaction=read.transaction)
-        for command in read.commands:
-            pipe.execute_command(*command)
-        return read.parse(pipe.execute())
-
-    async def _aread(self, read: Read[T]) -> T:
-        """Async twin of :meth:`_read`."""
-        pipe = self.aclient.pipeline(transaction=read.transaction)
-        for command in read.commands:
-            pipe.execute_command(*command)
-        return read.parse(await pipe.execute())
-
-    def fetch_keys(self) -> list[str]:
-        """KEYS[1..11] of every script that can fetch a job (built once: hot path)."""
-        return self._fetch_keys
 
     # --- add -------------------------------------------------------------------------------
 
@@ -334,197 +201,6 @@ class Queue(JobSchedulerMixin):
             for i, a, j in zip(ids, adds, jobs, strict=True)
         ]
 
-    # --- reads -----------------------------------------------------------------------------
-
-    def get_job(self, job_id: str, required: bool = False) -> Job | None:
-        """The job with id ``job_id``, or None (``required=True``: raise JobNotFound)."""
-        raw = self.client.hgetall(self.keys.job(str(job_id)))
-        return self._job_or_none(str(job_id), raw, required)
-
-    async def aget_job(self, job_id: str, required: bool = False) -> Job | None:
-        """Async twin of :meth:`get_job`."""
-        raw = await self.aclient.hgetall(self.keys.job(str(job_id)))
-        return self._job_or_none(str(job_id), raw, required)
-
-    def _job_or_none(self, job_id: str, raw: Any, required: bool) -> Job | None:
-        if not raw:
-            if required:
-                raise JobNotFound(-1, job_id, "get_job")
-            return None
-        return Job.from_hash(self, job_id, raw)
-
-    def _states(self, states: Sequence[str]) -> list[str]:
-        chosen = list(states) or list(STATES)
-        for s in chosen:
-            if s not in STATES and s != "paused":
-                raise ValueError(f"unknown job state {s!r}; expected one of {STATES}")
-        return chosen
-
-    def get_job_counts(self, *states: str) -> dict[str, int]:
-        """Jobs per state, read atomically (BullMQ ``getJobCounts``).
-
-        Args:
-            states: state names (default: all of :data:`~django_bullq.core.job.STATES`).
-                ``waiting`` counts the wait list; a legacy v5 ``paused`` list can be asked for.
-
-        Returns:
-            ``{state: count}``.
-        """
-        return self._read(reads.job_counts(self.keys, self._states(states)))
-
-    async def aget_job_counts(self, *states: str) -> dict[str, int]:
-        """Async twin of :meth:`get_job_counts`."""
-        return await self._aread(reads.job_counts(self.keys, self._states(states)))
-
-    def count(self) -> int:
-        """Jobs not yet started: waiting + delayed + prioritized + waiting-children."""
-        return sum(
-            self.get_job_counts("waiting", "delayed", "prioritized", "waiting-children").values()
-        )
-
-    def get_job_state(self, job_id: str) -> str:
-        """BullMQ state of a job: a name from :data:`STATES`, or ``"unknown"``."""
-        return self._read(reads.job_state(self.keys, str(job_id)))
-
-    async def aget_job_state(self, job_id: str) -> str:
-        """Async twin of :meth:`get_job_state`."""
-        return await self._aread(reads.job_state(self.keys, str(job_id)))
-
-    def get_job_ids(
-        self, *states: str, start: int = 0, end: int = -1, asc: bool = False
-    ) -> list[str]:
-        """Job ids in the given states, newest first unless ``asc`` (BullMQ ``getRanges``)."""
-        return self._read(reads.job_ids(self.keys, self._states(states), start, end, asc))
-
-    async def aget_job_ids(
-        self, *states: str, start: int = 0, end: int = -1, asc: bool = False
-    ) -> list[str]:
-        """Async twin of :meth:`get_job_ids`."""
-        return await self._aread(reads.job_ids(self.keys, self._states(states), start, end, asc))
-
-    def get_jobs(self, *states: str, start: int = 0, end: int = -1, asc: bool = False) -> list[Job]:
-        """Jobs in the given states (ids without a hash are skipped; BullMQ ``getJobs``)."""
-        steps = reads.job_hashes(self.keys, self._states(states), start, end, asc)
-        return [Job.from_hash(self, i, raw) for i, raw in self._drive(steps)]
-
-    async def aget_jobs(
-        self, *states: str, start: int = 0, end: int = -1, asc: bool = False
-    ) -> list[Job]:
-        """Async twin of :meth:`get_jobs`."""
-        steps = reads.job_hashes(self.keys, self._states(states), start, end, asc)
-        return [Job.from_hash(self, i, raw) for i, raw in await self._adrive(steps)]
-
-    def _outcome_pipe(self, pipe: Any, job_id: str) -> None:
-        pipe.xrevrange(self.keys["events"], count=1)
-        pipe.zscore(self.keys["completed"], job_id)
-        pipe.zscore(self.keys["failed"], job_id)
-        pipe.hmget(self.keys.job(job_id), "returnvalue", "failedReason", "finishedOn")
-        pipe.exists(self.keys.job(job_id))
-
-    @staticmethod
-    def _outcome(replies: list[Any]) -> tuple[tuple[str, Any] | None, str, bool]:
-        """(outcome or None, last events id, job hash exists) from :meth:`_outcome_pipe`."""
-        last, completed, failed, (ret, reason, finished), exists = replies
-        last_id = to_str(last[0][0]) if last else "0-0"
-        if completed is not None or (finished is not None and reason is None):
-            return ("completed", loads(ret) if ret is not None else None), last_id or "0-0", True
-        if failed is not None or finished is not None:
-            return ("failed", to_str(reason)), last_id or "0-0", True
-        return None, last_id or "0-0", bool(exists)
-
-    def _search_events(self, entries: list[Any], job_id: str) -> tuple[str, Any] | None:
-        """The outcome of ``job_id`` from events (newest first); for jobs removed at finish."""
-        for _, raw in entries:
-            fields = {to_str(k): to_str(v) for k, v in raw.items()}
-            if fields.get("jobId") != job_id:
-                continue
-            if fields.get("event") == "completed":
-                return ("completed", loads(fields.get("returnvalue")))
-            if fields.get("event") == "failed":
-                return ("failed", fields.get("failedReason"))
-        return None
-
-    def _missing(self, job_id: str, found: tuple[str, Any] | None) -> tuple[str, Any]:
-        if found is None:
-            raise JobNotFound(-1, job_id, "wait")
-        return found
-
-    def finished_outcome(self, job_id: str) -> tuple[str, Any] | None:
-        """``("completed", returnvalue)``, ``("failed", reason)`` or None while unfinished.
-
-        A job removed when it finished (removeOnComplete / removeOnFail) is answered from the
-        events stream.
-
-        Raises:
-            JobNotFound: no such job, and no finish event of it in the events stream.
-        """
-        return self._poll_outcome(job_id)[0]
-
-    def _poll_outcome(self, job_id: str) -> tuple[tuple[str, Any] | None, str]:
-        pipe = self.client.pipeline(transaction=True)
-        self._outcome_pipe(pipe, job_id)
-        outcome, last_id, exists = self._outcome(pipe.execute())
-        if outcome is None and not exists:
-            entries = self.client.xrevrange(self.keys["events"], count=20_000)
-            outcome = self._missing(job_id, self._search_events(entries, job_id))
-        return outcome, last_id
-
-    async def _apoll_outcome(self, job_id: str) -> tuple[tuple[str, Any] | None, str]:
-        pipe = self.aclient.pipeline(transaction=True)
-        self._outcome_pipe(pipe, job_id)
-        outcome, last_id, exists = self._outcome(await pipe.execute())
-        if outcome is None and not exists:
-            entries = await self.aclient.xrevrange(self.keys["events"], count=20_000)
-            outcome = self._missing(job_id, self._search_events(entries, job_id))
-        return outcome, last_id
-
-    async def afinished_outcome(self, job_id: str) -> tuple[str, Any] | None:
-        """Async twin of :meth:`finished_outcome`."""
-        return (await self._apoll_outcome(job_id))[0]
-
-    def wait_until_finished(self, job_id: str, timeout: float | None = 30.0) -> tuple[str, Any]:
-        """Block until the job finishes (BullMQ ``waitUntilFinished``).
-
-        Reads the state, then sleeps in ``XREAD BLOCK`` on the events stream from the entry
-        seen with that state, so any new event wakes it at once (no polling delay).
-
-        Args:
-            timeout: seconds; None waits without limit.
-
-        Returns:
-            ``("completed", returnvalue)`` or ``("failed", failedReason)``.
-
-        Raises:
-            JobTimeoutError: not finished within ``timeout``. JobNotFound: no such job.
-        """
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            outcome, last_id = self._poll_outcome(job_id)
-            if outcome is not None:
-                return outcome
-            block_ms = self._block_ms(deadline, job_id, timeout)
-            self.client.xread({self.keys["events"]: last_id}, count=1, block=block_ms)
-
-    async def await_finished(self, job_id: str, timeout: float | None = 30.0) -> tuple[str, Any]:
-        """Async twin of :meth:`wait_until_finished`."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            outcome, last_id = await self._apoll_outcome(job_id)
-            if outcome is not None:
-                return outcome
-            block_ms = self._block_ms(deadline, job_id, timeout)
-            await self.aclient.xread({self.keys["events"]: last_id}, count=1, block=block_ms)
-
-    @staticmethod
-    def _block_ms(deadline: float | None, job_id: str, timeout: float | None) -> int:
-        if deadline is None:
-            return 1000
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise JobTimeoutError(f"job {job_id} did not finish within {timeout} s")
-        # at most 1 s per block: well under any client socket timeout
-        return max(1, min(int(remaining * 1000), 1000))
-
     # --- mutations -------------------------------------------------------------------------
 
     def pause(self) -> None:
@@ -542,14 +218,6 @@ class Queue(JobSchedulerMixin):
     async def aresume(self) -> None:
         """Async twin of :meth:`resume`."""
         await self._adrive(operations.resume(self.keys))
-
-    def is_paused(self) -> bool:
-        """True while ``meta.paused`` exists."""
-        return bool(self.client.hexists(self.keys["meta"], "paused"))
-
-    async def ais_paused(self) -> bool:
-        """Async twin of :meth:`is_paused`."""
-        return bool(await self.aclient.hexists(self.keys["meta"], "paused"))
 
     def promote(self, job_id: str) -> None:
         """Move a delayed job to wait now. Raises JobNotInState when it is not delayed."""
@@ -583,11 +251,6 @@ class Queue(JobSchedulerMixin):
         """``XTRIM events MAXLEN ~ max_length``; returns the entries removed."""
         return int(self.client.xtrim(self.keys["events"], maxlen=max_length, approximate=True))
 
-    def close(self) -> None:
-        """Close the synchronous client's connections (asyncio ones close with their loop)."""
-        if self.connection.client is not None:
-            self.connection.client.close()
-
     # --- rate limits, global concurrency, deduplication (protocol §5.12-§5.14) ---------------
 
     def set_global_rate_limit(self, max_jobs: int, duration_ms: int) -> None:
@@ -615,35 +278,6 @@ class Queue(JobSchedulerMixin):
     async def aremove_global_rate_limit(self) -> None:
         """Async twin of :meth:`remove_global_rate_limit`."""
         await self.aclient.hdel(self.keys["meta"], "max", "duration")
-
-    def get_global_rate_limit(self) -> dict[str, int] | None:
-        """``{"max": jobs, "duration": ms}``, or None when unset (BullMQ ``getGlobalRateLimit``)."""
-        return limits.parse_rate_limit(self.client.hmget(self.keys["meta"], "max", "duration"))
-
-    async def aget_global_rate_limit(self) -> dict[str, int] | None:
-        """Async twin of :meth:`get_global_rate_limit`."""
-        return limits.parse_rate_limit(
-            await self.aclient.hmget(self.keys["meta"], "max", "duration")
-        )
-
-    def get_rate_limit_ttl(self, max_jobs: int | None = None) -> int:
-        """ms until the current rate-limit window ends, 0 when not limited now (BullMQ
-        ``getRateLimitTtl``): with ``max_jobs`` (or ``meta.max``) only when the window is full;
-        with neither, the limiter key's remaining TTL (a manual :meth:`rate_limit`)."""
-        return limits.rate_limit_ttl(
-            self._run_limiter_read(self.client.pipeline(), max_jobs).execute(), max_jobs
-        )
-
-    async def aget_rate_limit_ttl(self, max_jobs: int | None = None) -> int:
-        """Async twin of :meth:`get_rate_limit_ttl`."""
-        pipe = self._run_limiter_read(self.aclient.pipeline(), max_jobs)
-        return limits.rate_limit_ttl(await pipe.execute(), max_jobs)
-
-    def _run_limiter_read(self, pipe: Any, max_jobs: int | None) -> Any:
-        pipe.hget(self.keys["meta"], "max")
-        pipe.get(self.keys["limiter"])
-        pipe.pttl(self.keys["limiter"])
-        return pipe
 
     def rate_limit(self, ms: int) -> None:
         """Rate-limit the whole queue for ``ms`` ms (BullMQ ``Queue.rateLimit``:
@@ -690,23 +324,6 @@ class Queue(JobSchedulerMixin):
     async def aremove_global_concurrency(self) -> None:
         """Async twin of :meth:`remove_global_concurrency`."""
         await self.aclient.hdel(self.keys["meta"], "concurrency")
-
-    def get_global_concurrency(self) -> int | None:
-        """The global concurrency cap, or None when unset (BullMQ ``getGlobalConcurrency``)."""
-        return limits.parse_int(self.client.hget(self.keys["meta"], "concurrency"))
-
-    async def aget_global_concurrency(self) -> int | None:
-        """Async twin of :meth:`get_global_concurrency`."""
-        return limits.parse_int(await self.aclient.hget(self.keys["meta"], "concurrency"))
-
-    def get_deduplication_job_id(self, dedup_id: str) -> str | None:
-        """Id of the job owning deduplication id ``dedup_id``, or None (BullMQ
-        ``getDeduplicationJobId``: ``GET de:<id>``)."""
-        return to_str(self.client.get(self.keys.de(dedup_id)))
-
-    async def aget_deduplication_job_id(self, dedup_id: str) -> str | None:
-        """Async twin of :meth:`get_deduplication_job_id`."""
-        return to_str(await self.aclient.get(self.keys.de(dedup_id)))
 
     def remove_deduplication_key(self, dedup_id: str) -> int:
         """Free deduplication id ``dedup_id`` now, so the next add with it creates a job
@@ -771,15 +388,6 @@ class Queue(JobSchedulerMixin):
         """Async twin of :meth:`obliterate`."""
         await self._adrive(operations.obliterate(self.keys, force, count))
 
-    def get_metrics(self, kind: str, start: int = 0, end: int = -1) -> operations.Metrics:
-        """Per-minute ``"completed"``/``"failed"`` counts as a
-        :class:`~django_bullq.core.calls.operations.Metrics` (BullMQ ``getMetrics``)."""
-        return self._read(operations.get_metrics(self.keys, kind, start, end))
-
-    async def aget_metrics(self, kind: str, start: int = 0, end: int = -1) -> operations.Metrics:
-        """Async twin of :meth:`get_metrics`."""
-        return await self._aread(operations.get_metrics(self.keys, kind, start, end))
-
     # --- cancellation (docs/cancellation.md) -----------------------------------------------
 
     def cancel_job(self, job_id: str, reason: str = "", unrecoverable: bool = False) -> int:
@@ -797,7 +405,7 @@ class Queue(JobSchedulerMixin):
             How many subscribed workers received the message (Redis ``PUBLISH``; on Redis
             Cluster the sharded ``SPUBLISH`` to the node owning the queue's slot).
         """
-        from .cancel import CONTROL_SUFFIX, cancel_message
+        from ..cancel import CONTROL_SUFFIX, cancel_message
 
         publish = self.client.spublish if self.is_cluster else self.client.publish
         return int(
@@ -806,7 +414,7 @@ class Queue(JobSchedulerMixin):
 
     async def acancel_job(self, job_id: str, reason: str = "", unrecoverable: bool = False) -> int:
         """Async twin of :meth:`cancel_job`."""
-        from .cancel import CONTROL_SUFFIX, cancel_message
+        from ..cancel import CONTROL_SUFFIX, cancel_message
 
         publish = self.aclient.spublish if self.is_cluster else self.aclient.publish
         return int(

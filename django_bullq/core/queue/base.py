@@ -1,0 +1,196 @@
+"""QueueBase: a queue's name, keys, connection and clients, and the script-call executors
+(BullMQ's ``QueueBase``).
+
+:class:`QueueBase` runs what ``django_bullq.core.calls`` builds: one script call (``_run``), a
+read of plain commands (``_read``) or an operation of several round trips (``_drive``), each with
+its async twin.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from ..autopipeline import AutoPipeline
+from ..calls import FETCH_KEYS, Call, Read, Steps, adrive, drive
+from ..connection import Connection, ConnectionConfigError, as_connection, is_cluster
+from ..errors import JobNotFound
+from ..job import Job
+from ..keys import QueueKeys, has_hash_tag
+from ..options import JobOptions
+from ..scripts import Scripts
+from ..serialization import DEFAULT_MAX_PAYLOAD_BYTES
+
+if TYPE_CHECKING:
+    from .queue import Queue
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True, slots=True)
+class _LoopClients:
+    """The clients of one asyncio event loop: asyncio redis client, its scripts, auto-pipeline."""
+
+    loop: asyncio.AbstractEventLoop
+    client: Any
+    scripts: Scripts
+    pipeline: AutoPipeline
+
+
+class QueueBase:
+    """What every part of a queue shares (BullMQ ``QueueBase``); see
+    :class:`~django_bullq.core.queue.queue.Queue` for the arguments and errors."""
+
+    def __init__(
+        self,
+        name: str,
+        connection: Any = "redis://127.0.0.1:6379/0",
+        *,
+        prefix: str = "bull",
+        default_job_options: JobOptions | None = None,
+        max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES,
+    ) -> None:
+        self.keys = QueueKeys(name, prefix)
+        self.name = name
+        self.prefix = prefix
+        self.connection: Connection = as_connection(connection)
+        self.default_job_options = default_job_options or JobOptions()
+        self.max_payload_bytes = max_payload_bytes
+        self._local = threading.local()
+        self._sync_scripts: Scripts | None = None
+        self._fetch_keys = [self.keys[s] for s in FETCH_KEYS]
+        #: Whether the queue is on Redis Cluster, where every key of the queue must hash to
+        #: one slot (case B32).
+        self.is_cluster = (
+            self.connection.scheme == "redis+cluster"
+            or is_cluster(self.connection.client)
+            or is_cluster(self.connection.async_client)
+        )
+        if self.is_cluster:
+            if not has_hash_tag(prefix):
+                raise ConnectionConfigError(
+                    f"queue {name!r}: on Redis Cluster the prefix must hold a hash tag, e.g. "
+                    f"'{{{prefix}}}', so all keys of a queue share one slot"
+                )
+
+    def __repr__(self) -> str:
+        return f"<Queue {self.keys.queue_key}>"
+
+    # --- clients ---------------------------------------------------------------------------
+
+    @property
+    def client(self) -> Any:
+        """Synchronous redis-py client."""
+        return self.connection.sync_client()
+
+    @property
+    def scripts(self) -> Scripts:
+        if self._sync_scripts is None:
+            self._sync_scripts = Scripts(self.client)
+        return self._sync_scripts
+
+    def _loop_clients(self) -> _LoopClients:
+        """The running event loop's clients, made on its first use (one set per loop)."""
+        loop = asyncio.get_running_loop()
+        cached: _LoopClients | None = getattr(self._local, "loop_clients", None)
+        if cached is None or cached.loop is not loop:
+            client = self.connection.new_async_client()
+            scripts = Scripts(client)
+            cached = _LoopClients(loop, client, scripts, AutoPipeline(client, scripts))
+            self._local.loop_clients = cached
+        return cached
+
+    @property
+    def aclient(self) -> Any:
+        """Asyncio client of the running event loop (one per loop)."""
+        return self._loop_clients().client
+
+    @property
+    def ascripts(self) -> Scripts:
+        """:class:`Scripts` on :attr:`aclient`."""
+        return self._loop_clients().scripts
+
+    @property
+    def apipeline(self) -> AutoPipeline:
+        """The running loop's :class:`AutoPipeline`: concurrent adds share one write."""
+        return self._loop_clients().pipeline
+
+    # --- script calls (django_bullq.core.calls) --------------------------------------------
+
+    def _run(self, call: Call[T]) -> T:
+        """Run one script call on the sync client; its parsed reply."""
+        reply = self.scripts.run(
+            call.script, call.keys, call.args, job_id=call.job_id, raise_codes=call.raise_codes
+        )
+        return call.parse(reply)
+
+    async def _arun(self, call: Call[T]) -> T:
+        """Async twin of :meth:`_run` (the running loop's client)."""
+        reply = await self.ascripts.arun(
+            call.script, call.keys, call.args, job_id=call.job_id, raise_codes=call.raise_codes
+        )
+        return call.parse(reply)
+
+    def _drive(self, steps: Steps[R]) -> R:
+        """Run an operation of several round trips (a generator of calls) to its end."""
+        return drive(self._step, steps)
+
+    async def _adrive(self, steps: Steps[R]) -> R:
+        """Async twin of :meth:`_drive`."""
+        return await adrive(self._astep, steps)
+
+    def _step(self, step: Call[Any] | Read[Any]) -> Any:
+        return self._read(step) if isinstance(step, Read) else self._run(step)
+
+    async def _astep(self, step: Call[Any] | Read[Any]) -> Any:
+        return await (self._aread(step) if isinstance(step, Read) else self._arun(step))
+
+    def _read(self, read: Read[T]) -> T:
+        """Send plain commands in one MULTI/EXEC; their parsed replies."""
+        pipe = self.client.pipeline(transaction=read.transaction)
+        for command in read.commands:
+            pipe.execute_command(*command)
+        return read.parse(pipe.execute())
+
+    async def _aread(self, read: Read[T]) -> T:
+        """Async twin of :meth:`_read`."""
+        pipe = self.aclient.pipeline(transaction=read.transaction)
+        for command in read.commands:
+            pipe.execute_command(*command)
+        return read.parse(await pipe.execute())
+
+    def fetch_keys(self) -> list[str]:
+        """KEYS[1..11] of every script that can fetch a job (built once: hot path)."""
+        return self._fetch_keys
+
+    # --- one job (BullMQ ``Job.fromId``; the job schedulers return one too) ---------------
+
+    def get_job(self, job_id: str, required: bool = False) -> Job | None:
+        """The job with id ``job_id``, or None (``required=True``: raise JobNotFound)."""
+        raw = self.client.hgetall(self.keys.job(str(job_id)))
+        return self._job_or_none(str(job_id), raw, required)
+
+    async def aget_job(self, job_id: str, required: bool = False) -> Job | None:
+        """Async twin of :meth:`get_job`."""
+        raw = await self.aclient.hgetall(self.keys.job(str(job_id)))
+        return self._job_or_none(str(job_id), raw, required)
+
+    def _job_or_none(self, job_id: str, raw: Any, required: bool) -> Job | None:
+        if not raw:
+            if required:
+                raise JobNotFound(-1, job_id, "get_job")
+            return None
+        return self._job(job_id, raw)
+
+    def _job(self, job_id: str, raw: Any) -> Job:
+        """A :class:`Job` of this queue from its raw hash (a Job calls :class:`Queue` methods;
+        every QueueBase made is a Queue)."""
+        return Job.from_hash(cast("Queue", self), job_id, raw)
+
+    def close(self) -> None:
+        """Close the synchronous client's connections (asyncio ones close with their loop)."""
+        if self.connection.client is not None:
+            self.connection.client.close()

@@ -1,0 +1,175 @@
+"""Job schedulers of a queue: upsert, read, remove (BullMQ's ``JobScheduler`` class).
+
+The schedule itself (validation, the next run, the stored form) is in
+:mod:`django_bullq.core.scheduler`; cron patterns in :mod:`django_bullq.core.cron`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import calls
+from ..job import Job
+from ..scheduler import JobScheduler, upsert_call
+from ..serialization import to_str
+from .base import QueueBase
+
+
+def _iteration_id(reply: Any) -> str | None:
+    """The pending iteration's job id from an ``addJobScheduler`` reply, or None when the
+    limit is reached and nothing is pending (the schedule stays over)."""
+    return str(to_str(reply[0])) if isinstance(reply, list) else None
+
+
+class JobSchedulers(QueueBase):
+    """Job scheduler methods of :class:`~django_bullq.core.queue.queue.Queue` (BullMQ's
+    ``JobScheduler``; our :class:`~django_bullq.core.scheduler.JobScheduler` is the stored
+    scheduler, BullMQ's ``JobSchedulerJson``)."""
+
+    def upsert_job_scheduler(
+        self,
+        scheduler_id: str,
+        repeat: dict[str, Any],
+        template: dict[str, Any] | None = None,
+        *,
+        limit: int | None = None,
+        start_date: Any = None,
+        end_date: Any = None,
+        immediately: bool | None = None,
+    ) -> Job | None:
+        """Create or replace a job scheduler (BullMQ ``Queue.upsertJobScheduler``).
+
+        Atomic: however many processes upsert one id at once, one scheduler record and exactly
+        one pending iteration remain. A pending (not started) iteration of an earlier upsert is
+        replaced; an ``every`` schedule keeps its slot alignment (``offset``) across upserts.
+
+        Args:
+            scheduler_id: the scheduler id; iterations get job ids ``repeat:<id>:<ms>``.
+            repeat: ``{"every": ms}`` or ``{"pattern": cron, "tz": "Europe/Paris"}`` (cron as
+                cron-parser reads it: 5 fields, or 6 with seconds first; ``tz`` default UTC);
+                may also hold ``offset`` (ms) and the keyword options below.
+            template: ``{"name": str (default the id), "data": JSON value, "opts": JobOptions
+                or a dict of JobOptions fields (no job_id / delay)}``.
+            limit: max number of iterations. start_date / end_date: ms since epoch or aware
+                datetimes. immediately: cron only, first run now instead of the next tick.
+
+        Returns:
+            The pending iteration :class:`Job`, or None (nothing is written) when
+            ``end_date`` has passed, the pattern has no occurrence before it, or the
+            scheduler exists and has already created ``limit`` iterations, none pending.
+
+        Raises:
+            ValueError: bad options.
+            TypeError: a template name that is not a string.
+            SerializationError: data not JSON.
+            SchedulerIterationExists: (Lua code -10) cron, the iteration at that time has
+                started.
+            SchedulerSlotsBusy: (Lua code -11) every, 32 slots hold started iterations.
+        """
+        call = upsert_call(
+            self.keys,
+            scheduler_id,
+            repeat,
+            template,
+            dict(limit=limit, start_date=start_date, end_date=end_date, immediately=immediately),
+        )
+        job_id = None if call is None else _iteration_id(self._run(call))
+        return None if job_id is None else self.get_job(job_id)
+
+    async def aupsert_job_scheduler(
+        self,
+        scheduler_id: str,
+        repeat: dict[str, Any],
+        template: dict[str, Any] | None = None,
+        *,
+        limit: int | None = None,
+        start_date: Any = None,
+        end_date: Any = None,
+        immediately: bool | None = None,
+    ) -> Job | None:
+        """Async twin of :meth:`upsert_job_scheduler`."""
+        call = upsert_call(
+            self.keys,
+            scheduler_id,
+            repeat,
+            template,
+            dict(limit=limit, start_date=start_date, end_date=end_date, immediately=immediately),
+        )
+        job_id = None if call is None else _iteration_id(await self._arun(call))
+        return None if job_id is None else await self.aget_job(job_id)
+
+    def get_job_scheduler(self, scheduler_id: str) -> JobScheduler | None:
+        """The scheduler ``scheduler_id``, or None (BullMQ ``getJobScheduler``)."""
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hgetall(self.keys[f"repeat:{scheduler_id}"])
+        pipe.zscore(self.keys["repeat"], scheduler_id)
+        raw, score = pipe.execute()
+        return JobScheduler.from_hash(scheduler_id, raw, score) if raw else None
+
+    async def aget_job_scheduler(self, scheduler_id: str) -> JobScheduler | None:
+        """Async twin of :meth:`get_job_scheduler`."""
+        pipe = self.aclient.pipeline(transaction=True)
+        pipe.hgetall(self.keys[f"repeat:{scheduler_id}"])
+        pipe.zscore(self.keys["repeat"], scheduler_id)
+        raw, score = await pipe.execute()
+        return JobScheduler.from_hash(scheduler_id, raw, score) if raw else None
+
+    def _schedulers(self, entries: list[Any], raws: list[Any]) -> list[JobScheduler]:
+        return [
+            JobScheduler.from_hash(str(to_str(member)), raw, score)
+            for (member, score), raw in zip(entries, raws, strict=True)
+            if raw
+        ]
+
+    def get_job_schedulers(
+        self, start: int = 0, end: int = -1, asc: bool = False
+    ) -> list[JobScheduler]:
+        """Schedulers ordered by next run (latest first unless ``asc``; BullMQ
+        ``getJobSchedulers``). ``start``/``end`` are inclusive ranks; entries without a hash
+        (legacy v5 repeatables) are skipped."""
+        key = self.keys["repeat"]
+        entries = (
+            self.client.zrange(key, start, end, withscores=True)
+            if asc
+            else self.client.zrevrange(key, start, end, withscores=True)
+        )
+        pipe = self.client.pipeline(transaction=False)
+        for member, _ in entries:
+            pipe.hgetall(self.keys[f"repeat:{to_str(member)}"])
+        return self._schedulers(entries, pipe.execute() if entries else [])
+
+    async def aget_job_schedulers(
+        self, start: int = 0, end: int = -1, asc: bool = False
+    ) -> list[JobScheduler]:
+        """Async twin of :meth:`get_job_schedulers`."""
+        key = self.keys["repeat"]
+        client = self.aclient
+        entries = (
+            await client.zrange(key, start, end, withscores=True)
+            if asc
+            else await client.zrevrange(key, start, end, withscores=True)
+        )
+        pipe = client.pipeline(transaction=False)
+        for member, _ in entries:
+            pipe.hgetall(self.keys[f"repeat:{to_str(member)}"])
+        return self._schedulers(entries, await pipe.execute() if entries else [])
+
+    def get_job_schedulers_count(self) -> int:
+        """Number of schedulers (``ZCARD repeat``; BullMQ ``getJobSchedulersCount``)."""
+        return int(self.client.zcard(self.keys["repeat"]))
+
+    async def aget_job_schedulers_count(self) -> int:
+        """Async twin of :meth:`get_job_schedulers_count`."""
+        return int(await self.aclient.zcard(self.keys["repeat"]))
+
+    def remove_job_scheduler(self, scheduler_id: str) -> bool:
+        """Remove a scheduler and its not-yet-started iteration (BullMQ ``removeJobScheduler``).
+
+        Returns:
+            True if it existed. A running iteration finishes; no next one is added.
+        """
+        return self._run(calls.remove_job_scheduler(self.keys, scheduler_id=scheduler_id))
+
+    async def aremove_job_scheduler(self, scheduler_id: str) -> bool:
+        """Async twin of :meth:`remove_job_scheduler`."""
+        return await self._arun(calls.remove_job_scheduler(self.keys, scheduler_id=scheduler_id))
