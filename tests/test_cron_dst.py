@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from django_bullq import Job, Queue
 from django_bullq.core import scheduler as scheduler_mod
-from django_bullq.core import worker as worker_mod
 from django_bullq.core.scheduler import next_cron_millis
+from django_bullq.core.worker import worker as worker_mod
 from tests import cron_grid
 from tests.cron_grid import Spec
 from tests.workerkit import make_worker, run_until

@@ -15,8 +15,8 @@ from django.core.management import call_command
 from django_bullq import Job
 from django_bullq.conf import get_queue
 from django_bullq.core import scheduler as scheduler_mod
-from django_bullq.core import worker as worker_mod
 from django_bullq.core.queue import Queue
+from django_bullq.core.worker import worker as worker_mod
 from tests.workerkit import make_worker, run_until
 
 pytestmark = pytest.mark.django_layer

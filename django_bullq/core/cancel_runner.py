@@ -14,7 +14,7 @@ from .connection import is_cluster
 
 if TYPE_CHECKING:
     from .job import Job
-    from .worker import Worker
+    from .worker.worker import Worker
 
 logger = logging.getLogger("django_bullq.worker")
 

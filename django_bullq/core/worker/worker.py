@@ -27,11 +27,11 @@ from typing import Any
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from . import backoff, calls, eventloop, heartbeat
-from .autopipeline import AutoPipeline
-from .cancel import CancelToken
-from .cancel_runner import call_cancellable, listen_control
-from .errors import (
+from .. import backoff, calls, eventloop, heartbeat
+from ..autopipeline import AutoPipeline
+from ..cancel import CancelToken
+from ..cancel_runner import call_cancellable, listen_control
+from ..errors import (
     RATE_LIMIT_ERROR,
     BullqError,
     RateLimitError,
@@ -40,11 +40,11 @@ from .errors import (
     UnrecoverableError,
     WaitingChildrenError,
 )
-from .job import Job
-from .options import normalize_keep, now_ms
-from .queue import Queue
-from .scheduler import aschedule_next
-from .serialization import DEFAULT_MAX_PAYLOAD_BYTES, dumps, to_str
+from ..job import Job
+from ..options import normalize_keep, now_ms
+from ..queue import Queue
+from ..scheduler import aschedule_next
+from ..serialization import DEFAULT_MAX_PAYLOAD_BYTES, dumps, to_str
 
 logger = logging.getLogger("django_bullq.worker")
 
