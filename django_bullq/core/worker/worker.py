@@ -15,7 +15,6 @@ import base64
 import contextlib
 import logging
 import math
-import signal
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -45,6 +44,7 @@ from .options import (
     WorkerOptions,
 )
 from .outcome import Outcome, failed_reason
+from .shutdown import SignalStop
 from .state import parse_score
 
 logger = logging.getLogger("django_bullq.worker")
@@ -82,7 +82,8 @@ class Worker(Execution, Outcome, Duties):
             max_workers=self.opts.concurrency, thread_name_prefix=f"bullq-{self.queue.name}"
         )
         if handle_signals:
-            self._install_signal_handlers()
+            stop = SignalStop(self.close, self.opts.grace_period, lambda: self._closing)
+            stop.install(asyncio.get_running_loop())
         self._checkpoint(0)
         self._started_ms = now_ms()
         self._timers = self._start_duties()
@@ -459,25 +460,6 @@ class Worker(Execution, Outcome, Duties):
     async def _hand_back_running(self) -> None:
         for job in list(self._running.values()):
             await self._hand_back(job)
-
-    def _install_signal_handlers(self) -> None:
-        loop = asyncio.get_running_loop()
-
-        def on_signal(signum: int) -> None:
-            if self._closing:
-                logger.warning("second signal: stopping at once")
-                self.close(force=True)
-            else:
-                logger.info(
-                    "signal %s: finishing active jobs (grace %.0f s)",
-                    signal.Signals(signum).name,
-                    self.opts.grace_period,
-                )
-                self.close()
-
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, on_signal, sig)
 
 
 __all__ = ["JobHook", "Processor", "SerializationError", "Worker", "WorkerOptions"]
