@@ -23,9 +23,9 @@ import pytest
 import redis
 
 from django_bullq import Queue
-from django_bullq.core import worker as worker_module
 from django_bullq.core.autopipeline import AutoPipeline
 from django_bullq.core.errors import ParentMissing
+from django_bullq.core.worker import worker as worker_module
 from tests.redis_server import RedisServer
 from tests.tcp_proxy import TcpProxy
 from tests.test_autopipeline import log_call

@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 
 from django_bullq import Job, Queue
 from django_bullq.core import scheduler as scheduler_mod
-from django_bullq.core import worker as worker_mod
 from django_bullq.core.scheduler import next_cron_millis
+from django_bullq.core.worker import duties, outcome
+from django_bullq.core.worker import worker as worker_mod
 from tests import cron_grid
 from tests.cron_grid import Spec
 from tests.workerkit import make_worker, run_until
@@ -156,7 +157,8 @@ class Clock:
 def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[Clock]:
     fake = Clock(0)
     monkeypatch.setattr(scheduler_mod, "now_ms", fake)
-    monkeypatch.setattr(worker_mod, "now_ms", fake)
+    for module in (worker_mod, outcome, duties):  # every worker module that reads the time
+        monkeypatch.setattr(module, "now_ms", fake)
     yield fake
 
 

@@ -15,8 +15,9 @@ from django.core.management import call_command
 from django_bullq import Job
 from django_bullq.conf import get_queue
 from django_bullq.core import scheduler as scheduler_mod
-from django_bullq.core import worker as worker_mod
 from django_bullq.core.queue import Queue
+from django_bullq.core.worker import duties, outcome
+from django_bullq.core.worker import worker as worker_mod
 from tests.workerkit import make_worker, run_until
 
 pytestmark = pytest.mark.django_layer
@@ -42,7 +43,8 @@ class Clock:
 def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[Clock]:
     fake = Clock()
     monkeypatch.setattr(scheduler_mod, "now_ms", fake)
-    monkeypatch.setattr(worker_mod, "now_ms", fake)
+    for module in (worker_mod, outcome, duties):  # every worker module that reads the time
+        monkeypatch.setattr(module, "now_ms", fake)
     yield fake
 
 

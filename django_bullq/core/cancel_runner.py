@@ -1,101 +1,24 @@
-"""Worker side of cancellation: run a processor under a :class:`CancelToken` with its timeout,
-and listen on the queue's control channel (docs/cancellation.md)."""
+"""Worker side of cancellation across processes: listen on the queue's control channel and cancel
+the jobs it names through ``Worker.cancel_job`` (docs/cancellation.md). Running a job under its
+:class:`~django_bullq.core.cancel.CancelToken` is :mod:`django_bullq.core.worker.execution`."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import logging
 from typing import TYPE_CHECKING, Any
 
-from .cancel import CONTROL_SUFFIX, CancelToken, parse_control, reset_current, set_current
+from .cancel import CONTROL_SUFFIX, parse_control
 from .connection import is_cluster
 
 if TYPE_CHECKING:
-    from .job import Job
-    from .worker import Worker
+    from .worker.worker import Worker
 
 logger = logging.getLogger("django_bullq.worker")
 
 #: Seconds one ``get_message`` waits, so a closing worker notices within this time.
 POLL_S = 1.0
-
-
-def job_timeout_ms(job: Job) -> int:
-    """The job's ``opts.timeout`` in ms (0 when absent or not a positive integer)."""
-    value = job.opts.get("timeout")
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        return 0
-    return int(value)
-
-
-async def call_cancellable(worker: Worker, job: Job) -> Any:
-    """Run ``worker``'s processor for ``job`` with a cancel token (and its timeout).
-
-    Returns:
-        The processor's result.
-
-    Raises:
-        CancelledJobError: the job was cancelled while it ran (also when the processor
-            ignored the cancellation and returned).
-        JobTimeoutExceeded: the same, for the job's timeout.
-        Exception: whatever the processor raises.
-    """
-    token = CancelToken(job.id)
-    job.cancel_token = token
-    worker._cancel_tokens[job.id] = token
-    loop = asyncio.get_running_loop()
-    timeout = job_timeout_ms(job)
-    timer = loop.call_later(timeout / 1000, token.time_out, timeout) if timeout else None
-    handle = set_current(token)
-    try:
-        if worker._is_async:
-            result = await _await_bound(token, worker._call_processor(job))
-        else:
-            result = await loop.run_in_executor(worker._executor, _sync_call, worker, job, token)
-            if inspect.isawaitable(result):
-                # A sync dispatcher handing back a coroutine (the Django layer's async tasks).
-                if token.cancelled:
-                    _close(result)
-                else:
-                    result = await _await_bound(token, result)
-        token.raise_if_cancelled()
-        return result
-    finally:
-        reset_current(handle)
-        if timer is not None:
-            timer.cancel()
-        if worker._cancel_tokens.get(job.id) is token:
-            del worker._cancel_tokens[job.id]
-
-
-def _sync_call(worker: Worker, job: Job, token: CancelToken) -> Any:
-    handle = set_current(token)  # executor threads do not inherit the loop's context
-    try:
-        return worker._call_sync(job)
-    finally:
-        reset_current(handle)
-
-
-def _close(awaitable: Any) -> None:
-    if inspect.iscoroutine(awaitable):
-        awaitable.close()
-
-
-async def _await_bound(token: CancelToken, awaitable: Any) -> Any:
-    """Await ``awaitable`` in its own task that the token cancels; turn that into its error."""
-    task = asyncio.ensure_future(awaitable)
-    token.bind_task(task)
-    try:
-        return await task
-    except asyncio.CancelledError:
-        current = asyncio.current_task()
-        if token.error is not None and not (current is not None and current.cancelling()):
-            raise token.error from None
-        raise
-    finally:
-        token.bind_task(None)
 
 
 def handle_control(worker: Worker, raw: Any) -> bool:

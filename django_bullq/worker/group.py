@@ -12,13 +12,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
 from collections.abc import Sequence
 from typing import Any
 
 from ..conf import bullq_settings, get_queue, worker_options
 from ..core import eventloop
 from ..core.worker import Worker
+from ..core.worker.shutdown import SignalStop
 from .dispatch import process_job
 from .hygiene import after_job, before_job
 from .recycle import Recycler
@@ -58,7 +58,6 @@ class WorkerGroup:
     def __init__(self, workers: Sequence[Worker]) -> None:
         self.workers = list(workers)
         self.forced = False
-        self._signalled = False
 
     def close(self, force: bool = False) -> None:
         """Close every worker (``force``: hand active jobs back at once)."""
@@ -66,26 +65,13 @@ class WorkerGroup:
         for worker in self.workers:
             worker.close(force=force)
 
-    def _on_signal(self, signum: int) -> None:
-        name = signal.Signals(signum).name
-        if self._signalled:
-            logger.warning("%s again: stopping now; active jobs go back to wait", name)
-            self.close(force=True)
-            return
-        self._signalled = True
-        grace = max((w.opts.grace_period for w in self.workers), default=0)
-        logger.info("%s: no new jobs; active ones get %.1f s to finish", name, grace)
-        self.close()
-
     async def arun(self, burst: bool = False, handle_signals: bool = True) -> None:
         """Run all workers until closed (``burst``: until every queue is idle)."""
         loop = asyncio.get_running_loop()
-        installed: list[signal.Signals] = []
+        installed: list[int] = []
         if handle_signals:
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                    loop.add_signal_handler(sig, self._on_signal, sig)
-                    installed.append(sig)
+            grace = max((w.opts.grace_period for w in self.workers), default=0)
+            installed = SignalStop(self.close, grace).install(loop)
         try:
             results = await asyncio.gather(
                 *(self._run_one(w, burst) for w in self.workers), return_exceptions=True

@@ -1,0 +1,132 @@
+"""The worker's periodic duties: heartbeat, lock renewal (BullMQ ``extendLocks``), the shared
+stalled check (``moveStalledJobsToWait``) and the retention sweep, each run every interval and
+retried soon after a failure."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+from .. import calls, heartbeat
+from ..options import normalize_keep, now_ms
+from ..serialization import to_str
+from .options import DUTY_RETRY_S
+from .state import WorkerState
+
+logger = logging.getLogger("django_bullq.worker")
+
+
+class Duties(WorkerState):
+    """The worker's periodic duties (a mixin of :class:`~django_bullq.core.worker.Worker`)."""
+
+    def _start_duties(self) -> list[asyncio.Task[None]]:
+        """Start every duty the options ask for (the control channel aside).
+
+        Returns:
+            Their tasks (cancel them to stop the duties).
+        """
+        opts = self.opts
+        timers = [
+            asyncio.create_task(self._every(heartbeat.INTERVAL_S, self._heartbeat, at_start=True)),
+            asyncio.create_task(
+                self._every(opts.stalled_interval / 1000, self._check_stalled, at_start=True)
+            ),
+        ]
+        if not opts.skip_lock_renewal:
+            timers.append(
+                asyncio.create_task(self._every(opts.lock_duration / 2000, self._extend_locks))
+            )
+        if opts.maintenance_interval > 0:
+            timers.append(
+                asyncio.create_task(
+                    self._every(opts.maintenance_interval / 1000, self._enforce_retention)
+                )
+            )
+        return timers
+
+    async def _heartbeat(self) -> None:
+        """Write the heartbeat key, only while the fetch loop is alive (docs/reliability.md)."""
+        if not self.is_fetch_loop_alive():
+            if not self._closing:
+                logger.warning("worker %s: fetch loop stuck; heartbeat withheld", self.queue.name)
+            return
+        info = {
+            "queue": self.queue.name,
+            "started": self._started_ms,
+            "processed": self.processed,
+            "failed": self.failed,
+            "active": len(self._running),
+            "concurrency": self.opts.concurrency,
+        }
+        await heartbeat.abeat(self.queue.aclient, self.queue.keys, self.heartbeat_name, info)
+
+    async def _every(
+        self, seconds: float, duty: Callable[[], Awaitable[None]], at_start: bool = False
+    ) -> None:
+        if not at_start:
+            await asyncio.sleep(seconds)
+        while True:
+            pause = seconds
+            try:
+                await duty()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - periodic duties retry soon
+                logger.warning("worker %s: %s failed: %s", self.queue.name, duty.__name__, exc)
+                # A pooled connection that died in an outage fails its first use after it;
+                # try again within a second rather than a whole interval (heartbeat, locks).
+                pause = min(seconds, DUTY_RETRY_S)
+            await asyncio.sleep(pause)
+
+    async def _extend_locks(self) -> None:
+        pairs: list[str] = []
+        for job in list(self._running.values()):
+            if job.token:
+                pairs += [job.id, job.token]
+        if not pairs:
+            return
+        q = self.queue
+        # Through the pipeline, so a finish sent before this renewal is also run before it.
+        lost = await self._pipeline.call(
+            calls.extend_locks(q.keys, lock_duration=self.opts.lock_duration, pairs=pairs)
+        )
+        for raw_id in lost or []:
+            job_id = to_str(raw_id) or ""
+            if job_id in self._running and job_id not in self._ending:
+                logger.warning("worker %s: lost the lock of job %s", q.name, job_id)
+
+    async def _check_stalled(self) -> None:
+        q = self.queue
+        stalled = await q._arun(
+            calls.move_stalled_jobs_to_wait(
+                q.keys,
+                max_stalled_count=self.opts.max_stalled_count,
+                now=now_ms(),
+                stalled_interval=self.opts.stalled_interval,
+            )
+        )
+        for job_id in stalled or []:
+            logger.warning(
+                "worker %s: job %s stalled and was moved back to wait", q.name, to_str(job_id)
+            )
+
+    async def _enforce_retention(self) -> None:
+        """Apply removeOnComplete/removeOnFail on quiet queues too (case B35)."""
+        q = self.queue
+        for target in ("completed", "failed"):
+            default = (
+                self.opts.remove_on_complete if target == "completed" else self.opts.remove_on_fail
+            )
+            count, age, limit = normalize_keep(default)
+            await q._arun(
+                calls.clean_finished(
+                    q.keys,
+                    target,
+                    now=now_ms(),
+                    default_count=count,
+                    default_age=age,
+                    limit=limit,
+                    opts_field="removeOnComplete" if target == "completed" else "removeOnFail",
+                )
+            )

@@ -1,0 +1,138 @@
+"""Running one job's processor: the thread pool, the job hooks, sync or async calls, the cancel
+token and ``opts.timeout`` (docs/cancellation.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from typing import Any
+
+from ..cancel import CancelToken, reset_current, set_current
+from ..job import Job
+from .state import WorkerState
+
+logger = logging.getLogger("django_bullq.worker")
+
+
+def job_timeout_ms(job: Job) -> int:
+    """The job's ``opts.timeout`` in ms (0 when absent or not a positive integer)."""
+    value = job.opts.get("timeout")
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        return 0
+    return int(value)
+
+
+class Execution(WorkerState):
+    """The worker's job runs (a mixin of :class:`~django_bullq.core.worker.Worker`)."""
+
+    def _refuse_reason(self, job: Job) -> str | None:
+        """Why a fetched job must fail without running (BullMQ ``defa``, corrupt, too large)."""
+        if job.deferred_failure:
+            return job.deferred_failure
+        if job.corrupt:
+            return f"corrupt job hash: {job.corrupt}"
+        size = len(job.raw.get("data", "").encode("utf-8"))
+        if self.opts.max_data_bytes and size > self.opts.max_data_bytes:
+            return (
+                f"job data is {size} bytes, over this worker's payload limit of "
+                f"{self.opts.max_data_bytes} bytes (BULLQ['MAX_PAYLOAD_BYTES'])"
+            )
+        return None
+
+    async def _call_cancellable(self, job: Job) -> Any:
+        """Run the processor for ``job`` with a cancel token (and its timeout).
+
+        Returns:
+            The processor's result.
+
+        Raises:
+            CancelledJobError: the job was cancelled while it ran (also when the processor
+                ignored the cancellation and returned).
+            JobTimeoutExceeded: the same, for the job's timeout.
+            Exception: whatever the processor raises.
+        """
+        token = CancelToken(job.id)
+        job.cancel_token = token
+        self._cancel_tokens[job.id] = token
+        loop = asyncio.get_running_loop()
+        timeout = job_timeout_ms(job)
+        timer = loop.call_later(timeout / 1000, token.time_out, timeout) if timeout else None
+        handle = set_current(token)
+        try:
+            if self._is_async:
+                result = await _await_bound(token, self._call_processor(job))
+            else:
+                result = await loop.run_in_executor(self._executor, _sync_call, self, job, token)
+                if inspect.isawaitable(result):
+                    # A sync dispatcher handing back a coroutine (the Django layer's async tasks).
+                    if token.cancelled:
+                        _close(result)
+                    else:
+                        result = await _await_bound(token, result)
+            token.raise_if_cancelled()
+            return result
+        finally:
+            reset_current(handle)
+            if timer is not None:
+                timer.cancel()
+            if self._cancel_tokens.get(job.id) is token:
+                del self._cancel_tokens[job.id]
+
+    async def _call_processor(self, job: Job) -> Any:
+        if self._is_async:
+            loop = asyncio.get_running_loop()
+            if self.hooks:
+                await loop.run_in_executor(self._executor, self._run_hooks, job, 0)
+            try:
+                return await self.processor(job)
+            finally:
+                if self.hooks:
+                    await loop.run_in_executor(self._executor, self._run_hooks, job, 1)
+        loop = asyncio.get_running_loop()
+        result = await loop.run_in_executor(self._executor, self._call_sync, job)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    def _run_hooks(self, job: Job, index: int) -> None:
+        for pair in self.hooks:
+            try:
+                pair[index](job)
+            except Exception:  # noqa: BLE001 - a hook must not decide the job's fate
+                logger.exception("worker %s: job hook failed", self.queue.name)
+
+    def _call_sync(self, job: Job) -> Any:
+        self._run_hooks(job, 0)
+        try:
+            return self.processor(job)
+        finally:
+            self._run_hooks(job, 1)
+
+
+def _sync_call(worker: Execution, job: Job, token: CancelToken) -> Any:
+    handle = set_current(token)  # executor threads do not inherit the loop's context
+    try:
+        return worker._call_sync(job)
+    finally:
+        reset_current(handle)
+
+
+def _close(awaitable: Any) -> None:
+    if inspect.iscoroutine(awaitable):
+        awaitable.close()
+
+
+async def _await_bound(token: CancelToken, awaitable: Any) -> Any:
+    """Await ``awaitable`` in its own task that the token cancels; turn that into its error."""
+    task = asyncio.ensure_future(awaitable)
+    token.bind_task(task)
+    try:
+        return await task
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if token.error is not None and not (current is not None and current.cancelling()):
+            raise token.error from None
+        raise
+    finally:
+        token.bind_task(None)

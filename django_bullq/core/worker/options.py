@@ -1,0 +1,71 @@
+"""Worker settings (:class:`WorkerOptions`, BullMQ's names) and the worker's fixed limits."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..job import Job
+from ..serialization import DEFAULT_MAX_PAYLOAD_BYTES
+
+Processor = Callable[[Job], Any]
+#: Called in the thread that runs a sync job, before and after it (Django: close_old_connections).
+JobHook = Callable[[Job], None]
+
+MAX_BLOCK_S = 10.0
+MAX_RATE_LIMIT_WAIT_S = 30.0
+#: Consecutive fetch errors after which a burst run gives up (~3 s of backoff).
+BURST_MAX_FAILURES = 5
+#: s a fetch call may take before it is abandoned (a cut network that never answers).
+FETCH_TIMEOUT_S = 20.0
+#: s after which a failed periodic duty (heartbeat, lock renewal, stalled check) runs again.
+DUTY_RETRY_S = 1.0
+#: s of slack over a loop step's own wait before the fetch loop counts as stuck (no heartbeat).
+LOOP_SLACK_S = 10.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkerOptions:
+    """Worker settings (BullMQ ``WorkerOptions`` names in brackets). Durations in ms unless noted.
+
+    Attributes:
+        concurrency: jobs run at once [concurrency].
+        lock_duration: lock TTL, ms [lockDuration]; renewed every half of it.
+        stalled_interval: ms between stalled checks [stalledInterval].
+        max_stalled_count: stalls allowed before a job fails [maxStalledCount].
+        drain_delay: s to block on the marker when the queue is empty [drainDelay].
+        limiter_max / limiter_duration: rate limit, jobs per window of ms [limiter.max/duration].
+        name: worker name, written as ``pb`` and in the client name [name].
+        remove_on_complete / remove_on_fail: defaults when a job's opts have none.
+        max_data_bytes: jobs whose ``data`` is larger (bytes of JSON) fail without running,
+            with a readable reason (jobs added by other producers); 0 = no limit.
+        grace_period: s that active jobs get to finish after a stop signal.
+        maintenance_interval: ms between retention sweeps of completed/failed (0 = off).
+        metrics_max_data_points: per-minute completed/failed counts kept in BullMQ's metrics
+            keys, 0 = off [metrics.maxDataPoints]; read them with ``Queue.get_metrics``.
+        skip_lock_renewal: never renew locks [skipLockRenewal]; a job running longer than
+            lock_duration is then recovered by the stalled check (case B23).
+        listen_control: subscribe to ``<prefix>:<queue>:control`` so that
+            ``Queue.cancel_job`` from any process cancels jobs running here.
+        event_loop: the loop :meth:`Worker.run` creates: ``"auto"`` (uvloop when installed),
+            ``"uvloop"`` or ``"asyncio"`` (see :mod:`django_bullq.core.eventloop`).
+    """
+
+    concurrency: int = 1
+    lock_duration: int = 30_000
+    stalled_interval: int = 30_000
+    max_stalled_count: int = 1
+    drain_delay: float = 5.0
+    limiter_max: int = 0
+    limiter_duration: int = 0
+    name: str = ""
+    remove_on_complete: Any = None
+    remove_on_fail: Any = None
+    max_data_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES
+    grace_period: float = 30.0
+    maintenance_interval: int = 30_000
+    metrics_max_data_points: int = 0
+    event_loop: str = "auto"
+    skip_lock_renewal: bool = False
+    listen_control: bool = True

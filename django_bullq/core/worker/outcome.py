@@ -1,0 +1,262 @@
+"""How an attempt ends: complete, fail, retry or delay (BullMQ ``moveToFinished``,
+``retryJob``, ``moveToDelayed``), settled through a Redis outage while the lock lives.
+
+:func:`decide` is the failure policy as a pure function (no Redis): retry after a backoff, or
+fail for good.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from .. import backoff, calls
+from ..errors import BullqError, UnrecoverableError
+from ..job import Job
+from ..options import normalize_keep, now_ms
+from ..serialization import dumps
+from .state import WorkerState
+
+logger = logging.getLogger("django_bullq.worker")
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """Try the job again after ``delay_ms`` ms (0: back to wait at once); ``reason`` is the
+    attempt's ``failedReason``."""
+
+    delay_ms: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fail:
+    """Fail the job for good with ``reason`` as its ``failedReason``."""
+
+    reason: str
+
+
+def decide(job: Job, exc: BaseException) -> Retry | Fail:
+    """The failure policy for an attempt of ``job`` that raised ``exc`` (BullMQ's).
+
+    Retry while attempts remain (``job.attempts_made + 1 < job.attempts``), after the delay of
+    ``opts.backoff`` (:func:`~django_bullq.core.backoff.compute_delay`), unless ``exc`` is an
+    :class:`UnrecoverableError` (by class or by name, as from Node), carries
+    ``unrecoverable = True`` (``cancel_job(unrecoverable=True)``), or the backoff is unusable
+    (then the reason says so).
+
+    Returns:
+        :class:`Retry` or :class:`Fail`.
+    """
+    reason = failed_reason(exc)
+    final = isinstance(exc, UnrecoverableError) or type(exc).__name__ == "UnrecoverableError"
+    final = final or getattr(exc, "unrecoverable", False) is True  # cancel_job(unrecoverable)
+    if not final and job.attempts_made + 1 < job.attempts:
+        try:
+            delay = backoff.compute_delay(job.opts.get("backoff"), job.attempts_made + 1, exc)
+        except (KeyError, ValueError, TypeError) as bad:
+            return Fail(f"{reason} (no retry: unusable backoff {job.opts.get('backoff')!r}: {bad})")
+        if delay >= 0:
+            return Retry(delay, reason)
+    return Fail(reason)
+
+
+def failed_reason(exc: BaseException) -> str:
+    """``exc``'s message as BullMQ stores it (Node ``err.message``, Python ``str(err)``), else
+    its class name."""
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - an exception whose __str__ fails
+        text = ""
+    return text or type(exc).__name__
+
+
+def _stacktrace(exc: BaseException) -> list[str]:
+    try:
+        return ["".join(traceback.format_exception(exc))[-8000:]]
+    except Exception:  # noqa: BLE001
+        return [repr(exc)]
+
+
+def traces(job: Job, exc: BaseException) -> list[str]:
+    """The job's ``stacktrace`` after this failed attempt: one entry per failed attempt, the
+    newest last, trimmed to ``opts.stackTraceLimit`` (0 keeps none), as Node and PyPI BullMQ do."""
+    found = [*job.stacktrace, *_stacktrace(exc)]
+    limit = job.opts.get("stackTraceLimit")
+    if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0:
+        found = found[-limit:] if limit else []
+    return found
+
+
+class Outcome(WorkerState):
+    """The ends of attempts (a mixin of :class:`~django_bullq.core.worker.Worker`)."""
+
+    async def _handle_failure(self, job: Job, exc: BaseException) -> Job | None:
+        """Retry or fail the attempt of ``job`` that raised ``exc`` (policy: :func:`decide`)."""
+        trace = traces(job, exc)
+        verdict = decide(job, exc)
+        if isinstance(verdict, Retry):
+            logger.info(
+                "worker %s: job %s (%s) attempt %d failed: %s; retry in %d ms",
+                self.queue.name,
+                job.id,
+                job.name,
+                job.attempts_made + 1,
+                verdict.reason,
+                verdict.delay_ms,
+            )
+            await self._retry(job, verdict.delay_ms, verdict.reason, trace)
+            return None
+        # The formatted trace, not exc_info: a log record holding the traceback would keep
+        # the job's frames (and e.g. its database connection) alive.
+        logger.error(
+            "worker %s: job %s (%s) failed after %d attempt(s): %s\n%s",
+            self.queue.name,
+            job.id,
+            job.name,
+            job.attempts_made + 1,
+            verdict.reason,
+            trace[-1] if trace else "",
+        )
+        self.failed += 1
+        return await self._finish(job, "failed", verdict.reason, dumps(trace))
+
+    async def _retry(self, job: Job, delay: int, reason: str, trace: list[str]) -> None:
+        keys, token, trace_text = self.queue.keys, job.token or "0", dumps(trace)
+        if delay > 0:
+            call = calls.move_to_delayed(
+                keys,
+                job_id=job.id,
+                now=now_ms(),
+                delay=delay,
+                token=token,
+                skip_attempt=False,
+                failed_reason=reason,
+                stacktrace=trace_text,
+            )
+        else:
+            call = calls.retry_job(
+                keys,
+                job_id=job.id,
+                now=now_ms(),
+                token=token,
+                failed_reason=reason,
+                stacktrace=trace_text,
+            )
+        await self._settle(call, job.id)
+
+    async def _settle(self, call: calls.Call[Any], job_id: str) -> Any:
+        """Run a script that ends an attempt, retrying through a Redis outage while the lock lives.
+
+        A restarted Redis (AOF) still holds the job's lock, so finishing later is valid and
+        spares a re-run by the stalled check (case B27). Retries stop once ``lock_duration``
+        has passed: the job is then recovered as stalled.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.opts.lock_duration / 1000
+        self._ending.add(job_id)
+        try:
+            return await self._settle_until(call, job_id, deadline)
+        finally:
+            self._ending.discard(job_id)
+
+    async def _settle_until(self, call: calls.Call[Any], job_id: str, deadline: float) -> Any:
+        loop = asyncio.get_running_loop()
+        failures = 0
+        while True:
+            try:
+                return await self._pipeline.call(call)
+            except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+                failures += 1
+                delay = min(0.05 * 2**failures, 1.0)
+                if loop.time() + delay >= deadline:
+                    raise
+                logger.warning(
+                    "worker %s: %s of job %s failed (%s); retrying in %.2f s",
+                    self.queue.name,
+                    call.script,
+                    job_id,
+                    exc,
+                    delay,
+                )
+                await asyncio.sleep(delay)
+
+    def _keep(self, job: Job, target: str) -> tuple[int, int, int]:
+        key = "removeOnComplete" if target == "completed" else "removeOnFail"
+        value = job.opts.get(key)
+        if value is None:
+            value = (
+                self.opts.remove_on_complete if target == "completed" else self.opts.remove_on_fail
+            )
+        try:
+            return normalize_keep(value)
+        except (ValueError, TypeError):
+            return normalize_keep(None)
+
+    async def _finish(self, job: Job, target: str, value: str, stacktrace: str = "") -> Job | None:
+        count, age, limit = self._keep(job, target)
+        fetch_next = not (self._closing or self._paused_locally) and (
+            self._limit_until <= asyncio.get_running_loop().time()
+        )
+        token = job.token or "0"
+        call = calls.move_to_finished(
+            self.queue.keys,
+            job_id=job.id,
+            now=now_ms(),
+            target=target,
+            value=value,
+            token=token,
+            keep_count=count,
+            keep_age=age,
+            keep_limit=limit,
+            fetch_next=fetch_next,
+            lock_duration=self.opts.lock_duration,
+            limiter_max=self.opts.limiter_max,
+            limiter_duration=self.opts.limiter_duration,
+            worker_name=self.opts.name,
+            attempts=job.attempts,
+            stacktrace=stacktrace,
+            max_metrics_size=self.opts.metrics_max_data_points,
+        )
+        reply = await self._settle(call, job.id)
+        if target == "completed":
+            self.processed += 1
+        if isinstance(reply, list):
+            nxt, _, _ = self._parse_fetch(reply, token)
+            return nxt
+        return None
+
+    async def _move_limited_back(self, job: Job) -> None:
+        """The processor raised the rate-limit error: job back to wait, honour the limiter TTL."""
+        q = self.queue
+        ttl = await q._arun(
+            calls.move_job_from_active_to_wait(q.keys, job_id=job.id, token=job.token or "0")
+        )
+        if isinstance(ttl, int) and ttl > 0:
+            self._limit_until = asyncio.get_running_loop().time() + ttl / 1000
+        logger.info(
+            "worker %s: job %s (%s) rate limited; back to wait, fetching again in %d ms",
+            q.name,
+            job.id,
+            job.name,
+            ttl if isinstance(ttl, int) else 0,
+        )
+
+    async def _hand_back(self, job: Job) -> None:
+        """Move an active job of ours back to the front of wait, no attempt counted."""
+        q = self.queue
+        try:
+            await q._arun(
+                calls.move_job_from_active_to_wait(q.keys, job_id=job.id, token=job.token or "0")
+            )
+            logger.warning(
+                "worker %s: job %s handed back to wait (worker closing or paused)", q.name, job.id
+            )
+        except (BullqError, OSError) as exc:
+            logger.warning("worker %s: could not hand back job %s: %s", q.name, job.id, exc)
