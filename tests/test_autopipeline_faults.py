@@ -253,8 +253,13 @@ async def test_producers_under_client_kills_and_script_flushes_get_their_own_rep
     sample = random.sample(sorted(added), min(500, len(added)))
     for jid in sample:
         assert json.loads(r.hget(queue.keys.job(jid), "data")) == {"id": jid}
-    # after the storm the pipeline works again
-    job = await queue.aadd("after", 1, job_id="after-1")
+    # after the storm the pipeline works again. The storm's last kill may have closed the
+    # idle pipelined connection after the last call: by the documented rule the next call
+    # on it fails as a ConnectionError (the close is read only then), and the one after works.
+    try:
+        job = await queue.aadd("after", 1, job_id="after-1")
+    except redis.ConnectionError:
+        job = await queue.aadd("after", 1, job_id="after-1")  # same id: safe to send again
     assert job.id == "after-1"
 
 
