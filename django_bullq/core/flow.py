@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import calls
-from .calls import Call
+from .calls import Call, Steps
 from .connection import Connection, as_connection
 from .errors import ParentMissing, script_error
 from .job import Job
@@ -234,30 +234,24 @@ class FlowProducer:
             A :class:`JobNode`, or None when the job does not exist. Children whose hash is
             gone are left out.
         """
-        job = self.queue(queue_name).get_job(job_id)
-        if job is None:
-            return None
-        node = JobNode(job)
-        if depth > 1:
-            for key in job.get_dependencies()["all"]:
-                where = self._split(key)
-                if where is not None:
-                    child = self.get_flow(where[0], where[1], depth - 1)
-                    if child is not None:
-                        node.children.append(child)
-        return node
+        return self.queue(queue_name)._drive(self._read_flow(queue_name, job_id, depth))
 
     async def aget_flow(self, queue_name: str, job_id: str, depth: int = 10) -> JobNode | None:
         """Async twin of :meth:`get_flow`."""
-        job = await self.queue(queue_name).aget_job(job_id)
+        return await self.queue(queue_name)._adrive(self._read_flow(queue_name, job_id, depth))
+
+    def _read_flow(self, queue_name: str, job_id: str, depth: int) -> Steps[JobNode | None]:
+        """The reads of :meth:`get_flow`, depth first (all queues share one connection)."""
+        job: Job | None = yield self.queue(queue_name)._job_command(job_id)
         if job is None:
             return None
         node = JobNode(job)
         if depth > 1:
-            for key in (await job.aget_dependencies())["all"]:
+            deps = yield job._dependencies()
+            for key in deps["all"]:
                 where = self._split(key)
                 if where is not None:
-                    child = await self.aget_flow(where[0], where[1], depth - 1)
+                    child = yield from self._read_flow(where[0], where[1], depth - 1)
                     if child is not None:
                         node.children.append(child)
         return node

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .. import calls, limits
-from ..calls import Call, operations
+from ..calls import Call, Command, operations
 from ..connection import reaching
 from ..job import Job
 from ..keys import check_same_slot
@@ -405,18 +405,15 @@ class Queue(QueueGetters, JobSchedulers):
             How many subscribed workers received the message (Redis ``PUBLISH``; on Redis
             Cluster the sharded ``SPUBLISH`` to the node owning the queue's slot).
         """
-        from ..cancel import CONTROL_SUFFIX, cancel_message
-
-        publish = self.client.spublish if self.is_cluster else self.client.publish
-        return int(
-            publish(self.keys[CONTROL_SUFFIX], cancel_message(job_id, reason, unrecoverable))
-        )
+        return self._command(self._cancel_command(job_id, reason, unrecoverable))
 
     async def acancel_job(self, job_id: str, reason: str = "", unrecoverable: bool = False) -> int:
         """Async twin of :meth:`cancel_job`."""
+        return await self._acommand(self._cancel_command(job_id, reason, unrecoverable))
+
+    def _cancel_command(self, job_id: str, reason: str, unrecoverable: bool) -> Command[int]:
         from ..cancel import CONTROL_SUFFIX, cancel_message
 
-        publish = self.aclient.spublish if self.is_cluster else self.aclient.publish
-        return int(
-            await publish(self.keys[CONTROL_SUFFIX], cancel_message(job_id, reason, unrecoverable))
-        )
+        message = cancel_message(job_id, reason, unrecoverable)
+        publish = "spublish" if self.is_cluster else "publish"
+        return Command(publish, (self.keys[CONTROL_SUFFIX], message), parse=int)
