@@ -205,15 +205,23 @@ class Job:
         Raises:
             SerializationError: progress is not JSON. JobNotFound: the job is gone.
         """
-        self._queue()._drive(self._write(self._progress_call(progress), progress=progress))
+        self._queue()._drive(self._json_write("progress", progress))
 
     async def aupdate_progress(self, progress: Any) -> None:
         """Async twin of :meth:`update_progress`."""
-        await self._queue()._adrive(self._write(self._progress_call(progress), progress=progress))
+        await self._queue()._adrive(self._json_write("progress", progress))
 
-    def _progress_call(self, progress: Any) -> calls.Call[Any]:
-        text = dumps(progress, f"progress of job {self.id}")
-        return calls.update_progress(self._queue().keys, job_id=self.id, progress=text)
+    def _json_write(self, name: str, value: Any) -> Steps[None]:
+        """Store ``value`` as JSON in the hash field ``name`` (``progress``, by its script with
+        its event, or ``data``), then on this job. SerializationError when it is not JSON."""
+        text = dumps(value, f"{name} of job {self.id}")
+        keys = self._queue().keys
+        call = (
+            calls.update_progress(keys, job_id=self.id, progress=text)
+            if name == "progress"
+            else calls.update_data(keys, self.id, data=text)
+        )
+        return self._write(call, **{name: value})
 
     def _write(self, call: calls.Call[Any], **fields: Any) -> Steps[None]:
         """Run ``call``, then set ``fields`` on this job (only once the write succeeded)."""
@@ -434,20 +442,13 @@ class Job:
         return self._write(call, delay=delay)
 
     def update_data(self, data: Any) -> None:
-        """Replace the job's data with a JSON value (BullMQ ``updateData``).
-
-        Raises:
-            SerializationError: data is not JSON. JobNotFound: the job is gone.
-        """
-        self._queue()._drive(self._write(self._data_call(data), data=data))
+        """Replace the job's data with a JSON value (BullMQ ``updateData``); raises
+        SerializationError when it is not JSON, JobNotFound when the job is gone."""
+        self._queue()._drive(self._json_write("data", data))
 
     async def aupdate_data(self, data: Any) -> None:
         """Async twin of :meth:`update_data`."""
-        await self._queue()._adrive(self._write(self._data_call(data), data=data))
-
-    def _data_call(self, data: Any) -> calls.Call[Any]:
-        text = dumps(data, f"data of job {self.id}")
-        return calls.update_data(self._queue().keys, self.id, data=text)
+        await self._queue()._adrive(self._json_write("data", data))
 
 
 def _as_dict(raw: Any) -> dict[str, str]:

@@ -84,37 +84,52 @@ class Command(Generic[T]):
 Step = Call[Any] | Read[Any] | Command[Any]
 
 
+class _Cursor(Generic[R]):
+    """A driven operation, moved on step by step; its value once it returned."""
+
+    __slots__ = ("steps", "value")
+
+    def __init__(self, steps: Steps[R]) -> None:
+        self.steps = steps
+        self.value: R  # set when the operation returns
+
+    def advance(self, reply: Any = None, error: Exception | None = None) -> Step | None:
+        """Send ``reply`` into the operation (or throw ``error`` in at its ``yield``); the next
+        step it yields, or None once it returned (its value is then :attr:`value`)."""
+        try:
+            return self.steps.send(reply) if error is None else self.steps.throw(error)
+        except StopIteration as done:
+            self.value = done.value
+            return None
+
+
 def drive(run: Callable[[Step], Any], steps: Steps[R]) -> R:
     """Run ``steps`` to its end, each step through ``run``; returns the generator's value.
 
     An exception of a step is thrown into the generator at its ``yield`` (it may catch it);
     uncaught, it propagates from here.
     """
-    try:
-        step = next(steps)
-        while True:
-            try:
-                reply = run(step)
-            except Exception as exc:  # noqa: BLE001 - the operation decides; uncaught, re-raised
-                step = steps.throw(exc)
-            else:
-                step = steps.send(reply)
-    except StopIteration as done:
-        result: R = done.value
-        return result
+    cursor = _Cursor(steps)
+    step = cursor.advance()
+    while step is not None:
+        try:
+            reply = run(step)
+        except Exception as exc:  # noqa: BLE001 - the operation decides; uncaught, re-raised
+            step = cursor.advance(error=exc)
+        else:
+            step = cursor.advance(reply)
+    return cursor.value
 
 
 async def adrive(run: Callable[[Step], Awaitable[Any]], steps: Steps[R]) -> R:
     """Async twin of :func:`drive`: each step through the coroutine function ``run``."""
-    try:
-        step = next(steps)
-        while True:
-            try:
-                reply = await run(step)
-            except Exception as exc:  # noqa: BLE001 - see drive
-                step = steps.throw(exc)
-            else:
-                step = steps.send(reply)
-    except StopIteration as done:
-        result: R = done.value
-        return result
+    cursor = _Cursor(steps)
+    step = cursor.advance()
+    while step is not None:
+        try:
+            reply = await run(step)
+        except Exception as exc:  # noqa: BLE001 - see drive
+            step = cursor.advance(error=exc)
+        else:
+            step = cursor.advance(reply)
+    return cursor.value
