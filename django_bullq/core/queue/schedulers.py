@@ -68,14 +68,7 @@ class JobSchedulers(QueueBase):
             SchedulerSlotsBusy: (Lua code -11) every, 32 slots hold started iterations.
         """
         return self._drive(
-            self._upsert(
-                scheduler_id,
-                repeat,
-                template,
-                dict(
-                    limit=limit, start_date=start_date, end_date=end_date, immediately=immediately
-                ),
-            )
+            self._upsert(scheduler_id, repeat, template, limit, start_date, end_date, immediately)
         )
 
     async def aupsert_job_scheduler(
@@ -91,14 +84,7 @@ class JobSchedulers(QueueBase):
     ) -> Job | None:
         """Async twin of :meth:`upsert_job_scheduler`."""
         return await self._adrive(
-            self._upsert(
-                scheduler_id,
-                repeat,
-                template,
-                dict(
-                    limit=limit, start_date=start_date, end_date=end_date, immediately=immediately
-                ),
-            )
+            self._upsert(scheduler_id, repeat, template, limit, start_date, end_date, immediately)
         )
 
     def _upsert(
@@ -106,9 +92,13 @@ class JobSchedulers(QueueBase):
         scheduler_id: str,
         repeat: dict[str, Any],
         template: dict[str, Any] | None,
-        extra: dict[str, Any],
+        limit: int | None,
+        start_date: Any,
+        end_date: Any,
+        immediately: bool | None,
     ) -> Steps[Job | None]:
         """The upsert's call (none when the schedule is over), then its pending iteration."""
+        extra = dict(limit=limit, start_date=start_date, end_date=end_date, immediately=immediately)
         call = upsert_call(self.keys, scheduler_id, repeat, template, extra)
         job_id = None if call is None else _iteration_id((yield call))
         job: Job | None = None if job_id is None else (yield self._job_command(job_id))
