@@ -20,17 +20,15 @@ import redis.asyncio.sentinel
 import redis.cluster
 import redis.sentinel
 
-from .errors import BullqError
+# re-exported: their old paths
+from .errors import ConnectionConfigError as ConnectionConfigError
+from .errors import RedisUnavailableError as RedisUnavailableError
 from .packing import use_hiredis_packing
 
 #: redis-py keyword arguments applied unless ``OPTIONS`` set them (s): a dead or silent Redis
 #: makes a call fail instead of hanging (a producer fails fast, a worker's loop moves on).
 #: Blocking reads (worker marker wait, events) use their own, longer socket timeout.
 CLIENT_DEFAULTS: dict[str, Any] = {"socket_connect_timeout": 5.0, "socket_timeout": 30.0}
-
-
-class ConnectionConfigError(BullqError, ValueError):
-    """A Redis URL or client cannot be used (unknown scheme, missing service name...)."""
 
 
 #: Shown instead of a secret.
@@ -73,14 +71,6 @@ def redact_options(options: dict[str, Any]) -> dict[str, Any]:
         k: HIDDEN if "password" in k.lower() or k.lower() in ("credential_provider",) else v
         for k, v in options.items()
     }
-
-
-class RedisUnavailableError(BullqError, redis.ConnectionError):
-    """Redis could not be reached (refused, timed out, reset) for a call that must not wait.
-
-    A subclass of redis-py's ``ConnectionError``, so existing handlers still catch it. The
-    message names the server (password hidden) and what was being done.
-    """
 
 
 @contextmanager

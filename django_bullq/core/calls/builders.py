@@ -447,10 +447,7 @@ def drain(keys: QueueKeys, *, delayed: bool, count: int, kept: Sequence[int]) ->
 
 
 def obliterate(keys: QueueKeys, *, count: int, force: bool, cursor: str) -> Call[Any]:
-    """obliterate-2: one step of deleting the queue; its codes are read by the caller."""
+    """obliterate-2: one step of deleting the queue; replies the next cursor or 0 (done)."""
     return Call(
-        "obliterate",
-        (keys["meta"], keys["active"]),
-        (keys.key_prefix, count, _flag(force), cursor),
-        raise_codes=False,
+        "obliterate", (keys["meta"], keys["active"]), (keys.key_prefix, count, _flag(force), cursor)
     )
