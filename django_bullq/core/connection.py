@@ -21,6 +21,7 @@ import redis.cluster
 import redis.sentinel
 
 # re-exported: their old paths
+from .deprecation import renamed_kwargs
 from .errors import ConnectionConfigError as ConnectionConfigError
 from .errors import RedisUnavailableError as RedisUnavailableError
 from .packing import use_hiredis_packing
@@ -160,22 +161,21 @@ class Connection:
             return self.async_client
         return self._build(asyncio_=True)
 
-    def new_blocking_client(self, min_socket_timeout: float) -> Any:
+    @renamed_kwargs(min_socket_timeout="min_socket_timeout_s")
+    def new_blocking_client(self, min_socket_timeout_s: float) -> Any:
         """A dedicated asyncio client for blocking commands (``BZPOPMIN``, ``XREAD BLOCK``).
 
-        Its socket timeout is raised to at least ``min_socket_timeout`` seconds, so a block
+        Its socket timeout is raised to at least ``min_socket_timeout_s`` seconds, so a block
         that legitimately lasts that long is not cut off by a client default (redis-py 8 reads
         with a 5 s timeout) and reported as a connection error.
         """
         if self.url is None:
             # A client handed in without a URL: share its pool on one dedicated connection.
             return self.new_async_client().client()
-        timeout = self.options.get("socket_timeout")
-        if timeout is not None and timeout < min_socket_timeout:
-            timeout = min_socket_timeout
-        elif timeout is None:
-            timeout = min_socket_timeout
-        return self._build(asyncio_=True, socket_timeout=timeout)
+        timeout_s = self.options.get("socket_timeout")
+        if timeout_s is None or timeout_s < min_socket_timeout_s:
+            timeout_s = min_socket_timeout_s
+        return self._build(asyncio_=True, socket_timeout=timeout_s)
 
     def _build(self, asyncio_: bool, **overrides: Any) -> Any:
         if self.url is None:
