@@ -82,7 +82,7 @@ class Worker(Execution, Outcome, Duties):
             max_workers=self.opts.concurrency, thread_name_prefix=f"bullq-{self.queue.name}"
         )
         if handle_signals:
-            stop = SignalStop(self.close, self.opts.grace_period, lambda: self._closing)
+            stop = SignalStop(self.close, self.opts.grace_period_s, lambda: self._closing)
             stop.install(asyncio.get_running_loop())
         self._checkpoint(0)
         self._started_ms = now_ms()
@@ -437,7 +437,7 @@ class Worker(Execution, Outcome, Duties):
             return
         if not self._force:
             assert self._wake is not None
-            deadline = asyncio.get_running_loop().time() + self.opts.grace_period
+            deadline = asyncio.get_running_loop().time() + self.opts.grace_period_s
             # _wake is set again by close(force=True): a second signal ends the grace period.
             while self._slots and not self._force:
                 remaining = deadline - asyncio.get_running_loop().time()

@@ -120,7 +120,7 @@ class Command(BaseCommand):
                 burst=options["burst"],
                 concurrency=options["concurrency"],
                 name=options["name"],
-                grace_period=options["grace_period"],
+                grace_period_s=options["grace_period"],
                 recycler=recycler,
             )
         except (ConfigurationError, InvalidNameError) as exc:
