@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any
+from datetime import datetime
+from typing import Any, TypedDict
 
 from asgiref.sync import sync_to_async
 from django.core.checks import CheckMessage, Error
@@ -52,6 +53,22 @@ from .results import (
 
 #: Keys of the backend's ``OPTIONS``.
 OPTION_KEYS = ("ON_COMMIT", "DATABASE", "OUTBOX")
+
+
+class _Times(TypedDict):
+    enqueued_at: datetime | None
+    started_at: datetime | None
+    last_attempted_at: datetime | None
+    finished_at: datetime | None
+
+
+#: The times of a new ``TaskResult``: none yet (``enqueued_at`` is set once the job is added).
+NOT_STARTED: _Times = {
+    "enqueued_at": None,
+    "started_at": None,
+    "last_attempted_at": None,
+    "finished_at": None,
+}
 
 
 class BullQBackend(BaseTaskBackend):
@@ -106,15 +123,12 @@ class BullQBackend(BaseTaskBackend):
             task=task,
             id=get_random_string(32),
             status=TaskResultStatus.READY,
-            enqueued_at=None,
-            started_at=None,
-            last_attempted_at=None,
-            finished_at=None,
             args=args,
             kwargs=kwargs,
             backend=self.alias,
             errors=[],
             worker_ids=[],
+            **NOT_STARTED,
         )
 
     def _add(self, result: Any) -> JobAdd[Pending[Job]]:

@@ -28,6 +28,8 @@ from .transaction import JobAdd, Pending, asubmit, submit
 
 #: Options of a task that are not BullMQ job options.
 TASK_OPTIONS = ("queue", "on_commit", "database", "process", "outbox")
+#: Keywords of :func:`task` that are :class:`Task` settings; the others are job options.
+TASK_SETTINGS = ("name", "raw", *TASK_OPTIONS)
 #: BullMQ job options a task accepts (fields of :class:`JobOptions`).
 JOB_OPTIONS = tuple(name for name in JobOptions.__dataclass_fields__)
 
@@ -392,19 +394,7 @@ def task(
 ) -> Callable[[Callable[P, R]], Task[P, R]]: ...
 
 
-def task(
-    func: Callable[..., Any] | None = None,
-    /,
-    *,
-    name: str | None = None,
-    raw: bool = False,
-    queue: str | None = None,
-    on_commit: bool = True,
-    database: str = "default",
-    process: bool = False,
-    outbox: bool | None = None,
-    **job_options: Any,
-) -> Any:
+def task(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     """Make a function a task: ``@task`` or ``@task(queue=..., attempts=3, ...)``.
 
     Args:
@@ -421,7 +411,8 @@ def task(
             transactional outbox; None (default) follows ``BULLQ["OUTBOX"]["ENABLED"]``.
         process: run the (sync) function in a separate process of a ``spawn`` pool inside
             the worker, for CPU-bound work; arguments and result stay JSON (docs/workers.md).
-        job_options: BullMQ job options, :class:`JobOptions` field names: ``attempts``,
+        options: the keywords above and BullMQ job options, :class:`JobOptions` field names
+            (the overloads give their types): ``attempts``,
             ``backoff`` (ms or ``{"type": "fixed"|"exponential", "delay": ms, "jitter": 0..1}``),
             ``delay`` (ms, ``timedelta``, or ``datetime``: naive ones are in ``TIME_ZONE``),
             ``priority`` (1 most urgent .. 2_097_151; 0 none), ``lifo``, ``job_id``,
@@ -436,18 +427,10 @@ def task(
         TaskRegistryError: another function already uses the name.
     """
 
+    settings = {key: options.pop(key) for key in TASK_SETTINGS if key in options}
+
     def decorate(function: Callable[..., Any]) -> Task[..., Any]:
-        made = Task(
-            function,
-            name=name,
-            raw=raw,
-            queue=queue,
-            on_commit=on_commit,
-            database=database,
-            job_options=job_options,
-            process=process,
-            outbox=outbox,
-        )
+        made = Task(function, job_options=options, **settings)
         registry.register(made)
         return made
 
