@@ -20,12 +20,11 @@ which :func:`submit` uses too.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import logging
 import uuid
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from django.db import transaction
 
@@ -209,9 +208,9 @@ def defer(
     return pending
 
 
-@dataclasses.dataclass(slots=True)
-class JobAdd(Generic[PendingT]):
-    """One job to add now or after the commit: what :func:`submit` / :func:`asubmit` take.
+class JobAdd(NamedTuple, Generic[PendingT]):
+    """One job to add now or after the commit: what :func:`submit` / :func:`asubmit` take
+    (a named tuple: cheap to build on the enqueue hot path).
 
     Attributes:
         queue_name: queue (None: ``BULLQ["DEFAULT_QUEUE"]``). name: job name. data: JSON value.
