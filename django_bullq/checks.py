@@ -273,15 +273,15 @@ def _prefix_errors(prefix: Any, connection: Any, where: str) -> list[CheckMessag
     if not isinstance(prefix, str) or not prefix:
         return [_error(3, f"{where}['PREFIX'] must be a non-empty string.", _DOCS)]
     url = connection.get("URL") if isinstance(connection, dict) else connection
-    if isinstance(url, str) and url.startswith("redis+cluster://"):
-        if not has_hash_tag(prefix):
-            return [
-                _error(
-                    9,
-                    f"{where} is on Redis Cluster but its prefix {prefix!r} holds no hash tag.",
-                    f"Use a prefix such as '{{{prefix}}}' so all keys of a queue share one slot.",
-                )
-            ]
+    on_cluster = isinstance(url, str) and url.startswith("redis+cluster://")
+    if on_cluster and not has_hash_tag(prefix):
+        return [
+            _error(
+                9,
+                f"{where} is on Redis Cluster but its prefix {prefix!r} holds no hash tag.",
+                f"Use a prefix such as '{{{prefix}}}' so all keys of a queue share one slot.",
+            )
+        ]
     return []
 
 

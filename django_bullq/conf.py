@@ -82,8 +82,8 @@ WORKER_FIELDS: dict[str, str] = {
     "STALLED_INTERVAL": "stalled_interval",
     "MAX_STALLED_COUNT": "max_stalled_count",
     "DRAIN_DELAY": "drain_delay",
-    "GRACE_PERIOD": "grace_period",
-    "MAINTENANCE_INTERVAL": "maintenance_interval",
+    "GRACE_PERIOD": "grace_period_s",
+    "MAINTENANCE_INTERVAL": "maintenance_interval_ms",
     "REMOVE_ON_COMPLETE": "remove_on_complete",
     "REMOVE_ON_FAIL": "remove_on_fail",
     "LIMITER_MAX": "limiter_max",
@@ -255,7 +255,7 @@ def worker_options(**overrides: Any) -> WorkerOptions:
     """``BULLQ["WORKER"]`` as core :class:`WorkerOptions`, with ``overrides`` applied on top.
 
     Args:
-        overrides: WorkerOptions field names (``concurrency=4``, ``grace_period=5.0`` s,
+        overrides: WorkerOptions field names (``concurrency=4``, ``grace_period_s=5.0``,
             ``name="w1"``...); ``None`` values are ignored.
 
     Raises:

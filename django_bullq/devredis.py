@@ -26,6 +26,7 @@ from urllib.parse import unquote, urlsplit
 import redis
 
 from .core.connection import redact_url
+from .core.deprecation import renamed_kwargs
 from .exceptions import BadURLError, DevRedisError
 
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -75,14 +76,17 @@ def parse_url(url: str) -> RedisTarget:
     return RedisTarget(url=url, host=parts.hostname or "127.0.0.1", port=port, password=password)
 
 
-def answers(url: str, timeout: float = 1.0) -> bool:
-    """True when a Redis at ``url`` replies to PING.
+@renamed_kwargs(timeout="timeout_s")
+def answers(url: str, timeout_s: float = 1.0) -> bool:
+    """True when a Redis at ``url`` replies to PING within ``timeout_s`` seconds.
+
+    (``timeout``, the old name of ``timeout_s``, is still accepted with a DeprecationWarning.)
 
     Raises:
         DevRedisError: something answers but refuses us (wrong or missing password), or it
             is not a Redis.
     """
-    client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
+    client = redis.Redis.from_url(url, socket_connect_timeout=timeout_s, socket_timeout=timeout_s)
     shown = redact_url(url)  # messages never carry the password
     try:
         return bool(client.ping())
@@ -125,12 +129,13 @@ def find_redis_server() -> str:
     )
 
 
-def start_server(target: RedisTarget, timeout: float = START_TIMEOUT_S) -> Path:
+@renamed_kwargs(timeout="timeout_s")
+def start_server(target: RedisTarget, timeout_s: float = START_TIMEOUT_S) -> Path:
     """Start a daemonized ``redis-server`` for ``target`` and wait until it answers.
 
     Args:
         target: the parts of a local URL.
-        timeout: seconds to wait for the first PONG.
+        timeout_s: seconds to wait for the first PONG (old name ``timeout``, deprecated).
 
     Returns:
         The server's directory (log file ``redis.log``, pid file ``redis.pid``).
@@ -175,14 +180,14 @@ def start_server(target: RedisTarget, timeout: float = START_TIMEOUT_S) -> Path:
             f"redis-server failed to start (exit {done.returncode}): "
             f"{(done.stderr or done.stdout).strip()}"
         )
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if answers(target.url, timeout=0.5):
+        if answers(target.url, timeout_s=0.5):
             return workdir
         time.sleep(0.1)
     raise DevRedisError(
         f"redis-server started but {redact_url(target.url)} did not answer "
-        f"within {timeout:.0f} s; see {workdir / 'redis.log'}"
+        f"within {timeout_s:.0f} s; see {workdir / 'redis.log'}"
     )
 
 

@@ -1,7 +1,7 @@
 """The errors of the Django layer, in one place (the engine's are in ``django_bullq.core.errors``).
 
-Every one is a :class:`~django_bullq.core.errors.BullqError` except the development Redis
-helper's, which a ``make demo`` user meets before any settings exist. The modules that raise
+Every one is a :class:`~django_bullq.core.errors.BullqError` (the tree: docs/api.md#errors).
+The modules that raise
 them re-export them under their old names (``django_bullq.conf.ConfigurationError``,
 ``django_bullq.tasks.TaskRegistryError``, ``django_bullq.devredis.DevRedisError``).
 """
@@ -21,7 +21,7 @@ class TaskRegistryError(BullqError, ValueError):
     """Two different functions claim one job name."""
 
 
-class DevRedisError(Exception):
+class DevRedisError(BullqError):
     """A Redis could not be made available at the URL; the message says why and what to do."""
 
 

@@ -1,25 +1,10 @@
 """The public import path of flows from Django (``from django_bullq.flows import add_flow``).
 
 The code lives in :mod:`django_bullq.producer.flows`; this module only re-exports it, under
-the path docs/flows.md gives.
+the path docs/flows.md gives: the names of that module's ``__all__``.
 """
 
-from .producer.flows import (
-    aadd_chain,
-    aadd_flow,
-    add_chain,
-    add_flow,
-    check_one_home,
-    flow_producer,
-    with_job_ids,
-)
+from .producer import flows as _home
+from .producer.flows import *  # noqa: F403 - exactly _home.__all__
 
-__all__ = [
-    "aadd_chain",
-    "aadd_flow",
-    "add_chain",
-    "add_flow",
-    "check_one_home",
-    "flow_producer",
-    "with_job_ids",
-]
+__all__ = _home.__all__

@@ -35,7 +35,7 @@ def test_worker_dict_merges_key_by_key() -> None:
     with override_settings(BULLQ={"WORKER": {"CONCURRENCY": 4, "GRACE_PERIOD": 2.5}}):
         opts = conf.worker_options()
         assert opts.concurrency == 4
-        assert opts.grace_period == 2.5
+        assert opts.grace_period_s == 2.5
         assert opts.lock_duration == 30_000
         assert conf.worker_options(concurrency=9, name=None).concurrency == 9
 

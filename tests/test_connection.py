@@ -167,3 +167,17 @@ def test_cluster_prefix_without_hash_tag_is_rejected() -> None:
 def test_unknown_url_scheme_is_rejected() -> None:
     with pytest.raises(ConnectionConfigError, match="scheme"):
         Queue("q", "http://127.0.0.1:6379")
+
+
+async def test_blocking_client_socket_timeout_is_raised_to_the_minimum() -> None:
+    """``min_socket_timeout_s`` (s) only ever raises OPTIONS' socket_timeout; the old keyword
+    ``min_socket_timeout`` still works, with a DeprecationWarning."""
+    conn = Connection("redis://127.0.0.1:1/0", options={"socket_timeout": 60.0})
+    client = conn.new_blocking_client(35.0)
+    assert client.connection_pool.connection_kwargs["socket_timeout"] == 60.0
+    await client.aclose()
+    conn = Connection("redis://127.0.0.1:1/0")
+    with pytest.warns(DeprecationWarning, match="'min_socket_timeout_s'"):
+        client = conn.new_blocking_client(min_socket_timeout=35.0)
+    assert client.connection_pool.connection_kwargs["socket_timeout"] == 35.0
+    await client.aclose()

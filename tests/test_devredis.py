@@ -85,6 +85,16 @@ def test_remote_host_is_never_started() -> None:
         devredis.start_server(target)
 
 
+def test_old_timeout_keyword_still_works() -> None:
+    """``timeout`` is the deprecated name of ``timeout_s`` (s), in answers and start_server."""
+    with pytest.warns(DeprecationWarning, match="'timeout_s'"):
+        assert not devredis.answers(f"redis://127.0.0.1:{free_port()}/0", timeout=0.2)
+    target = devredis.parse_url("redis://redis.example.invalid:6379/0")
+    with pytest.warns(DeprecationWarning, match="'timeout_s'"):
+        with pytest.raises(devredis.DevRedisError, match="is not this machine"):
+            devredis.start_server(target, timeout=1.0)
+
+
 def test_missing_binary_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without redis-server the message names the make target that installs it."""
     monkeypatch.setattr(devredis.shutil, "which", lambda name: None)

@@ -8,8 +8,15 @@ from typing import Any
 import pytest
 
 from django_bullq import FlowProducer, Job, Queue
+from django_bullq.core.calls import builders
 from django_bullq.core.calls.operations import Metrics
-from django_bullq.core.errors import ActiveJobsError, JobNotFound, JobNotInState
+from django_bullq.core.errors import (
+    ActiveJobsError,
+    JobNotFound,
+    JobNotInState,
+    QueueNotPaused,
+    ScriptError,
+)
 from tests.workerkit import dead_worker_fetch, events, make_worker, run_until
 
 
@@ -131,6 +138,20 @@ def test_obliterate_refuses_active_jobs_unless_forced(queue: Queue, r: Any) -> N
     assert queue.get_job_counts("active", "waiting") == {"active": 1, "waiting": 2_499}
     queue.obliterate(force=True, count=500)
     assert list(r.scan_iter(queue.keys.key_prefix + "*")) == []
+
+
+def test_obliterate_codes_come_from_the_code_table(queue: Queue) -> None:
+    """obliterate-2's own -1 and -2 (not JobNotFound / LockMissing) are raised by the call."""
+    queue.add("t", {})
+    dead_worker_fetch(queue, lock_ms=60_000)
+    call = builders.obliterate(queue.keys, count=10, force=False, cursor="0")
+    with pytest.raises(QueueNotPaused) as not_paused:
+        queue._run(call)  # the queue is running: obliterate pauses it first
+    assert isinstance(not_paused.value, ScriptError) and not_paused.value.code == -1
+    queue.pause()
+    with pytest.raises(ActiveJobsError, match="pass force=True") as active:
+        queue._run(call)
+    assert active.value.code == -2 and active.value.script == "obliterate"
 
 
 async def test_aobliterate(queue: Queue, r: Any) -> None:

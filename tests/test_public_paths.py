@@ -4,8 +4,12 @@ into producer/, worker/, backends/ and live/ (issue 13): each old path is the sa
 from __future__ import annotations
 
 import importlib
+import pkgutil
 
 import pytest
+
+import django_bullq
+from django_bullq.core.errors import BullqError
 
 pytestmark = pytest.mark.django_layer
 
@@ -32,6 +36,17 @@ PATHS = [
     ("django_bullq.runner.build_worker", "django_bullq.worker.group.build_worker"),
     ("django_bullq.conf.ConfigurationError", "django_bullq.exceptions.ConfigurationError"),
     ("django_bullq.devredis.DevRedisError", "django_bullq.exceptions.DevRedisError"),
+    ("django_bullq.devredis.BadURLError", "django_bullq.exceptions.BadURLError"),
+    ("django_bullq.core.capacity.CapacityError", "django_bullq.core.errors.CapacityError"),
+    ("django_bullq.core.scripts.ScriptSourceError", "django_bullq.core.errors.ScriptSourceError"),
+    (
+        "django_bullq.core.connection.ConnectionConfigError",
+        "django_bullq.core.errors.ConnectionConfigError",
+    ),
+    (
+        "django_bullq.core.connection.RedisUnavailableError",
+        "django_bullq.core.errors.RedisUnavailableError",
+    ),
     ("django_bullq.backends.BullQBackend", "django_bullq.backends.BullQBackend"),
 ]
 
@@ -59,3 +74,21 @@ def test_re_export_modules_list_what_they_export(module: str) -> None:
                 "django_bullq.exceptions",
             )
         )
+
+
+def test_one_exception_tree() -> None:
+    """Every exception class of the package is a BullqError, defined in core/errors.py or, for
+    the Django layer, in exceptions.py (issue 13: one exception tree)."""
+    found: dict[str, type[BaseException]] = {}
+    for info in pkgutil.walk_packages(django_bullq.__path__, "django_bullq."):
+        if ".migrations" in info.name:
+            continue
+        module = importlib.import_module(info.name)
+        for value in vars(module).values():
+            if isinstance(value, type) and issubclass(value, BaseException):
+                if value.__module__.startswith("django_bullq"):
+                    found[f"{value.__module__}.{value.__qualname__}"] = value
+    assert "django_bullq.core.errors.BullqError" in found
+    homes = {"django_bullq.core.errors", "django_bullq.exceptions"}
+    assert sorted(path for path, cls in found.items() if cls.__module__ not in homes) == []
+    assert sorted(path for path, cls in found.items() if not issubclass(cls, BullqError)) == []

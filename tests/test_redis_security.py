@@ -128,7 +128,7 @@ async def test_acl_user_with_the_documented_rules_runs_every_feature(
             concurrency=3,
             stalled_interval=200,
             lock_duration=1000,
-            maintenance_interval=100,
+            maintenance_interval_ms=100,
             remove_on_complete={"count": 100},
         ),
         make_worker(qb, process),

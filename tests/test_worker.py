@@ -12,6 +12,7 @@ import redis
 
 from django_bullq import Job, Queue, UnrecoverableError
 from django_bullq.core.errors import JobFailedError, JobNotFound, JobTimeoutError
+from django_bullq.core.worker import WorkerOptions
 from tests.workerkit import dead_worker_fetch, events, make_worker, run_until
 
 
@@ -314,11 +315,11 @@ async def test_case_b35_retention_enforced_on_a_quiet_queue(queue: Queue, r: red
         if job.name == "bad":
             raise RuntimeError("bad")
 
-    worker = make_worker(queue, proc, maintenance_interval=300, remove_on_fail={"count": 10})
+    worker = make_worker(queue, proc, maintenance_interval_ms=300, remove_on_fail={"count": 10})
     await run_until(worker, lambda: queue.get_job_counts("failed")["failed"] == 10, timeout=10)
     assert failing  # 30 failed, the newest 10 kept
     # The completed job with age 1 s disappears with no other job finishing.
-    worker = make_worker(queue, proc, maintenance_interval=300, remove_on_fail={"count": 2})
+    worker = make_worker(queue, proc, maintenance_interval_ms=300, remove_on_fail={"count": 2})
     await run_until(
         worker,
         lambda: (
@@ -385,7 +386,7 @@ async def test_second_close_ends_the_grace_period(queue: Queue) -> None:
         started.set()
         await asyncio.sleep(30)
 
-    worker = make_worker(queue, proc, grace_period=30)
+    worker = make_worker(queue, proc, grace_period_s=30)
     task = asyncio.create_task(worker.arun())
     await asyncio.wait_for(started.wait(), 5)
     worker.close()
@@ -473,3 +474,17 @@ async def test_lock_renewal_warns_of_a_lost_lock_but_not_of_a_job_being_finished
         release.set()
         worker.close()
         await asyncio.wait_for(task, 15)
+
+
+def test_worker_options_old_duration_names_still_work() -> None:
+    """``grace_period`` / ``maintenance_interval`` are the deprecated names of
+    ``grace_period_s`` / ``maintenance_interval_ms``: accepted and readable, with a warning."""
+    with pytest.warns(DeprecationWarning, match="'grace_period_s'"):
+        opts = WorkerOptions(grace_period=2.5, concurrency=2)
+    assert opts == WorkerOptions(grace_period_s=2.5, concurrency=2)
+    with pytest.warns(DeprecationWarning, match="'maintenance_interval_ms'"):
+        assert WorkerOptions(maintenance_interval=0).maintenance_interval_ms == 0
+    with pytest.warns(DeprecationWarning, match="'grace_period_s'"):
+        assert opts.grace_period == 2.5
+    with pytest.raises(TypeError, match="both 'grace_period'"):
+        WorkerOptions(grace_period=1.0, grace_period_s=2.0)

@@ -10,7 +10,7 @@ from typing import Any
 from django_bullq import Queue, Worker
 from django_bullq.core.worker import WorkerOptions
 
-FAST = dict(drain_delay=0.2, stalled_interval=30_000, maintenance_interval=0)
+FAST = dict(drain_delay=0.2, stalled_interval=30_000, maintenance_interval_ms=0)
 
 
 def make_worker(queue: Queue, processor: Callable[..., Any], **options: Any) -> Worker:

@@ -42,9 +42,8 @@ def known_queue_names() -> list[str]:
     try:
         default = get_queue(cfg["DEFAULT_QUEUE"])
         prefix = default.prefix
-        seen = 0
-        for key in default.client.scan_iter(match=f"{prefix}:*:meta", count=1000):
-            seen += 1
+        keys = default.client.scan_iter(match=f"{prefix}:*:meta", count=1000)
+        for seen, key in enumerate(keys, start=1):
             text = key.decode() if isinstance(key, bytes) else key
             middle = text[len(prefix) + 1 : -len(":meta")]
             if middle and ":" not in middle:

@@ -29,7 +29,7 @@ from ..core.errors import BullqError
 from ..core.queue import Queue
 from ..models import BullqQueue
 from . import data
-from .actions import ACTIONS, JOB_ACTIONS, QUEUE_ACTIONS, Action, job_actions_for, perform
+from .actions import ACTIONS, JOB_ACTIONS, QUEUE_ACTIONS, Action, Summary, job_actions_for, perform
 from .forms import DEFAULT_STATE, JobListForm, SelectionForm, errors_text
 
 APP = "django_bullq"
@@ -187,36 +187,13 @@ def action_view(
         state = selection.cleaned_data.get("state", DEFAULT_STATE)
         return _refuse(request, act, q, state, errors_text(selection))
     state = selection.cleaned_data["state"]
-    ids: list[str] = selection.cleaned_data["ids"]
-    select_all: bool = selection.cleaned_data["select_all"]
-    search: str = selection.cleaned_data["q"]
-    if select_all and search:
-        page = data.job_page(q, state, selection.cleaned_data["page"], search)
-        ids = [j.id for j in page.jobs]
-        select_all = False
+    ids, select_all = _selected(q, state, selection.cleaned_data)
     back = _queue_url(q, state)
     if act.on_jobs and not ids and not select_all:
         messages.warning(request, "No jobs selected.")
         return HttpResponseRedirect(back)
     if not selection.cleaned_data["confirm"]:
-        return TemplateResponse(
-            request,
-            "admin/django_bullq/confirm.html",
-            _context(
-                model_admin,
-                request,
-                f"{act.label}: are you sure?",
-                queue=q,
-                action=act.name,
-                label=act.label,
-                ids=ids,
-                select_all=select_all,
-                state=state,
-                post=request.POST,
-                is_job_action=act.on_jobs,
-                count=(q.get_job_counts(state)[state] if select_all else len(ids)),
-            ),
-        )
+        return _confirm_page(model_admin, request, act, q, state, ids, select_all=select_all)
     form = act.form(request.POST)
     if not form.is_valid():
         return _refuse(request, act, q, state, errors_text(form))
@@ -224,15 +201,71 @@ def action_view(
         summary = perform(act, q, form, state, ids, select_all)
     except (BullqError, ValueError, OverflowError) as exc:
         return _refuse(request, act, q, state, str(exc))
+    _report(request, act, q, ids, summary, select_all=select_all)
+    if act.leaves_queue:
+        return HttpResponseRedirect(reverse("admin:django_bullq_bullqqueue_changelist"))
+    return HttpResponseRedirect(back)
+
+
+def _selected(q: Queue, state: str, cleaned: dict[str, Any]) -> tuple[list[str], bool]:
+    """The job ids an action is for, and whether it is for every job in ``state``.
+
+    ``select_all`` with a search (``q``) means the jobs the search matched, named one by one.
+    """
+    ids: list[str] = cleaned["ids"]
+    select_all: bool = cleaned["select_all"]
+    if select_all and cleaned["q"]:
+        page = data.job_page(q, state, cleaned["page"], cleaned["q"])
+        return [j.id for j in page.jobs], False
+    return ids, select_all
+
+
+def _confirm_page(
+    model_admin: ModelAdminBase,
+    request: HttpRequest,
+    act: Action,
+    q: Queue,
+    state: str,
+    ids: list[str],
+    *,
+    select_all: bool,
+) -> TemplateResponse:
+    return TemplateResponse(
+        request,
+        "admin/django_bullq/confirm.html",
+        _context(
+            model_admin,
+            request,
+            f"{act.label}: are you sure?",
+            queue=q,
+            action=act.name,
+            label=act.label,
+            ids=ids,
+            select_all=select_all,
+            state=state,
+            post=request.POST,
+            is_job_action=act.on_jobs,
+            count=(q.get_job_counts(state)[state] if select_all else len(ids)),
+        ),
+    )
+
+
+def _report(
+    request: HttpRequest,
+    act: Action,
+    q: Queue,
+    ids: list[str],
+    summary: Summary,
+    *,
+    select_all: bool,
+) -> None:
+    """Log the action in the admin's history and say its result as a message."""
     target = q.name if select_all or not act.on_jobs else f"{q.name} / {', '.join(ids[:20])}"
     _log(request, f"queue {target}", f"{act.label}: {summary.text}", act.flag)
     if summary.errors:
         messages.warning(request, f"{act.label}: {summary.text}")
     else:
         messages.success(request, f"{act.label}: {summary.text}")
-    if act.leaves_queue:
-        return HttpResponseRedirect(reverse("admin:django_bullq_bullqqueue_changelist"))
-    return HttpResponseRedirect(back)
 
 
 # --- helpers ------------------------------------------------------------------------------

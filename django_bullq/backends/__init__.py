@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any
+from datetime import datetime
+from typing import Any, TypedDict
 
+from asgiref.sync import sync_to_async
 from django.core.checks import CheckMessage, Error
 from django.utils.crypto import get_random_string
 from django.utils.module_loading import import_string
@@ -30,7 +32,7 @@ from ..conf import bullq_settings, get_queue
 from ..core.errors import BullqError
 from ..core.job import Job
 from ..core.keys import validate_queue_name
-from ..producer.transaction import asubmit, submit
+from ..producer.transaction import JobAdd, Pending, asubmit, submit
 from ..timeutils import aware
 from .compat import (
     BaseTaskBackend,
@@ -51,6 +53,22 @@ from .results import (
 
 #: Keys of the backend's ``OPTIONS``.
 OPTION_KEYS = ("ON_COMMIT", "DATABASE", "OUTBOX")
+
+
+class _Times(TypedDict):
+    enqueued_at: datetime | None
+    started_at: datetime | None
+    last_attempted_at: datetime | None
+    finished_at: datetime | None
+
+
+#: The times of a new ``TaskResult``: none yet (``enqueued_at`` is set once the job is added).
+NOT_STARTED: _Times = {
+    "enqueued_at": None,
+    "started_at": None,
+    "last_attempted_at": None,
+    "finished_at": None,
+}
 
 
 class BullQBackend(BaseTaskBackend):
@@ -89,50 +107,42 @@ class BullQBackend(BaseTaskBackend):
             InvalidTask: ``validate_task`` refuses the task. TypeError / ValueError: an
                 argument Django's JSON normalisation refuses. redis.RedisError: Redis down.
         """
-        self.validate_task(task)
         result = self._new_result(task, args, kwargs)
-        submit(
-            task.queue_name,
-            task.module_path,
-            _data(result),
-            self._job_options(task, result),
-            database=self.database,
-            on_commit=self.on_commit,
-            outbox=self.outbox,
-            on_added=functools.partial(self._enqueued, result),
-        )
+        submit(self._add(result))
         return result
 
     async def aenqueue(self, task: Task[..., Any], args: Any, kwargs: Any) -> Any:
         """Async twin of :meth:`enqueue` (a native async add)."""
-        self.validate_task(task)
         result = self._new_result(task, args, kwargs)
-        await asubmit(
-            task.queue_name,
-            task.module_path,
-            _data(result),
-            self._job_options(task, result),
-            database=self.database,
-            on_commit=self.on_commit,
-            outbox=self.outbox,
-            on_added=functools.partial(self._enqueued, result),
-        )
+        await asubmit(self._add(result))
         return result
 
     def _new_result(self, task: Task[..., Any], args: Any, kwargs: Any) -> Any:
+        self.validate_task(task)
         return TaskResult(
             task=task,
             id=get_random_string(32),
             status=TaskResultStatus.READY,
-            enqueued_at=None,
-            started_at=None,
-            last_attempted_at=None,
-            finished_at=None,
             args=args,
             kwargs=kwargs,
             backend=self.alias,
             errors=[],
             worker_ids=[],
+            **NOT_STARTED,
+        )
+
+    def _add(self, result: Any) -> JobAdd[Pending[Job]]:
+        task = result.task
+        return JobAdd(
+            task.queue_name,
+            task.module_path,
+            {"args": result.args, "kwargs": result.kwargs},
+            self._job_options(task, result),
+            functools.partial(Pending[Job], "job"),
+            database=self.database,
+            on_commit=self.on_commit,
+            outbox=self.outbox,
+            on_added=functools.partial(self._enqueued, result),
         )
 
     def _job_options(self, task: Task[..., Any], result: Any) -> dict[str, Any]:
@@ -167,13 +177,9 @@ class BullQBackend(BaseTaskBackend):
         raise TaskResultDoesNotExist(result_id)
 
     async def aget_result(self, result_id: str) -> Any:
-        """Async twin of :meth:`get_result`."""
-        for name in self.result_queues():
-            queue = get_queue(name)
-            job = await queue.aget_job(result_id)
-            if job is not None and MARKER in job.opts:
-                return self.result_of(job, await queue.aget_job_state(result_id))
-        raise TaskResultDoesNotExist(result_id)
+        """Async twin of :meth:`get_result` (Redis reads only, in a worker thread: not the
+        hot path, and no database access to keep on asgiref's thread)."""
+        return await sync_to_async(self.get_result, thread_sensitive=False)(result_id)
 
     def result_queues(self) -> list[str]:
         """Queues ``get_result`` looks in: ``QUEUES``; when that allows any name, the queues of
@@ -241,10 +247,6 @@ class BullQBackend(BaseTaskBackend):
                     )
                 )
         return errors
-
-
-def _data(result: Any) -> dict[str, Any]:
-    return {"args": result.args, "kwargs": result.kwargs}
 
 
 __all__ = ["BullQBackend"]

@@ -91,14 +91,10 @@ class DjangoTaskRun:
         """Run a sync task function here; returns its JSON-normalised value."""
         self.start()
         try:
-            value = self.finish(self.task.func(*self._call_args(), **self.kwargs))
-        except CONTROL_FLOW:
-            self.undo_start()
-            raise
+            return self.finish(self.task.func(*self._call_args(), **self.kwargs))
         except Exception as exc:
-            self.fail(exc)
+            self.stopped_by(exc)
             raise
-        return value
 
     async def acall(self) -> Any:
         """Await an async task function; returns its JSON-normalised value."""
@@ -106,14 +102,10 @@ class DjangoTaskRun:
 
         await sync_to_async(self.start)()
         try:
-            value = self.finish(await self.task.func(*self._call_args(), **self.kwargs))
-        except CONTROL_FLOW:
-            await sync_to_async(self.undo_start)()
-            raise
+            return self.finish(await self.task.func(*self._call_args(), **self.kwargs))
         except Exception as exc:
-            await sync_to_async(self.fail)(exc)
+            await sync_to_async(self.stopped_by)(exc)
             raise
-        return value
 
     def _call_args(self) -> list[Any]:
         if not self.task.takes_context:
@@ -135,6 +127,14 @@ class DjangoTaskRun:
             last_attempted_at=ms_to_datetime(now),
         )
         task_started.send(type(self.backend), task_result=self.result)
+
+    def stopped_by(self, exc: Exception) -> None:
+        """Record how ``exc`` ended the attempt: :meth:`undo_start` for the control flow of
+        ``rate_limit()`` / waiting-children, else :meth:`fail`."""
+        if isinstance(exc, CONTROL_FLOW):
+            self.undo_start()
+        else:
+            self.fail(exc)
 
     def undo_start(self) -> None:
         """Forget this attempt's worker id: a rate-limited run, or one now waiting for its

@@ -246,31 +246,13 @@ class AutoPipeline:
                 batch, self._pending = self._pending, []
                 if not any(not fut.done() for _, fut in batch):
                     continue
-                link = self._link
-                if link is None or link.dead:
-                    assert self._pool is not None
-                    # A connection of our own (the pool's settings, not one of its slots): it
-                    # never goes back to the pool, so no other caller meets its unread replies.
-                    link = self._link = _Link(self._pool.make_connection())
+                link = self._current_link()
                 data, live = self._pack(link.conn, batch)
                 if not live:
                     continue
                 # In flight from now on, in send order: a reset or a failure fails them too.
                 link.inflight.extend(live)
-                try:
-                    if not link.conn.is_connected:
-                        self._connecting = link
-                        try:
-                            await link.conn.connect()
-                        finally:
-                            self._connecting = None
-                    if not link.dead:
-                        await link.conn.send_packed_command(data, check_health=False)
-                except Exception as exc:  # noqa: BLE001 - every caller gets the error
-                    await self._drop(link, _connection_error(exc))
-                    continue
-                if link.dead:  # reset, or its reader failed, while this write was under way
-                    await _disconnect(link)
+                if not await self._send(link, data):
                     continue
                 self.writes += 1
                 self.calls += len(live)
@@ -282,6 +264,36 @@ class AutoPipeline:
             if restart and self._pending and not self._closed:
                 # reset() cancelled this writer mid-connect; later calls need a writer
                 self._writer = asyncio.create_task(self._write())
+
+    def _current_link(self) -> _Link:
+        """The link to write on: the current one, or a new one when it is gone or dead."""
+        link = self._link
+        if link is None or link.dead:
+            assert self._pool is not None
+            # A connection of our own (the pool's settings, not one of its slots): it never
+            # goes back to the pool, so no other caller meets its unread replies.
+            link = self._link = _Link(self._pool.make_connection())
+        return link
+
+    async def _send(self, link: _Link, data: Any) -> bool:
+        """Connect ``link`` if need be and send ``data``; False when the link failed or was
+        reset meanwhile (its calls in flight are failed with it)."""
+        try:
+            if not link.conn.is_connected:
+                self._connecting = link
+                try:
+                    await link.conn.connect()
+                finally:
+                    self._connecting = None
+            if not link.dead:
+                await link.conn.send_packed_command(data, check_health=False)
+        except Exception as exc:  # noqa: BLE001 - every caller gets the error
+            await self._drop(link, _connection_error(exc))
+            return False
+        if link.dead:  # reset, or its reader failed, while this write was under way
+            await _disconnect(link)
+            return False
+        return True
 
     async def _read(self, link: _Link) -> None:
         """Read replies in order while calls are in flight on ``link``."""

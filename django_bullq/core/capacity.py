@@ -24,7 +24,7 @@ from typing import Any
 
 from . import redis_cost
 from .connection import is_cluster
-from .errors import BullqError
+from .errors import CapacityError as CapacityError  # re-exported: its old path
 from .job import Job
 from .queue import Queue
 from .serialization import to_str
@@ -41,10 +41,6 @@ AGREEMENT = 0.15
 PLAN_SHARE = (0.5, 0.6)
 SCRATCH_PREFIX = "bullq-capacity-"
 FILL_CHUNK = 1000
-
-
-class CapacityError(BullqError):
-    """The probe cannot run here (Redis Cluster, INFO disabled, jobs left unprocessed)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,17 +20,16 @@ import redis.asyncio.sentinel
 import redis.cluster
 import redis.sentinel
 
-from .errors import BullqError
+# re-exported: their old paths
+from .deprecation import renamed_kwargs
+from .errors import ConnectionConfigError as ConnectionConfigError
+from .errors import RedisUnavailableError as RedisUnavailableError
 from .packing import use_hiredis_packing
 
 #: redis-py keyword arguments applied unless ``OPTIONS`` set them (s): a dead or silent Redis
 #: makes a call fail instead of hanging (a producer fails fast, a worker's loop moves on).
 #: Blocking reads (worker marker wait, events) use their own, longer socket timeout.
 CLIENT_DEFAULTS: dict[str, Any] = {"socket_connect_timeout": 5.0, "socket_timeout": 30.0}
-
-
-class ConnectionConfigError(BullqError, ValueError):
-    """A Redis URL or client cannot be used (unknown scheme, missing service name...)."""
 
 
 #: Shown instead of a secret.
@@ -73,14 +72,6 @@ def redact_options(options: dict[str, Any]) -> dict[str, Any]:
         k: HIDDEN if "password" in k.lower() or k.lower() in ("credential_provider",) else v
         for k, v in options.items()
     }
-
-
-class RedisUnavailableError(BullqError, redis.ConnectionError):
-    """Redis could not be reached (refused, timed out, reset) for a call that must not wait.
-
-    A subclass of redis-py's ``ConnectionError``, so existing handlers still catch it. The
-    message names the server (password hidden) and what was being done.
-    """
 
 
 @contextmanager
@@ -170,22 +161,21 @@ class Connection:
             return self.async_client
         return self._build(asyncio_=True)
 
-    def new_blocking_client(self, min_socket_timeout: float) -> Any:
+    @renamed_kwargs(min_socket_timeout="min_socket_timeout_s")
+    def new_blocking_client(self, min_socket_timeout_s: float) -> Any:
         """A dedicated asyncio client for blocking commands (``BZPOPMIN``, ``XREAD BLOCK``).
 
-        Its socket timeout is raised to at least ``min_socket_timeout`` seconds, so a block
+        Its socket timeout is raised to at least ``min_socket_timeout_s`` seconds, so a block
         that legitimately lasts that long is not cut off by a client default (redis-py 8 reads
         with a 5 s timeout) and reported as a connection error.
         """
         if self.url is None:
             # A client handed in without a URL: share its pool on one dedicated connection.
             return self.new_async_client().client()
-        timeout = self.options.get("socket_timeout")
-        if timeout is not None and timeout < min_socket_timeout:
-            timeout = min_socket_timeout
-        elif timeout is None:
-            timeout = min_socket_timeout
-        return self._build(asyncio_=True, socket_timeout=timeout)
+        timeout_s = self.options.get("socket_timeout")
+        if timeout_s is None or timeout_s < min_socket_timeout_s:
+            timeout_s = min_socket_timeout_s
+        return self._build(asyncio_=True, socket_timeout=timeout_s)
 
     def _build(self, asyncio_: bool, **overrides: Any) -> Any:
         if self.url is None:

@@ -1,10 +1,52 @@
-"""The exception tree of django_bullq's core (no Django imports here)."""
+"""The exception tree of django_bullq's core (no Django imports here).
+
+Every error django_bullq raises as its own is a :class:`BullqError`: the engine's are defined
+here, the Django layer's in :mod:`django_bullq.exceptions`. A Lua script's negative return
+code becomes a :class:`ScriptError` through one table, :func:`script_error` (BullMQ's shared
+codes in :data:`SCRIPT_ERRORS`, a script's own meanings in :data:`SCRIPT_OWN_ERRORS`). The
+tree is listed in docs/api.md#errors.
+"""
 
 from __future__ import annotations
+
+import redis
 
 
 class BullqError(Exception):
     """Root of every error raised by django_bullq."""
+
+
+# --- configuration and connection ----------------------------------------------------------
+
+
+class ConnectionConfigError(BullqError, ValueError):
+    """A Redis URL or client cannot be used (unknown scheme, missing service name...).
+
+    Also importable as ``django_bullq.core.connection.ConnectionConfigError``.
+    """
+
+
+class RedisUnavailableError(BullqError, redis.ConnectionError):
+    """Redis could not be reached (refused, timed out, reset) for a call that must not wait.
+
+    A subclass of redis-py's ``ConnectionError``, so existing handlers still catch it. The
+    message names the server (password hidden) and what was being done. Also importable as
+    ``django_bullq.core.connection.RedisUnavailableError``.
+    """
+
+
+class ScriptSourceError(BullqError):
+    """A Lua file is missing, includes an unknown file, or includes in a cycle.
+
+    Also importable as ``django_bullq.core.scripts.ScriptSourceError``.
+    """
+
+
+class CapacityError(BullqError):
+    """The capacity probe cannot run here (Redis Cluster, INFO disabled, jobs left unprocessed).
+
+    Also importable as ``django_bullq.core.capacity.CapacityError``.
+    """
 
 
 class InvalidNameError(BullqError, ValueError):
@@ -125,6 +167,7 @@ class SchedulerSlotsBusy(ScriptError):
         return "32 consecutive slots of the job scheduler hold started iterations"
 
 
+#: BullMQ's script return codes -> error, the same in every script that answers one.
 SCRIPT_ERRORS: dict[int, type[ScriptError]] = {
     cls.code: cls
     for cls in (
@@ -143,17 +186,44 @@ SCRIPT_ERRORS: dict[int, type[ScriptError]] = {
 }
 
 
-class QueueNotPaused(BullqError):
+class QueueNotPaused(ScriptError):
     """obliterate found the queue running (obliterate-2 answered ``-1``)."""
 
+    code = -1
 
-class ActiveJobsError(BullqError):
+    def describe(self) -> str:
+        return "obliterate needs a paused queue"
+
+
+class ActiveJobsError(ScriptError):
     """obliterate found active jobs and ``force`` was not set (obliterate-2 answered ``-2``)."""
+
+    code = -2
+
+    def describe(self) -> str:
+        return "the queue has active jobs; pass force=True to obliterate anyway"
+
+
+#: (script, code) -> error, for the scripts whose codes do not mean what :data:`SCRIPT_ERRORS`
+#: says (BullMQ's obliterate answers -1 and -2 with its own meanings).
+SCRIPT_OWN_ERRORS: dict[tuple[str, int], type[ScriptError]] = {
+    ("obliterate", QueueNotPaused.code): QueueNotPaused,
+    ("obliterate", ActiveJobsError.code): ActiveJobsError,
+}
 
 
 def script_error(code: int, job_id: str | None, script: str) -> ScriptError:
-    """Build the typed :class:`ScriptError` for a negative script return ``code``."""
-    cls = SCRIPT_ERRORS.get(code, ScriptError)
+    """Build the typed :class:`ScriptError` for a negative script return ``code``.
+
+    Args:
+        code: the script's reply (< 0). job_id: the job concerned, when known.
+        script: the script's name (``moveToFinished``): some scripts give codes their own
+            meaning (:data:`SCRIPT_OWN_ERRORS`).
+
+    Returns:
+        The error to raise; a plain :class:`ScriptError` for a code no table knows.
+    """
+    cls = SCRIPT_OWN_ERRORS.get((script, code)) or SCRIPT_ERRORS.get(code, ScriptError)
     err = cls(code, job_id, script)
     err.code = code
     return err

@@ -179,31 +179,32 @@ class JobOptions:
             opts["delay"] = delay_ms
         if self.priority:
             opts["priority"] = self.priority
-        if self.lifo:
-            opts["lifo"] = True
-        if self.job_id is not None:
-            opts["jobId"] = self.job_id
+        for attr, key in _STORED_WHEN_SET:
+            value = getattr(self, attr)
+            if value is not None:
+                opts[key] = value
         normalized = backoff_mod.normalize(self.backoff)
         if normalized:
             opts["backoff"] = normalized
-        if self.remove_on_complete is not None:
-            opts["removeOnComplete"] = self.remove_on_complete
-        if self.remove_on_fail is not None:
-            opts["removeOnFail"] = self.remove_on_fail
-        if self.timestamp is not None:
-            opts["timestamp"] = self.timestamp
-        if self.keep_logs is not None:
-            opts["kl"] = self.keep_logs
         if self.parent is not None:
             opts["parent"] = {"id": str(self.parent["id"]), "queue": self.parent["queue"]}
-        for attr, short in PARENT_FLAGS.items():
+        for attr, key in _STORED_FLAGS:
             if getattr(self, attr):
-                opts[short] = True
+                opts[key] = True
         if self.deduplication is not None:
             opts["de"] = normalize_deduplication(self.deduplication)
-        if self.timeout is not None:
-            opts["timeout"] = self.timeout
         return opts
+
+
+#: Options stored as given when set: attribute -> BullMQ's ``opts`` key.
+_STORED_WHEN_SET = (
+    ("job_id", "jobId"),
+    ("remove_on_complete", "removeOnComplete"),
+    ("remove_on_fail", "removeOnFail"),
+    ("timestamp", "timestamp"),
+    ("keep_logs", "kl"),
+    ("timeout", "timeout"),
+)
 
 
 #: ``deduplication`` keys (snake_case or BullMQ camelCase) -> stored camelCase key.
@@ -284,6 +285,8 @@ PARENT_FLAGS = {
     "ignore_dependency_on_failure": "idof",
     "remove_dependency_on_failure": "rdof",
 }
+#: Flags stored as ``true`` when set: attribute -> BullMQ's ``opts`` key.
+_STORED_FLAGS = (("lifo", "lifo"), *PARENT_FLAGS.items())
 
 
 def validate_parent_options(opts: JobOptions) -> None:

@@ -146,28 +146,14 @@ def _repeat_args(scheduler_id: str, repeat: dict[str, Any], now: int) -> dict[st
     limit = repeat.get("limit")
     offset = repeat.get("offset")
     immediately = bool(repeat.get("immediately"))
-    if immediately and start is not None:
-        raise ValueError("immediately and start_date exclude each other")
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise ValueError("limit must be an int >= 1")
-    if start is not None and end is not None and start > end:
-        raise ValueError("start_date is after end_date")
+    _check_window(start, end, limit, immediately=immediately)
     first: int | str = ""
     following: int | str = ""
     if every is not None:
-        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-            raise ValueError("every must be an int >= 1 (ms)")
-        if tz is not None:
-            _zone(tz)
-        if offset is not None and (not isinstance(offset, int) or offset < 0):
-            raise ValueError("offset must be an int >= 0 (ms)")
+        _check_every(every, tz, offset)
     else:
         validate_cron(pattern, tz)
-        nxt = now if immediately else next_cron_millis(pattern, now, tz, start, end)
-        if nxt is not None:
-            first = nxt
-            after = next_cron_millis(pattern, nxt, tz, start, end)
-            following = "" if after is None else after
+        first, following = _cron_runs(pattern, tz, now, start, end, immediately=immediately)
     return {
         "next_millis": first,
         "every": every or "",
@@ -179,6 +165,36 @@ def _repeat_args(scheduler_id: str, repeat: dict[str, Any], now: int) -> dict[st
         "offset": "" if offset is None else offset,
         "following_millis": following,
     }
+
+
+def _check_window(start: int | None, end: int | None, limit: Any, *, immediately: bool) -> None:
+    if immediately and start is not None:
+        raise ValueError("immediately and start_date exclude each other")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ValueError("limit must be an int >= 1")
+    if start is not None and end is not None and start > end:
+        raise ValueError("start_date is after end_date")
+
+
+def _check_every(every: Any, tz: Any, offset: Any) -> None:
+    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+        raise ValueError("every must be an int >= 1 (ms)")
+    if tz is not None:
+        _zone(tz)
+    if offset is not None and (not isinstance(offset, int) or offset < 0):
+        raise ValueError("offset must be an int >= 0 (ms)")
+
+
+def _cron_runs(
+    pattern: str, tz: Any, now: int, start: int | None, end: int | None, *, immediately: bool
+) -> tuple[int | str, int | str]:
+    """The first run (ms, ``""`` when the window is over) and the one after it of a cron
+    scheduler (``immediately``: the first is now)."""
+    first = now if immediately else next_cron_millis(pattern, now, tz, start, end)
+    if first is None:
+        return "", ""
+    after = next_cron_millis(pattern, first, tz, start, end)
+    return first, "" if after is None else after
 
 
 def _end_reached(repeat: dict[str, Any], first: Any, now: int) -> bool:

@@ -20,6 +20,7 @@ import redis.asyncio.cluster
 import redis.cluster
 
 from .errors import BullqError, script_error
+from .errors import ScriptSourceError as ScriptSourceError  # re-exported: its old path
 
 _INCLUDE = re.compile(r"^--\s*@include\s+(\w+)\s*$", re.MULTILINE)
 _INCLUDE_ANY = re.compile(r"^--\s*@include\b.*$", re.MULTILINE)
@@ -33,10 +34,6 @@ def lua_dir() -> Path:
         if candidate.is_dir():
             return candidate
     raise BullqError(f"Lua scripts not found next to {here}")
-
-
-class ScriptSourceError(BullqError):
-    """A Lua file is missing, includes an unknown file, or includes in a cycle."""
 
 
 def expand(

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import contextlib
 import json
 import logging
 import re
@@ -305,10 +306,9 @@ class EventsHub:
         feed.reader.close()
         if feed.task is not None:
             feed.task.cancel()
-            try:
+            # the reader is gone either way: its end (a cancel or an error) says nothing more
+            with contextlib.suppress(asyncio.CancelledError, Exception):
                 await feed.task
-            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - reader is gone either way
-                pass
 
     async def _run(self, feed: Feed) -> None:
         reader = feed.reader

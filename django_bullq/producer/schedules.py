@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import importlib
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from redis.exceptions import RedisError
 
@@ -173,40 +173,57 @@ def upsert_declared() -> list[str]:
     return done
 
 
+class ScheduleSpec(TypedDict, total=False):
+    """The keywords of :meth:`Task.schedule` after the scheduler id.
+
+    ``every``: ms between runs; or ``cron``: a cron pattern (6 fields = seconds first) read in
+    ``tz`` (IANA name, default UTC). ``args`` / ``kwargs``: the call (raw tasks: one value).
+    ``limit``, ``start_date`` / ``end_date`` (ms or aware datetime), ``immediately``,
+    ``offset`` (ms): as in ``Queue.upsert_job_scheduler``.
+    """
+
+    every: int | None
+    cron: str | None
+    tz: str | None
+    args: Any
+    kwargs: Any
+    limit: int | None
+    start_date: Any
+    end_date: Any
+    immediately: bool | None
+    offset: int | None
+
+
+#: Keys of a :class:`ScheduleSpec` that are not repeat options.
+CALL_KEYS = ("every", "cron", "tz", "args", "kwargs")
+
+
 def schedule_call(
-    task_: Task[..., Any],
-    every: int | None,
-    cron: str | None,
-    tz: str | None,
-    args: Any,
-    kwargs: Any,
-    repeat: dict[str, Any],
+    task_: Task[..., Any], spec: ScheduleSpec
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``(repeat, template)`` for :meth:`Task.schedule`."""
+    """``(repeat, template)`` for :meth:`Task.schedule`.
+
+    Raises:
+        ValueError: neither or both of ``every`` and ``cron``.
+        TypeError: a raw task not scheduled with exactly one value.
+    """
+    every, cron, tz = spec.get("every"), spec.get("cron"), spec.get("tz")
     if (every is None) == (cron is None):
         raise ValueError("give exactly one of every (ms) or cron")
     rep: dict[str, Any] = {"every": every} if every is not None else {"pattern": cron}
     if tz is not None:
         rep["tz"] = tz
-    rep.update({k: v for k, v in repeat.items() if v is not None})
-    return rep, task_template(task_, args, kwargs)
+    rep.update({k: v for k, v in spec.items() if k not in CALL_KEYS and v is not None})
+    return rep, task_template(task_, spec.get("args", ()), spec.get("kwargs"))
 
 
 def schedule(
-    task_: Task[..., Any],
-    scheduler_id: str,
-    *,
-    every: int | None = None,
-    cron: str | None = None,
-    tz: str | None = None,
-    args: Any = (),
-    kwargs: Any = None,
-    **repeat: Any,
+    task_: Task[..., Any], scheduler_id: str, spec: ScheduleSpec
 ) -> Job | Pending[Job | None] | None:
     """Implementation of :meth:`Task.schedule`: now, or at the commit (the on-commit rule of
     :mod:`django_bullq.producer.transaction`, with the task's ``database`` / ``on_commit`` /
     ``outbox``)."""
-    rep, template = schedule_call(task_, every, cron, tz, args, kwargs, repeat)
+    rep, template = schedule_call(task_, spec)
     queue = get_queue(task_.queue_name)
     if waits_for_commit(task_.database, task_.on_commit):
         upsert_call(queue.keys, scheduler_id, rep, template, {})  # bad values raise here, not later
@@ -228,20 +245,14 @@ def schedule(
 
 
 async def aschedule(
-    task_: Task[..., Any],
-    scheduler_id: str,
-    *,
-    every: int | None = None,
-    cron: str | None = None,
-    tz: str | None = None,
-    args: Any = (),
-    kwargs: Any = None,
-    **repeat: Any,
+    task_: Task[..., Any], scheduler_id: str, spec: ScheduleSpec
 ) -> Job | Pending[Job | None] | None:
-    """Implementation of :meth:`Task.aschedule` (inside ``atomic()``: as :func:`schedule`)."""
-    if waits_for_commit(task_.database, task_.on_commit):
-        return schedule(
-            task_, scheduler_id, every=every, cron=cron, tz=tz, args=args, kwargs=kwargs, **repeat
+    """Implementation of :meth:`Task.aschedule`: a native async upsert, or as :func:`schedule`
+    when it waits for the commit."""
+    return (
+        schedule(task_, scheduler_id, spec)
+        if waits_for_commit(task_.database, task_.on_commit)
+        else await get_queue(task_.queue_name).aupsert_job_scheduler(
+            scheduler_id, *schedule_call(task_, spec)
         )
-    rep, template = schedule_call(task_, every, cron, tz, args, kwargs, repeat)
-    return await get_queue(task_.queue_name).aupsert_job_scheduler(scheduler_id, rep, template)
+    )

@@ -14,7 +14,7 @@ import functools
 import inspect
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Generic, ParamSpec, TypeVar, overload
+from typing import Any, Generic, ParamSpec, TypeVar, Unpack, overload
 
 from ..conf import get_queue
 from ..core.job import Job
@@ -23,10 +23,13 @@ from ..core.queue import Queue
 from ..core.serialization import dumps
 from ..timeutils import aware
 from .registry import import_path, registry
-from .transaction import Pending, asubmit, submit, waits_for_commit
+from .schedules import ScheduleSpec, aschedule, schedule
+from .transaction import JobAdd, Pending, asubmit, submit
 
 #: Options of a task that are not BullMQ job options.
 TASK_OPTIONS = ("queue", "on_commit", "database", "process", "outbox")
+#: Keywords of :func:`task` that are :class:`Task` settings; the others are job options.
+TASK_SETTINGS = ("name", "raw", *TASK_OPTIONS)
 #: BullMQ job options a task accepts (fields of :class:`JobOptions`).
 JOB_OPTIONS = tuple(name for name in JobOptions.__dataclass_fields__)
 
@@ -246,35 +249,24 @@ class Task(Generic[P, R]):
             redis.RedisError: Redis unreachable.
             ConfigurationError: ``outbox=True`` while the outbox is disabled.
         """
-        data, options = self._prepare(args, kwargs)
-        pending = PendingEnqueue(self.name, list(args), dict(kwargs))
-        added = submit(
-            self.queue_name,
-            self.name,
-            data,
-            _resolve(options),
-            database=self.database,
-            on_commit=self.on_commit,
-            outbox=self.outbox,
-            pending=pending,
-        )
-        return added if isinstance(added, Job) else pending
+        return submit(self._add(args, kwargs))
 
     async def aenqueue(self, *args: P.args, **kwargs: P.kwargs) -> Job | PendingEnqueue:
         """Async twin of :meth:`enqueue` (same returns and errors)."""
-        if waits_for_commit(self.database, self.on_commit):
-            return self.enqueue(*args, **kwargs)
+        return await asubmit(self._add(args, kwargs))
+
+    def _add(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> JobAdd[PendingEnqueue]:
         data, options = self._prepare(args, kwargs)
-        job = await asubmit(
+        return JobAdd(
             self.queue_name,
             self.name,
             data,
             _resolve(options),
+            functools.partial(PendingEnqueue, self.name, list(args), dict(kwargs)),
             database=self.database,
-            on_commit=False,
+            on_commit=self.on_commit,
+            outbox=self.outbox,
         )
-        assert isinstance(job, Job)
-        return job
 
     def _queue(self) -> Queue:
         return get_queue(self.queue_name)
@@ -298,15 +290,7 @@ class Task(Generic[P, R]):
     # --- job schedulers --------------------------------------------------------------------
 
     def schedule(
-        self,
-        scheduler_id: str,
-        *,
-        every: int | None = None,
-        cron: str | None = None,
-        tz: str | None = None,
-        args: Any = (),
-        kwargs: Any = None,
-        **repeat: Any,
+        self, scheduler_id: str, **spec: Unpack[ScheduleSpec]
     ) -> Job | Pending[Job | None] | None:
         """Create or replace job scheduler ``scheduler_id`` that runs this task repeatedly.
 
@@ -315,10 +299,13 @@ class Task(Generic[P, R]):
         transaction commits (through the outbox when it is on), and a rollback creates none.
 
         Args:
-            every: ms between runs; or cron: a cron pattern (6 fields = seconds first) read in
-                ``tz`` (IANA name, default UTC). args / kwargs: the call (raw tasks: one value).
-            repeat: ``limit``, ``start_date`` / ``end_date`` (ms or aware datetime),
-                ``immediately``, ``offset`` (ms) — see ``Queue.upsert_job_scheduler``.
+            scheduler_id: the scheduler's id (its iterations' ids start ``repeat:<id>:``).
+            spec: the keywords of :class:`~django_bullq.producer.schedules.ScheduleSpec`:
+                ``every``: ms between runs; or ``cron``: a cron pattern (6 fields = seconds
+                first) read in ``tz`` (IANA name, default UTC). ``args`` / ``kwargs``: the call
+                (raw tasks: one value). ``limit``, ``start_date`` / ``end_date`` (ms or aware
+                datetime), ``immediately``, ``offset`` (ms) — see
+                ``Queue.upsert_job_scheduler``.
 
         Returns:
             The pending iteration job, or None when the schedule is already over; inside
@@ -330,29 +317,13 @@ class Task(Generic[P, R]):
             TypeError: bad schedule argument types.
             SerializationError: arguments not JSON.
         """
-        from .schedules import schedule
-
-        return schedule(
-            self, scheduler_id, every=every, cron=cron, tz=tz, args=args, kwargs=kwargs, **repeat
-        )
+        return schedule(self, scheduler_id, spec)
 
     async def aschedule(
-        self,
-        scheduler_id: str,
-        *,
-        every: int | None = None,
-        cron: str | None = None,
-        tz: str | None = None,
-        args: Any = (),
-        kwargs: Any = None,
-        **repeat: Any,
+        self, scheduler_id: str, **spec: Unpack[ScheduleSpec]
     ) -> Job | Pending[Job | None] | None:
         """Async twin of :meth:`schedule`."""
-        from .schedules import aschedule
-
-        return await aschedule(
-            self, scheduler_id, every=every, cron=cron, tz=tz, args=args, kwargs=kwargs, **repeat
-        )
+        return await aschedule(self, scheduler_id, spec)
 
     # --- running ---------------------------------------------------------------------------
 
@@ -423,19 +394,7 @@ def task(
 ) -> Callable[[Callable[P, R]], Task[P, R]]: ...
 
 
-def task(
-    func: Callable[..., Any] | None = None,
-    /,
-    *,
-    name: str | None = None,
-    raw: bool = False,
-    queue: str | None = None,
-    on_commit: bool = True,
-    database: str = "default",
-    process: bool = False,
-    outbox: bool | None = None,
-    **job_options: Any,
-) -> Any:
+def task(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     """Make a function a task: ``@task`` or ``@task(queue=..., attempts=3, ...)``.
 
     Args:
@@ -452,7 +411,8 @@ def task(
             transactional outbox; None (default) follows ``BULLQ["OUTBOX"]["ENABLED"]``.
         process: run the (sync) function in a separate process of a ``spawn`` pool inside
             the worker, for CPU-bound work; arguments and result stay JSON (docs/workers.md).
-        job_options: BullMQ job options, :class:`JobOptions` field names: ``attempts``,
+        options: the keywords above and BullMQ job options, :class:`JobOptions` field names
+            (the overloads give their types): ``attempts``,
             ``backoff`` (ms or ``{"type": "fixed"|"exponential", "delay": ms, "jitter": 0..1}``),
             ``delay`` (ms, ``timedelta``, or ``datetime``: naive ones are in ``TIME_ZONE``),
             ``priority`` (1 most urgent .. 2_097_151; 0 none), ``lifo``, ``job_id``,
@@ -467,18 +427,10 @@ def task(
         TaskRegistryError: another function already uses the name.
     """
 
+    settings = {key: options.pop(key) for key in TASK_SETTINGS if key in options}
+
     def decorate(function: Callable[..., Any]) -> Task[..., Any]:
-        made = Task(
-            function,
-            name=name,
-            raw=raw,
-            queue=queue,
-            on_commit=on_commit,
-            database=database,
-            job_options=job_options,
-            process=process,
-            outbox=outbox,
-        )
+        made = Task(function, job_options=options, **settings)
         registry.register(made)
         return made
 

@@ -24,7 +24,7 @@ import functools
 import logging
 import uuid
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from django.db import transaction
 
@@ -40,6 +40,8 @@ logger = logging.getLogger("django_bullq.enqueue")
 OnAdded = Callable[[Job], None]
 #: What a deferred write returns once it ran (a Job, a flow's JobNode, a scheduler's Job/None).
 T = TypeVar("T")
+#: What :func:`submit` returns when the add waits for the commit.
+PendingT = TypeVar("PendingT", bound="Pending[Job]")
 
 
 def new_job_id() -> str:
@@ -206,52 +208,84 @@ def defer(
     return pending
 
 
-def submit(
-    queue_name: str | None,
-    name: str,
-    data: Any,
-    options: dict[str, Any],
-    *,
-    database: str = "default",
-    on_commit: bool = True,
-    outbox: bool | None = None,
-    on_added: OnAdded | None = None,
-    pending: Pending[Job] | None = None,
-) -> Job | Pending[Job]:
-    """Add job ``name`` with ``data`` to queue ``queue_name`` now or after the commit.
+class JobAdd(NamedTuple, Generic[PendingT]):
+    """One job to add now or after the commit: what :func:`submit` / :func:`asubmit` take
+    (a named tuple: cheap to build on the enqueue hot path).
 
-    Args:
+    Attributes:
         queue_name: queue (None: ``BULLQ["DEFAULT_QUEUE"]``). name: job name. data: JSON value.
         options: :class:`~django_bullq.core.options.JobOptions` fields (``delay`` as ms,
             timedelta or aware datetime). Without ``job_id``, a job that waits for the commit
             gets :func:`new_job_id` in advance (``Pending.id``).
+        pending: makes what the caller gets when the add waits for the commit (called only
+            then, so an add at once builds none).
         database: the alias whose transaction an on-commit add waits for.
         on_commit: inside ``atomic(using=database)``, wait for its commit.
         outbox: see :func:`outbox_enabled`.
         on_added: called with the :class:`Job` once it is in Redis (at once, or after the
             commit in this process; not when ``runworker``'s relay moves the row).
-        pending: the object to return when the add waits (default a new :class:`Pending`).
+    """
+
+    queue_name: str | None
+    name: str
+    data: Any
+    options: dict[str, Any]
+    pending: Callable[[], PendingT]
+    database: str = "default"
+    on_commit: bool = True
+    outbox: bool | None = None
+    on_added: OnAdded | None = None
+
+    def waits(self) -> bool:
+        """True when the add waits for the commit of :attr:`database`'s transaction."""
+        return waits_for_commit(self.database, self.on_commit)
+
+    def added(self, job: Job) -> Job:
+        """``job``, added at once, after :attr:`on_added` saw it."""
+        if self.on_added is not None:
+            self.on_added(job)
+        return job
+
+
+def submit(add: JobAdd[PendingT]) -> Job | PendingT:
+    """Add the job of ``add`` to its queue now, or after the commit.
 
     Returns:
-        The job when it was added at once; ``pending`` when it waits for the commit.
+        The job when it was added at once; ``add.pending()`` when it waits for the commit.
 
     Raises:
         SerializationError: data not JSON. ValueError / InvalidNameError: bad options.
         ConfigurationError: see :func:`outbox_enabled`. redis.RedisError: Redis unreachable
             (at once only: after the commit a failed outbox move is left to the relay).
     """
-    queue = get_queue(queue_name)
-    if not waits_for_commit(database, on_commit):
-        job = queue.add(name, data, **options)
-        _notify(on_added, job)
-        return job
-    data = loads(dumps(data, f"data of job {name!r}"))  # the values as of this call
-    options = {**options, "job_id": options.get("job_id") or new_job_id()}
-    pending = pending or Pending(f"job {name!r}")
+    return (
+        _add_on_commit(add)
+        if add.waits()
+        else add.added(get_queue(add.queue_name).add(add.name, add.data, **add.options))
+    )
+
+
+async def asubmit(add: JobAdd[PendingT]) -> Job | PendingT:
+    """Async twin of :func:`submit`: a native async add when it does not wait for a commit
+    (one that waits, only reachable from sync code running an event loop inside ``atomic()``,
+    is stored as :func:`submit` stores it)."""
+    return (
+        _add_on_commit(add)
+        if add.waits()
+        else add.added(await get_queue(add.queue_name).aadd(add.name, add.data, **add.options))
+    )
+
+
+def _add_on_commit(add: JobAdd[PendingT]) -> PendingT:
+    queue = get_queue(add.queue_name)
+    name, database = add.name, add.database
+    data = loads(dumps(add.data, f"data of job {name!r}"))  # the values as of this call
+    options = {**add.options, "job_id": add.options.get("job_id") or new_job_id()}
+    pending = add.pending()
     pending.what = f"job {name!r} (id {options['job_id']})"
     pending.id, pending.queue_name = options["job_id"], queue.name
-    if on_added is not None:
-        pending.on_done(on_added)
+    if add.on_added is not None:
+        pending.on_done(add.on_added)
 
     def to_outbox() -> int:
         from . import outbox as outbox_mod
@@ -259,43 +293,15 @@ def submit(
         pk: int = outbox_mod.write(database, queue.name, name, data, options).pk
         return pk
 
-    return defer(
+    defer(
         functools.partial(queue.add, name, data, **options),
         to_outbox,
         pending,
         database=database,
-        on_commit=on_commit,
-        outbox=outbox,
+        on_commit=add.on_commit,
+        outbox=add.outbox,
     )
-
-
-async def asubmit(
-    queue_name: str | None,
-    name: str,
-    data: Any,
-    options: dict[str, Any],
-    *,
-    database: str = "default",
-    on_commit: bool = True,
-    outbox: bool | None = None,
-    on_added: OnAdded | None = None,
-) -> Job | Pending[Job]:
-    """Async twin of :func:`submit`: a native async add when it does not wait for a commit."""
-    if waits_for_commit(database, on_commit):
-        # Only reachable from sync code running an event loop inside atomic(): as submit.
-        return submit(
-            queue_name,
-            name,
-            data,
-            options,
-            database=database,
-            on_commit=on_commit,
-            outbox=outbox,
-            on_added=on_added,
-        )
-    job = await get_queue(queue_name).aadd(name, data, **options)
-    _notify(on_added, job)
-    return job
+    return pending  # the add waits: defer keeps it for the commit
 
 
 def _write_after_commit(write: Callable[[], T], pending: Pending[T]) -> None:
@@ -314,12 +320,8 @@ def _relay_after_commit(database: str, pk: int, pending: Pending[Any]) -> None:
         pending._state = "outbox"
 
 
-def _notify(on_added: OnAdded | None, job: Job) -> None:
-    if on_added is not None:
-        on_added(job)
-
-
 __all__ = [
+    "JobAdd",
     "Pending",
     "asubmit",
     "defer",

@@ -32,7 +32,7 @@ def build_worker(queue_name: str, **overrides: Any) -> Worker:
     Args:
         queue_name: queue name (resolved through ``BULLQ``).
         overrides: :class:`~django_bullq.core.worker.WorkerOptions` fields over
-            ``BULLQ["WORKER"]`` (``concurrency``, ``grace_period`` s, ``name``...).
+            ``BULLQ["WORKER"]`` (``concurrency``, ``grace_period_s``, ``name``...).
 
     Raises:
         ConfigurationError: bad settings. InvalidNameError: bad queue name.
@@ -70,7 +70,7 @@ class WorkerGroup:
         loop = asyncio.get_running_loop()
         installed: list[int] = []
         if handle_signals:
-            grace = max((w.opts.grace_period for w in self.workers), default=0)
+            grace = max((w.opts.grace_period_s for w in self.workers), default=0)
             installed = SignalStop(self.close, grace).install(loop)
         try:
             results = await asyncio.gather(

@@ -16,7 +16,7 @@ from tests.workerkit import dead_worker_fetch
 
 pytestmark = pytest.mark.interop
 
-FAST = WorkerOptions(concurrency=4, drain_delay=0.2, maintenance_interval=0)
+FAST = WorkerOptions(concurrency=4, drain_delay=0.2, maintenance_interval_ms=0)
 
 
 def done_results(report: dict[str, Any]) -> list[Any]:
@@ -40,7 +40,7 @@ async def test_node_get_metrics_reads_ours(queue: Queue, node: Node, r: redis.Re
         [],
         5,
         options=WorkerOptions(
-            concurrency=1, drain_delay=0.2, maintenance_interval=0, metrics_max_data_points=10
+            concurrency=1, drain_delay=0.2, maintenance_interval_ms=0, metrics_max_data_points=10
         ),
     )
     ours = queue.get_metrics("completed")
@@ -220,7 +220,7 @@ async def test_our_obliterate_on_node_data_leaves_no_key_and_frees_a_node_parent
         1,
         until_calls=True,
         options=WorkerOptions(
-            drain_delay=0.2, maintenance_interval=0, limiter_max=5, limiter_duration=60_000
+            drain_delay=0.2, maintenance_interval_ms=0, limiter_max=5, limiter_duration=60_000
         ),
     )
     (tree,) = (

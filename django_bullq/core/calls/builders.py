@@ -32,7 +32,7 @@ FETCH_KEYS = (
     "pc",
     "marker",
 )
-#: KEYS of addJob-10 (addFlowJob-11 adds ``waiting-children``).
+#: KEYS of addJob-10.
 ADD_KEYS = (
     "wait",
     "paused",
@@ -45,8 +45,12 @@ ADD_KEYS = (
     "marker",
     "active",
 )
+#: KEYS of addFlowJob-11: addJob's and ``waiting-children``.
+FLOW_KEYS = (*ADD_KEYS, "waiting-children")
 #: KEYS of addJobScheduler-11 and updateJobScheduler-11.
 SCHEDULER_KEYS = ("repeat", *ADD_KEYS)
+#: KEYS[1..5] of promoteJobs-6 and retryJobs-6 (KEYS[6] is the set they move jobs from).
+BATCH_MOVE_KEYS = ("wait", "active", "meta", "events", "marker")
 
 
 @lru_cache(maxsize=1024)
@@ -109,7 +113,7 @@ def add_flow_job(
     """addFlowJob-11: one node of a flow (a parent goes to waiting-children)."""
     return Call(
         "addFlowJob",
-        key_set(keys, (*ADD_KEYS, "waiting-children")),
+        key_set(keys, FLOW_KEYS),
         (keys.key_prefix, job_id, name, data, opts, timestamp, delay, priority, _flag(lifo))
         + (parent_key, parent, _flag(parent_later), _flag(has_children)),
         job_id=job_id,
@@ -373,10 +377,10 @@ def move_stalled_jobs_to_wait(
     keys: QueueKeys, *, max_stalled_count: int, now: int, stalled_interval: int
 ) -> Call[Any]:
     """moveStalledJobsToWait-8: the shared stalled check; replies the ids moved back."""
-    suffixes = ("stalled", "wait", "active", "stalled-check", "meta", "paused", "marker")
+    suffixes = ("stalled", "wait", "active", "stalled-check", "meta", "paused", "marker", "events")
     return Call(
         "moveStalledJobsToWait",
-        key_set(keys, (*suffixes, "events")),
+        key_set(keys, suffixes),
         (max_stalled_count, keys.key_prefix, now, stalled_interval),
     )
 
@@ -412,7 +416,7 @@ def promote_jobs(keys: QueueKeys, *, count: int) -> Call[int]:
     """promoteJobs-6: move up to ``count`` delayed jobs to wait; replies how many."""
     return Call(
         "promoteJobs",
-        key_set(keys, ("wait", "active", "meta", "events", "marker", "delayed")),
+        key_set(keys, (*BATCH_MOVE_KEYS, "delayed")),
         (keys.key_prefix, count),
         parse=int,
     )
@@ -422,7 +426,7 @@ def retry_jobs(keys: QueueKeys, *, count: int, timestamp: int, state: str) -> Ca
     """retryJobs-6: move up to ``count`` jobs of ``state`` back to wait; replies how many."""
     return Call(
         "retryJobs",
-        key_set(keys, ("wait", "active", "meta", "events", "marker", state)),
+        key_set(keys, (*BATCH_MOVE_KEYS, state)),
         (keys.key_prefix, count, timestamp, state),
         parse=int,
     )
@@ -447,10 +451,7 @@ def drain(keys: QueueKeys, *, delayed: bool, count: int, kept: Sequence[int]) ->
 
 
 def obliterate(keys: QueueKeys, *, count: int, force: bool, cursor: str) -> Call[Any]:
-    """obliterate-2: one step of deleting the queue; its codes are read by the caller."""
+    """obliterate-2: one step of deleting the queue; replies the next cursor or 0 (done)."""
     return Call(
-        "obliterate",
-        (keys["meta"], keys["active"]),
-        (keys.key_prefix, count, _flag(force), cursor),
-        raise_codes=False,
+        "obliterate", (keys["meta"], keys["active"]), (keys.key_prefix, count, _flag(force), cursor)
     )

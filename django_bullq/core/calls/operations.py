@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from ..errors import ActiveJobsError, QueueNotPaused
+from ..errors import FailedChildren
 from ..keys import QueueKeys
 from ..options import PRIORITY_LIMIT, now_ms, to_delay_ms
 from ..serialization import loads, to_str
@@ -220,16 +220,11 @@ def obliterate(keys: QueueKeys, force: bool = False, count: int = 1000) -> Steps
 def obliterate_step(reply: Any) -> str | None:
     """The cursor for the next obliterate-2 call, or None when the queue is gone.
 
-    Raises:
-        QueueNotPaused: the script answered ``-1``. ActiveJobsError: it answered ``-2``.
+    The script's codes are raised by the call itself, through the one code table
+    (:func:`~django_bullq.core.errors.script_error`: ``-1`` QueueNotPaused, ``-2``
+    ActiveJobsError); the only int left here is ``0``, done.
     """
-    if isinstance(reply, int):
-        if reply == -1:
-            raise QueueNotPaused("obliterate needs a paused queue")
-        if reply == -2:
-            raise ActiveJobsError("the queue has active jobs; pass force=True to obliterate anyway")
-        return None
-    return to_str(reply) or "0"
+    return None if isinstance(reply, int) else to_str(reply) or "0"
 
 
 def resume(keys: QueueKeys) -> Steps[None]:
@@ -347,7 +342,7 @@ def move_to_waiting_children(
     )
     code: int = yield call
     failed: list[str] = []
-    if code == -9:
+    if code == FailedChildren.code:
         failed = yield Read(
             (("ZRANGE", keys.job(job_id) + ":unsuccessful", 0, 0),),
             lambda replies: [to_str(x) or "" for x in replies[0]],

@@ -37,10 +37,10 @@ class Duties(WorkerState):
             timers.append(
                 asyncio.create_task(self._every(opts.lock_duration / 2000, self._extend_locks))
             )
-        if opts.maintenance_interval > 0:
+        if opts.maintenance_interval_ms > 0:
             timers.append(
                 asyncio.create_task(
-                    self._every(opts.maintenance_interval / 1000, self._enforce_retention)
+                    self._every(opts.maintenance_interval_ms / 1000, self._enforce_retention)
                 )
             )
         return timers

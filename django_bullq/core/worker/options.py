@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..deprecation import renamed_fields
 from ..job import Job
 from ..serialization import DEFAULT_MAX_PAYLOAD_BYTES
 
@@ -25,9 +26,14 @@ DUTY_RETRY_S = 1.0
 LOOP_SLACK_S = 10.0
 
 
+@renamed_fields(grace_period="grace_period_s", maintenance_interval="maintenance_interval_ms")
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WorkerOptions:
     """Worker settings (BullMQ ``WorkerOptions`` names in brackets). Durations in ms unless noted.
+
+    A field that BullMQ has keeps BullMQ's name (its unit given here); one of ours names its
+    unit. The old names ``grace_period`` and ``maintenance_interval`` are still accepted, and
+    readable, with a DeprecationWarning.
 
     Attributes:
         concurrency: jobs run at once [concurrency].
@@ -40,8 +46,8 @@ class WorkerOptions:
         remove_on_complete / remove_on_fail: defaults when a job's opts have none.
         max_data_bytes: jobs whose ``data`` is larger (bytes of JSON) fail without running,
             with a readable reason (jobs added by other producers); 0 = no limit.
-        grace_period: s that active jobs get to finish after a stop signal.
-        maintenance_interval: ms between retention sweeps of completed/failed (0 = off).
+        grace_period_s: s that active jobs get to finish after a stop signal.
+        maintenance_interval_ms: ms between retention sweeps of completed/failed (0 = off).
         metrics_max_data_points: per-minute completed/failed counts kept in BullMQ's metrics
             keys, 0 = off [metrics.maxDataPoints]; read them with ``Queue.get_metrics``.
         skip_lock_renewal: never renew locks [skipLockRenewal]; a job running longer than
@@ -63,8 +69,8 @@ class WorkerOptions:
     remove_on_complete: Any = None
     remove_on_fail: Any = None
     max_data_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES
-    grace_period: float = 30.0
-    maintenance_interval: int = 30_000
+    grace_period_s: float = 30.0
+    maintenance_interval_ms: int = 30_000
     metrics_max_data_points: int = 0
     event_loop: str = "auto"
     skip_lock_renewal: bool = False

@@ -11,7 +11,7 @@ import asyncio
 import logging
 import traceback
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -24,6 +24,16 @@ from ..serialization import dumps
 from .state import WorkerState
 
 logger = logging.getLogger("django_bullq.worker")
+
+
+class _AttemptEnd(TypedDict):
+    """The ARGV retryJob and moveToDelayed share: which attempt ended, and why."""
+
+    job_id: str
+    now: int
+    token: str
+    failed_reason: str
+    stacktrace: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,28 +137,19 @@ class Outcome(WorkerState):
         self.failed += 1
         return await self._finish(job, "failed", verdict.reason, dumps(trace))
 
-    async def _retry(self, job: Job, delay: int, reason: str, trace: list[str]) -> None:
-        keys, token, trace_text = self.queue.keys, job.token or "0", dumps(trace)
-        if delay > 0:
-            call = calls.move_to_delayed(
-                keys,
-                job_id=job.id,
-                now=now_ms(),
-                delay=delay,
-                token=token,
-                skip_attempt=False,
-                failed_reason=reason,
-                stacktrace=trace_text,
-            )
+    async def _retry(self, job: Job, delay_ms: int, reason: str, trace: list[str]) -> None:
+        """Retry ``job`` after ``delay_ms`` ms (moveToDelayed), or at once (retryJob)."""
+        end = _AttemptEnd(
+            job_id=job.id,
+            now=now_ms(),
+            token=job.token or "0",
+            failed_reason=reason,
+            stacktrace=dumps(trace),
+        )
+        if delay_ms > 0:
+            call = calls.move_to_delayed(self.queue.keys, delay=delay_ms, skip_attempt=False, **end)
         else:
-            call = calls.retry_job(
-                keys,
-                job_id=job.id,
-                now=now_ms(),
-                token=token,
-                failed_reason=reason,
-                stacktrace=trace_text,
-            )
+            call = calls.retry_job(self.queue.keys, **end)
         await self._settle(call, job.id)
 
     async def _settle(self, call: calls.Call[Any], job_id: str) -> Any:

@@ -82,7 +82,7 @@ class Worker(Execution, Outcome, Duties):
             max_workers=self.opts.concurrency, thread_name_prefix=f"bullq-{self.queue.name}"
         )
         if handle_signals:
-            stop = SignalStop(self.close, self.opts.grace_period, lambda: self._closing)
+            stop = SignalStop(self.close, self.opts.grace_period_s, lambda: self._closing)
             stop.install(asyncio.get_running_loop())
         self._checkpoint(0)
         self._started_ms = now_ms()
@@ -169,22 +169,10 @@ class Worker(Execution, Outcome, Duties):
     # --- main loop -------------------------------------------------------------------------
 
     async def _main_loop(self, burst: bool) -> None:
-        assert self._wake is not None and self._slot_freed is not None
-        block_until = 0.0
         failures = 0
         while not self._closing:
             self._checkpoint(0)
-            if self._paused_locally:
-                self._loop_deadline = math.inf  # paused on purpose: alive, not stuck
-                self._wake.clear()
-                await self._wake.wait()
-                continue
-            if len(self._slots) >= self.opts.concurrency:
-                await self._wait_slot()
-                continue
-            limited = self._limit_until - asyncio.get_running_loop().time()
-            if limited > 0:
-                await self._sleep_unless_woken(min(limited, MAX_RATE_LIMIT_WAIT_S))
+            if await self._held_back():
                 continue
             try:
                 started, rate_ttl, due = await self._fetch_into_slots()
@@ -206,16 +194,40 @@ class Worker(Execution, Outcome, Duties):
                     return
                 await self._wait_slot()
                 continue
-            block_until = due if due > 0 else 0.0
-            try:
-                await self._wait_for_marker(block_until)
-                failures = 0
-            except asyncio.CancelledError:
-                if not (self._closing or self._paused_locally):
-                    raise
-            except Exception as exc:
-                failures += 1
-                await self._backoff_after_error("marker wait", exc, failures)
+            failures = await self._wait_for_work(due, failures)
+
+    async def _held_back(self) -> bool:
+        """Wait out what keeps this worker from fetching now (paused here, every slot busy, a
+        rate limit this process hit); True when it waited, so the loop looks again."""
+        assert self._wake is not None
+        if self._paused_locally:
+            self._loop_deadline = math.inf  # paused on purpose: alive, not stuck
+            self._wake.clear()
+            await self._wake.wait()
+            return True
+        if len(self._slots) >= self.opts.concurrency:
+            await self._wait_slot()
+            return True
+        limited = self._limit_until - asyncio.get_running_loop().time()
+        if limited > 0:
+            await self._sleep_unless_woken(min(limited, MAX_RATE_LIMIT_WAIT_S))
+            return True
+        return False
+
+    async def _wait_for_work(self, due_ms: float, failures: int) -> int:
+        """Block on the queue's marker until a job may be ready (at the latest ``due_ms``, when
+        the next delayed job is due, epoch ms; 0 = none); returns the new count of consecutive
+        failures."""
+        try:
+            await self._wait_for_marker(due_ms if due_ms > 0 else 0.0)
+        except asyncio.CancelledError:
+            if not (self._closing or self._paused_locally):
+                raise
+            return failures
+        except Exception as exc:  # noqa: BLE001 - logged by _backoff_after_error; go on
+            await self._backoff_after_error("marker wait", exc, failures + 1)
+            return failures + 1
+        return 0
 
     async def _wait_slot(self) -> None:
         """Wait until a slot task ends (bounded, so closing is noticed)."""
@@ -437,7 +449,7 @@ class Worker(Execution, Outcome, Duties):
             return
         if not self._force:
             assert self._wake is not None
-            deadline = asyncio.get_running_loop().time() + self.opts.grace_period
+            deadline = asyncio.get_running_loop().time() + self.opts.grace_period_s
             # _wake is set again by close(force=True): a second signal ends the grace period.
             while self._slots and not self._force:
                 remaining = deadline - asyncio.get_running_loop().time()

@@ -19,7 +19,7 @@ from django_bullq.conf import bullq_settings
 from django_bullq.core.errors import InvalidNameError
 from django_bullq.exceptions import ConfigurationError
 from django_bullq.producer.schedules import upsert_declared
-from django_bullq.worker.group import run_workers
+from django_bullq.worker.group import WorkerGroup, run_workers
 from django_bullq.worker.hygiene import in_flight
 from django_bullq.worker.recycle import Recycler
 from django_bullq.worker.supervisor import RECYCLE_EXIT, run_processes
@@ -92,15 +92,7 @@ class Command(BaseCommand):
         names = list(options["queues"]) or [bullq_settings.DEFAULT_QUEUE]
         if not options["name"]:  # dashboards (and the admin's Workers table) tell them apart
             options["name"] = f"{socket.gethostname()}-{os.getpid()}"
-        if options["concurrency"] is not None and options["concurrency"] < 1:
-            raise CommandError("--concurrency must be >= 1")
-        if options["grace_period"] is not None and options["grace_period"] < 0:
-            raise CommandError("--grace-period must be >= 0 s")
-        if options["processes"] < 1:
-            raise CommandError("--processes must be >= 1")
-        for flag in ("max_jobs", "max_memory"):
-            if options[flag] is not None and options[flag] <= 0:
-                raise CommandError(f"--{flag.replace('_', '-')} must be > 0")
+        self._check(options)
         recycler = Recycler(options["max_jobs"], options["max_memory"])
         supervised = os.environ.get("BULLQ_SUPERVISED") == "1"
         if options["processes"] > 1 or (recycler.enabled and not supervised):
@@ -120,7 +112,7 @@ class Command(BaseCommand):
                 burst=options["burst"],
                 concurrency=options["concurrency"],
                 name=options["name"],
-                grace_period=options["grace_period"],
+                grace_period_s=options["grace_period"],
                 recycler=recycler,
             )
         except (ConfigurationError, InvalidNameError) as exc:
@@ -128,6 +120,25 @@ class Command(BaseCommand):
         except RedisConnectionError as exc:
             # only a --burst run gives up; a long-running worker keeps retrying
             raise CommandError(f"cannot reach Redis: {exc}") from exc
+        self._exit(group, names, recycler)
+
+    @staticmethod
+    def _check(options: dict[str, Any]) -> None:
+        """Refuse out-of-range flags (CommandError names the flag)."""
+        if options["concurrency"] is not None and options["concurrency"] < 1:
+            raise CommandError("--concurrency must be >= 1")
+        if options["grace_period"] is not None and options["grace_period"] < 0:
+            raise CommandError("--grace-period must be >= 0 s")
+        if options["processes"] < 1:
+            raise CommandError("--processes must be >= 1")
+        for flag in ("max_jobs", "max_memory"):
+            if options[flag] is not None and options[flag] <= 0:
+                raise CommandError(f"--{flag.replace('_', '-')} must be > 0")
+
+    @staticmethod
+    def _exit(group: WorkerGroup, names: list[str], recycler: Recycler) -> None:
+        """Log the run's totals and exit as the stop requires (abandoned threads, a forced
+        stop, a recycle)."""
         processed = sum(w.processed for w in group.workers)
         failed = sum(w.failed for w in group.workers)
         logger.info("runworker: stopped (%d completed, %d failed)", processed, failed)

@@ -63,7 +63,7 @@ def handle(command: BaseCommand, **options: Any) -> int:
         defaults = JobOptions(**entry["DEFAULT_JOB_OPTIONS"])
         connection = get_connection(entry["CONNECTION"])
         worker = worker_options(
-            concurrency=options["concurrency"], name="bullq-capacity", maintenance_interval=0
+            concurrency=options["concurrency"], name="bullq-capacity", maintenance_interval_ms=0
         )
         report = probe(
             lambda scratch: Queue(
