@@ -9,8 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 PACKAGE = Path(__file__).resolve().parent.parent / "django_bullq"
 
 #: Cycles that exist today and that the house redesign (issue 13) removes; none may be added,
@@ -207,9 +205,6 @@ def test_core_twins_are_thin() -> None:
     assert len(found) <= MAX_THICK_CORE_TWINS, "\n".join(found)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="the Django layer's twins are thinned on another branch (issue 13)"
-)
 def test_package_twins_are_thin() -> None:
     """The whole package, executors and the few twins that must differ, within the ceiling."""
     found = thick_twins(PACKAGE)
