@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from django_bullq.core.calls import Call, adrive, builders, drive
+from django_bullq.core.calls import Call, Command, Step, Steps, adrive, builders, drive
 from django_bullq.core.keys import QueueKeys
 from tests.lua_headers import SCRIPT_FILES, argv_entries, snake
 
@@ -87,3 +87,31 @@ async def test_adrive_is_the_async_twin() -> None:
         return 5
 
     assert await adrive(run, _steps()) == 10
+
+
+def _catching() -> Steps[str]:
+    try:
+        yield Command("xinfo_stream", ("events",))
+    except LookupError as exc:
+        return f"caught {exc}"
+    return "no error"
+
+
+def _failing(step: Step) -> Any:
+    raise LookupError("no such key")
+
+
+async def _afailing(step: Step) -> Any:
+    raise LookupError("no such key")
+
+
+def test_a_step_error_is_thrown_into_the_operation() -> None:
+    assert drive(_failing, _catching()) == "caught no such key"
+    with pytest.raises(LookupError, match="no such key"):
+        drive(_failing, _steps())
+
+
+async def test_adrive_throws_a_step_error_in_too() -> None:
+    assert await adrive(_afailing, _catching()) == "caught no such key"
+    with pytest.raises(LookupError, match="no such key"):
+        await adrive(_afailing, _steps())

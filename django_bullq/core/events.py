@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .calls import Command, Steps
 from .serialization import loads, to_str
 
 if TYPE_CHECKING:
@@ -173,21 +174,24 @@ class QueueEvents:
             self._from_start = False
         return out
 
+    def _read(self) -> Steps[list[QueueEvent]]:
+        """One blocking read (``XREAD BLOCK``), then ``XINFO STREAM`` for :meth:`_gap`."""
+        if self.last_id == "$":
+            self.last_id = yield Command("xrevrange", (self.key,), {"count": 1}, self._start_id)
+        reply = yield Command(
+            "xread", ({self.key: self.last_id},), {"count": self.count, "block": self.block_ms}
+        )
+        try:
+            info = yield Command("xinfo_stream", (self.key,))
+        except Exception:  # noqa: BLE001 - no stream yet: nothing can have been trimmed
+            info = None
+        return self._events(reply, info)
+
     # --- sync -------------------------------------------------------------------------------
 
     def read(self) -> list[QueueEvent]:
         """One blocking read (up to ``block_ms``); returns the events, possibly none."""
-        client = self.queue.client
-        if self.last_id == "$":
-            self.last_id = self._start_id(client.xrevrange(self.key, count=1))
-        reply = client.xread({self.key: self.last_id}, count=self.count, block=self.block_ms)
-        return self._events(reply, self._info(client))
-
-    def _info(self, client: Any) -> Any:
-        try:
-            return client.xinfo_stream(self.key)
-        except Exception:  # noqa: BLE001 - no stream yet: nothing can have been trimmed
-            return None
+        return self.queue._drive(self._read())
 
     def iter_events(self) -> Iterator[QueueEvent]:
         """Blocking iterator over events until :meth:`close`."""
@@ -198,15 +202,7 @@ class QueueEvents:
 
     async def aread(self) -> list[QueueEvent]:
         """Async twin of :meth:`read`."""
-        client = self.queue.aclient
-        if self.last_id == "$":
-            self.last_id = self._start_id(await client.xrevrange(self.key, count=1))
-        reply = await client.xread({self.key: self.last_id}, count=self.count, block=self.block_ms)
-        try:
-            info = await client.xinfo_stream(self.key)
-        except Exception:  # noqa: BLE001 - see _info
-            info = None
-        return self._events(reply, info)
+        return await self.queue._adrive(self._read())
 
     async def __aiter__(self) -> AsyncIterator[QueueEvent]:
         while not self._closed:

@@ -19,15 +19,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import calls
-from .calls import Call
+from .calls import Call, Steps
 from .connection import Connection, as_connection
 from .errors import ParentMissing, script_error
 from .job import Job
-from .keys import check_same_slot, validate_queue_name
-from .options import JobOptions, now_ms, parent_link, to_delay_ms
+from .keys import validate_queue_name
+from .options import JobOptions, parent_link
 from .queue import Queue
-from .serialization import DEFAULT_MAX_PAYLOAD_BYTES, check_size, dumps, loads
+from .serialization import DEFAULT_MAX_PAYLOAD_BYTES, loads
 
 #: A flow node: ``{"name", "queue_name", "data", "opts", "children"}`` (see the module doc).
 FlowTree = dict[str, Any]
@@ -175,49 +174,15 @@ class FlowProducer:
             if opts.parent is not None:
                 raise ValueError(f"flow node {node['name']!r}: only the root may set 'parent'")
             opts = opts.merged(parent={"id": parent.job.id, "queue": parent.queue.keys.queue_key})
-        opts.validate()
-        now = now_ms()
-        delay = to_delay_ms(opts.delay, now)
-        data = node.get("data")
-        data_text = dumps(data, f"data of flow node {node['name']!r}")
-        check_size(data_text, queue.max_payload_bytes, f"data of flow node {node['name']!r}")
-        stored = opts.to_stored(delay)
-        opts_text = dumps(stored, f"options of flow node {node['name']!r}")
-        timestamp = opts.timestamp if opts.timestamp is not None else now
         job_id = opts.job_id or str(uuid.uuid4())
-        parent_key, parent_json = parent_link(stored)
-        if parent_key and queue.is_cluster:
-            check_same_slot(queue.keys.queue_key, parent_key)
         children_nodes = node.get("children") or []
+        flow = (job_id, parent is not None, bool(children_nodes))
+        add, stored, meta = queue._add_call(node["name"], node.get("data"), opts, {}, flow=flow)
         if not isinstance(children_nodes, list):
             raise ValueError(f"flow node {node['name']!r}: 'children' must be a list")
-        add = calls.add_flow_job(
-            queue.keys,
-            job_id=job_id,
-            name=node["name"],
-            data=data_text,
-            opts=opts_text,
-            timestamp=timestamp,
-            delay=delay,
-            priority=opts.priority,
-            lifo=opts.lifo,
-            parent_key=parent_key,
-            parent=parent_json,
-            parent_later=parent is not None,
-            has_children=bool(children_nodes),
-        )
-        job = Job(
-            queue=queue,
-            id=job_id,
-            name=node["name"],
-            data=data,
-            opts=stored,
-            timestamp=timestamp,
-            delay=delay,
-            priority=opts.priority,
-            parent_key=parent_key or None,
-            parent=loads(parent_json or None),
-        )
+        job = queue._new_job(job_id, node["name"], node.get("data"), meta, stored)
+        parent_key, parent_json = parent_link(stored)
+        job.parent_key, job.parent = parent_key or None, loads(parent_json or None)
         call = _Call(queue, job, add, parent_key, [])
         call.children = [self._plan(child, call) for child in children_nodes]
         return call
@@ -234,30 +199,24 @@ class FlowProducer:
             A :class:`JobNode`, or None when the job does not exist. Children whose hash is
             gone are left out.
         """
-        job = self.queue(queue_name).get_job(job_id)
-        if job is None:
-            return None
-        node = JobNode(job)
-        if depth > 1:
-            for key in job.get_dependencies()["all"]:
-                where = self._split(key)
-                if where is not None:
-                    child = self.get_flow(where[0], where[1], depth - 1)
-                    if child is not None:
-                        node.children.append(child)
-        return node
+        return self.queue(queue_name)._drive(self._read_flow(queue_name, job_id, depth))
 
     async def aget_flow(self, queue_name: str, job_id: str, depth: int = 10) -> JobNode | None:
         """Async twin of :meth:`get_flow`."""
-        job = await self.queue(queue_name).aget_job(job_id)
+        return await self.queue(queue_name)._adrive(self._read_flow(queue_name, job_id, depth))
+
+    def _read_flow(self, queue_name: str, job_id: str, depth: int) -> Steps[JobNode | None]:
+        """The reads of :meth:`get_flow`, depth first (all queues share one connection)."""
+        job: Job | None = yield self.queue(queue_name)._job_command(job_id)
         if job is None:
             return None
         node = JobNode(job)
         if depth > 1:
-            for key in (await job.aget_dependencies())["all"]:
+            deps = yield job._dependencies()
+            for key in deps["all"]:
                 where = self._split(key)
                 if where is not None:
-                    child = await self.aget_flow(where[0], where[1], depth - 1)
+                    child = yield from self._read_flow(where[0], where[1], depth - 1)
                     if child is not None:
                         node.children.append(child)
         return node

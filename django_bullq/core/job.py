@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import calls
-from .calls import Steps, operations
+from .calls import Command, Read, Steps, operations
 from .errors import JobFailedError, UnrecoverableError, WaitingChildrenError, script_error
 from .options import JobOptions, now_ms, options_from_stored, to_delay_ms
 from .serialization import dumps, loads, to_str
@@ -162,21 +162,18 @@ class Job:
 
     def refresh(self) -> Job:
         """Re-read the hash from Redis. Returns self. Raises JobNotFound if it is gone."""
-        fresh = self._queue().get_job(self.id, required=True)
-        self._copy_from(fresh)
-        return self
+        return self._queue()._drive(self._refresh())
 
     async def arefresh(self) -> Job:
         """Async twin of :meth:`refresh`."""
-        fresh = await self._queue().aget_job(self.id, required=True)
-        self._copy_from(fresh)
-        return self
+        return await self._queue()._adrive(self._refresh())
 
-    def _copy_from(self, other: Job | None) -> None:
-        assert other is not None
+    def _refresh(self) -> Steps[Job]:
+        fresh: Job = yield self._queue()._job_command(self.id, required=True)
         for name in self.__dataclass_fields__:
             if name not in ("queue", "token", "cancel_token"):
-                setattr(self, name, getattr(other, name))
+                setattr(self, name, getattr(fresh, name))
+        return self
 
     def get_state(self) -> str:
         """BullMQ state name: one of :data:`STATES` or ``"unknown"``."""
@@ -188,14 +185,17 @@ class Job:
 
     def get_logs(self, start: int = 0, end: int = -1) -> list[str]:
         """Log lines (oldest first) between list indexes ``start`` and ``end`` inclusive."""
-        q = self._queue()
-        return [to_str(x) or "" for x in q.client.lrange(q.keys.job(self.id) + ":logs", start, end)]
+        return self._queue()._command(self._logs_command(start, end))
 
     async def aget_logs(self, start: int = 0, end: int = -1) -> list[str]:
         """Async twin of :meth:`get_logs`."""
-        q = self._queue()
-        lines = await q.aclient.lrange(q.keys.job(self.id) + ":logs", start, end)
-        return [to_str(x) or "" for x in lines]
+        return await self._queue()._acommand(self._logs_command(start, end))
+
+    def _logs_command(self, start: int, end: int) -> Command[list[str]]:
+        key = self._queue().keys.job(self.id) + ":logs"
+        return Command(
+            "lrange", (key, start, end), parse=lambda lines: [to_str(x) or "" for x in lines]
+        )
 
     # --- writes ----------------------------------------------------------------------------
 
@@ -205,17 +205,29 @@ class Job:
         Raises:
             SerializationError: progress is not JSON. JobNotFound: the job is gone.
         """
-        self._queue()._run(self._progress_call(progress))
-        self.progress = progress
+        self._queue()._drive(self._json_write("progress", progress))
 
     async def aupdate_progress(self, progress: Any) -> None:
         """Async twin of :meth:`update_progress`."""
-        await self._queue()._arun(self._progress_call(progress))
-        self.progress = progress
+        await self._queue()._adrive(self._json_write("progress", progress))
 
-    def _progress_call(self, progress: Any) -> calls.Call[Any]:
-        text = dumps(progress, f"progress of job {self.id}")
-        return calls.update_progress(self._queue().keys, job_id=self.id, progress=text)
+    def _json_write(self, name: str, value: Any) -> Steps[None]:
+        """Store ``value`` as JSON in the hash field ``name`` (``progress``, by its script with
+        its event, or ``data``), then on this job. SerializationError when it is not JSON."""
+        text = dumps(value, f"{name} of job {self.id}")
+        keys = self._queue().keys
+        call = (
+            calls.update_progress(keys, job_id=self.id, progress=text)
+            if name == "progress"
+            else calls.update_data(keys, self.id, data=text)
+        )
+        return self._write(call, **{name: value})
+
+    def _write(self, call: calls.Call[Any], **fields: Any) -> Steps[None]:
+        """Run ``call``, then set ``fields`` on this job (only once the write succeeded)."""
+        yield call
+        for name, value in fields.items():
+            setattr(self, name, value)
 
     def log(self, line: str) -> int:
         """Append a log line (BullMQ ``addLog``). Returns the number of lines kept."""
@@ -289,13 +301,14 @@ class Job:
             with ignore_dependency / continue_parent, ``failed`` those with fail_parent; a
             child without policy that failed stays in ``unprocessed`` (BullMQ's default).
         """
-        q = self._queue()
-        return q._read(operations.dependencies(q.keys, self.id))
+        return self._queue()._read(self._dependencies())
 
     async def aget_dependencies(self) -> dict[str, Any]:
         """Async twin of :meth:`get_dependencies`."""
-        q = self._queue()
-        return await q._aread(operations.dependencies(q.keys, self.id))
+        return await self._queue()._aread(self._dependencies())
+
+    def _dependencies(self) -> Read[dict[str, Any]]:
+        return operations.dependencies(self._queue().keys, self.id)
 
     def get_dependencies_count(self) -> dict[str, int]:
         """``{"processed", "unprocessed", "ignored", "failed"}`` counts of the children."""
@@ -307,13 +320,15 @@ class Job:
 
     def get_children_values(self) -> dict[str, Any]:
         """``{childKey: returnvalue}`` of the completed children (BullMQ ``getChildrenValues``)."""
-        values: dict[str, Any] = self.get_dependencies()["processed"]
-        return values
+        return self._queue()._read(self._children_values())
 
     async def aget_children_values(self) -> dict[str, Any]:
         """Async twin of :meth:`get_children_values`."""
-        values: dict[str, Any] = (await self.aget_dependencies())["processed"]
-        return values
+        return await self._queue()._aread(self._children_values())
+
+    def _children_values(self) -> Read[dict[str, Any]]:
+        deps = self._dependencies()
+        return Read(deps.commands, lambda replies: dict(deps.parse(replies)["processed"]))
 
     def move_to_waiting_children(self, child_key: str | None = None) -> bool:
         """Inside a task: wait for the children this job added (step jobs).
@@ -370,12 +385,7 @@ class Job:
             ValueError: ``state`` is not failed or completed. JobNotFound: the job is gone.
             JobNotInState: it is not in ``state``.
         """
-        q = self._queue()
-        q._run(
-            operations.reprocess_job(
-                q.keys, self.id, state, reset_attempts_made, reset_attempts_started
-            )
-        )
+        self._queue()._run(self._retry_call(state, reset_attempts_made, reset_attempts_started))
 
     async def aretry(
         self,
@@ -384,12 +394,13 @@ class Job:
         reset_attempts_started: bool = False,
     ) -> None:
         """Async twin of :meth:`retry`."""
-        q = self._queue()
-        await q._arun(
-            operations.reprocess_job(
-                q.keys, self.id, state, reset_attempts_made, reset_attempts_started
-            )
+        await self._queue()._arun(
+            self._retry_call(state, reset_attempts_made, reset_attempts_started)
         )
+
+    def _retry_call(self, state: str, reset_made: bool, reset_started: bool) -> calls.Call[Any]:
+        keys = self._queue().keys
+        return operations.reprocess_job(keys, self.id, state, reset_made, reset_started)
 
     def change_priority(self, priority: int, lifo: bool = False) -> None:
         """New priority (0 none, 1 most urgent); a waiting job is re-queued under it (BullMQ
@@ -398,13 +409,13 @@ class Job:
         Raises:
             ValueError: priority outside 0..2_097_151. JobNotFound: the job is gone.
         """
-        self._queue()._run(self._priority_call(priority, lifo))
-        self.priority = priority
+        self._queue()._drive(self._write(self._priority_call(priority, lifo), priority=priority))
 
     async def achange_priority(self, priority: int, lifo: bool = False) -> None:
         """Async twin of :meth:`change_priority`."""
-        await self._queue()._arun(self._priority_call(priority, lifo))
-        self.priority = priority
+        await self._queue()._adrive(
+            self._write(self._priority_call(priority, lifo), priority=priority)
+        )
 
     def _priority_call(self, priority: int, lifo: bool) -> calls.Call[Any]:
         priority = operations.check_priority(priority)
@@ -419,34 +430,25 @@ class Job:
         Raises:
             JobNotFound: the job is gone. JobNotInState: it is not delayed. ValueError: delay < 0.
         """
-        self._queue()._run(self._delay_call(delay := to_delay_ms(delay_ms)))
-        self.delay = delay
+        self._queue()._drive(self._delay_write(delay_ms))
 
     async def achange_delay(self, delay_ms: Any) -> None:
         """Async twin of :meth:`change_delay`."""
-        await self._queue()._arun(self._delay_call(delay := to_delay_ms(delay_ms)))
-        self.delay = delay
+        await self._queue()._adrive(self._delay_write(delay_ms))
 
-    def _delay_call(self, delay: int) -> calls.Call[Any]:
-        return calls.change_delay(self._queue().keys, job_id=self.id, now=now_ms(), delay=delay)
+    def _delay_write(self, delay_ms: Any) -> Steps[None]:
+        delay = to_delay_ms(delay_ms)
+        call = calls.change_delay(self._queue().keys, job_id=self.id, now=now_ms(), delay=delay)
+        return self._write(call, delay=delay)
 
     def update_data(self, data: Any) -> None:
-        """Replace the job's data with a JSON value (BullMQ ``updateData``).
-
-        Raises:
-            SerializationError: data is not JSON. JobNotFound: the job is gone.
-        """
-        self._queue()._run(self._data_call(data))
-        self.data = data
+        """Replace the job's data with a JSON value (BullMQ ``updateData``); raises
+        SerializationError when it is not JSON, JobNotFound when the job is gone."""
+        self._queue()._drive(self._json_write("data", data))
 
     async def aupdate_data(self, data: Any) -> None:
         """Async twin of :meth:`update_data`."""
-        await self._queue()._arun(self._data_call(data))
-        self.data = data
-
-    def _data_call(self, data: Any) -> calls.Call[Any]:
-        text = dumps(data, f"data of job {self.id}")
-        return calls.update_data(self._queue().keys, self.id, data=text)
+        await self._queue()._adrive(self._json_write("data", data))
 
 
 def _as_dict(raw: Any) -> dict[str, str]:

@@ -137,10 +137,7 @@ class Scripts:
         raise_codes: bool = True,
     ) -> Any:
         """Run script ``name`` (``client`` may be a pipeline); returns its raw answer."""
-        self.check_keys(name, keys)
-        if _is_cluster_pipeline(client):
-            return _eval_in_cluster_pipeline(client, name, keys, args)
-        result = self._scripts[name](keys=list(keys), args=list(args), client=client)
+        result = self._start(name, keys, args, client)
         return raise_on_code(result, name, job_id) if raise_codes and client is None else result
 
     async def arun(
@@ -154,11 +151,19 @@ class Scripts:
         raise_codes: bool = True,
     ) -> Any:
         """Asyncio twin of :meth:`run` (``client`` may be an asyncio pipeline: await queues it)."""
+        started = self._start(name, keys, args, client)
+        if _is_cluster_pipeline(client):
+            return started  # queued on the cluster pipeline; nothing to await or check
+        result = await started
+        return raise_on_code(result, name, job_id) if raise_codes and client is None else result
+
+    def _start(self, name: str, keys: Sequence[str], args: Sequence[Any], client: Any) -> Any:
+        """Check the KEYS count and start script ``name``: on a cluster pipeline, queue it as
+        EVAL; else call the registered script (a coroutine on an asyncio client)."""
         self.check_keys(name, keys)
         if _is_cluster_pipeline(client):
             return _eval_in_cluster_pipeline(client, name, keys, args)
-        result = await self._scripts[name](keys=list(keys), args=list(args), client=client)
-        return raise_on_code(result, name, job_id) if raise_codes and client is None else result
+        return self._scripts[name](keys=list(keys), args=list(args), client=client)
 
 
 def _is_cluster_pipeline(client: Any) -> bool:

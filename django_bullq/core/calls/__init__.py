@@ -39,14 +39,16 @@ from .builders import (
     update_job_scheduler,
     update_progress,
 )
-from .call import Call, Read, Steps, adrive, drive
+from .call import Call, Command, Read, Step, Steps, adrive, drive
 
 __all__ = [
     "ADD_KEYS",
     "Call",
+    "Command",
     "FETCH_KEYS",
     "SCHEDULER_KEYS",
     "Read",
+    "Step",
     "Steps",
     "add_flow_job",
     "add_job",

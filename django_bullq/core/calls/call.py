@@ -5,20 +5,23 @@ script's name, its KEYS and ARGV, the job id its error messages name, and how to
 reply. An operation of several round trips (clean in batches, obliterate, drain) is written
 once as a generator that yields calls and receives their replies (httpx's ``auth_flow``
 pattern); :func:`drive` runs it with a sync executor and :func:`adrive` with an async one.
+Besides calls, a generator may yield a :class:`Read` (plain commands in one pipeline) or a
+:class:`Command` (one client method call); the error of a step is thrown into the generator at
+its ``yield``, so an operation may catch it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, NamedTuple, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
 
-#: An operation of several round trips, written once; it yields calls (or reads) and is sent
-#: their parsed replies.
-Steps = Generator["Call[Any] | Read[Any]", Any, R]
+#: An operation of several round trips, written once; it yields calls (or reads, or commands)
+#: and is sent their parsed replies.
+Steps = Generator["Step", Any, R]
 
 
 def _raw(reply: Any) -> Any:
@@ -57,23 +60,76 @@ class Read(Generic[T]):
     transaction: bool = True
 
 
-def drive(run: Callable[[Call[Any] | Read[Any]], Any], steps: Steps[R]) -> R:
-    """Run ``steps`` to its end, each call through ``run``; returns the generator's value."""
-    try:
-        call = next(steps)
-        while True:
-            call = steps.send(run(call))
-    except StopIteration as done:
-        result: R = done.value
-        return result
+@dataclass(frozen=True, slots=True)
+class Command(Generic[T]):
+    """One redis-py client method call, ``client.<method>(*args, **kwargs)``, and its parse.
+
+    For what a :class:`Read` does not fit: a single command sent as it always was (no
+    pipeline), a blocking one (``XREAD BLOCK`` must not sit in MULTI/EXEC), one whose reply
+    redis-py parses by keyword options (``withscores=True``) or routes by them on a cluster.
+
+    Attributes:
+        method: the client method's name (``"hgetall"``).
+        args: its positional arguments. kwargs: its keyword arguments.
+        parse: turns the method's return value into the result.
+    """
+
+    method: str
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    parse: Callable[[Any], T] = _raw
 
 
-async def adrive(run: Callable[[Call[Any] | Read[Any]], Awaitable[Any]], steps: Steps[R]) -> R:
-    """Async twin of :func:`drive`: each call through the coroutine function ``run``."""
-    try:
-        call = next(steps)
-        while True:
-            call = steps.send(await run(call))
-    except StopIteration as done:
-        result: R = done.value
-        return result
+#: What an operation yields: a script call, a pipeline of plain commands or one client call.
+Step = Call[Any] | Read[Any] | Command[Any]
+
+
+class _Cursor(Generic[R]):
+    """A driven operation, moved on step by step; its value once it returned."""
+
+    __slots__ = ("steps", "value")
+
+    def __init__(self, steps: Steps[R]) -> None:
+        self.steps = steps
+        self.value: R  # set when the operation returns
+
+    def advance(self, reply: Any = None, error: Exception | None = None) -> Step | None:
+        """Send ``reply`` into the operation (or throw ``error`` in at its ``yield``); the next
+        step it yields, or None once it returned (its value is then :attr:`value`)."""
+        try:
+            return self.steps.send(reply) if error is None else self.steps.throw(error)
+        except StopIteration as done:
+            self.value = done.value
+            return None
+
+
+def drive(run: Callable[[Step], Any], steps: Steps[R]) -> R:
+    """Run ``steps`` to its end, each step through ``run``; returns the generator's value.
+
+    An exception of a step is thrown into the generator at its ``yield`` (it may catch it);
+    uncaught, it propagates from here.
+    """
+    cursor = _Cursor(steps)
+    step = cursor.advance()
+    while step is not None:
+        try:
+            reply = run(step)
+        except Exception as exc:  # noqa: BLE001 - the operation decides; uncaught, re-raised
+            step = cursor.advance(error=exc)
+        else:
+            step = cursor.advance(reply)
+    return cursor.value
+
+
+async def adrive(run: Callable[[Step], Awaitable[Any]], steps: Steps[R]) -> R:
+    """Async twin of :func:`drive`: each step through the coroutine function ``run``."""
+    cursor = _Cursor(steps)
+    step = cursor.advance()
+    while step is not None:
+        try:
+            reply = await run(step)
+        except Exception as exc:  # noqa: BLE001 - see drive
+            step = cursor.advance(error=exc)
+        else:
+            step = cursor.advance(reply)
+    return cursor.value

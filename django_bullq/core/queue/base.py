@@ -2,8 +2,9 @@
 (BullMQ's ``QueueBase``).
 
 :class:`QueueBase` runs what ``django_bullq.core.calls`` builds: one script call (``_run``), a
-read of plain commands (``_read``) or an operation of several round trips (``_drive``), each with
-its async twin.
+read of plain commands (``_read``), one client method call (``_command``) or an operation of
+several round trips (``_drive``), each with its async twin: the only place where a sync and an
+async half both hold logic.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ..autopipeline import AutoPipeline
-from ..calls import FETCH_KEYS, Call, Read, Steps, adrive, drive
+from ..calls import FETCH_KEYS, Call, Command, Read, Step, Steps, adrive, drive
 from ..connection import Connection, ConnectionConfigError, as_connection, is_cluster
 from ..errors import JobNotFound
 from ..job import Job
@@ -142,11 +143,23 @@ class QueueBase:
         """Async twin of :meth:`_drive`."""
         return await adrive(self._astep, steps)
 
-    def _step(self, step: Call[Any] | Read[Any]) -> Any:
-        return self._read(step) if isinstance(step, Read) else self._run(step)
+    def _step(self, step: Step) -> Any:
+        return (
+            self._read(step)
+            if isinstance(step, Read)
+            else self._command(step)
+            if isinstance(step, Command)
+            else self._run(step)
+        )
 
-    async def _astep(self, step: Call[Any] | Read[Any]) -> Any:
-        return await (self._aread(step) if isinstance(step, Read) else self._arun(step))
+    async def _astep(self, step: Step) -> Any:
+        return await (
+            self._aread(step)
+            if isinstance(step, Read)
+            else self._acommand(step)
+            if isinstance(step, Command)
+            else self._arun(step)
+        )
 
     def _read(self, read: Read[T]) -> T:
         """Send plain commands in one MULTI/EXEC; their parsed replies."""
@@ -162,6 +175,16 @@ class QueueBase:
             pipe.execute_command(*command)
         return read.parse(await pipe.execute())
 
+    def _command(self, command: Command[T]) -> T:
+        """Call one method of the sync client; its parsed return value."""
+        return command.parse(getattr(self.client, command.method)(*command.args, **command.kwargs))
+
+    async def _acommand(self, command: Command[T]) -> T:
+        """Async twin of :meth:`_command` (the running loop's client)."""
+        return command.parse(
+            await getattr(self.aclient, command.method)(*command.args, **command.kwargs)
+        )
+
     def fetch_keys(self) -> list[str]:
         """KEYS[1..11] of every script that can fetch a job (built once: hot path)."""
         return self._fetch_keys
@@ -170,20 +193,24 @@ class QueueBase:
 
     def get_job(self, job_id: str, required: bool = False) -> Job | None:
         """The job with id ``job_id``, or None (``required=True``: raise JobNotFound)."""
-        raw = self.client.hgetall(self.keys.job(str(job_id)))
-        return self._job_or_none(str(job_id), raw, required)
+        return self._command(self._job_command(job_id, required))
 
     async def aget_job(self, job_id: str, required: bool = False) -> Job | None:
         """Async twin of :meth:`get_job`."""
-        raw = await self.aclient.hgetall(self.keys.job(str(job_id)))
-        return self._job_or_none(str(job_id), raw, required)
+        return await self._acommand(self._job_command(job_id, required))
 
-    def _job_or_none(self, job_id: str, raw: Any, required: bool) -> Job | None:
-        if not raw:
-            if required:
-                raise JobNotFound(-1, job_id, "get_job")
-            return None
-        return self._job(job_id, raw)
+    def _job_command(self, job_id: str, required: bool = False) -> Command[Job | None]:
+        """``HGETALL`` of the job's hash, read as a :class:`Job` (or None, or JobNotFound)."""
+        job_id = str(job_id)
+
+        def job_or_none(raw: Any) -> Job | None:
+            if not raw:
+                if required:
+                    raise JobNotFound(-1, job_id, "get_job")
+                return None
+            return self._job(job_id, raw)
+
+        return Command("hgetall", (self.keys.job(job_id),), parse=job_or_none)
 
     def _job(self, job_id: str, raw: Any) -> Job:
         """A :class:`Job` of this queue from its raw hash (a Job calls :class:`Queue` methods;

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import limits
-from ..calls import operations, reads
+from ..calls import Command, Read, Steps, operations, reads
 from ..errors import JobNotFound, JobTimeoutError
 from ..job import STATES, Job
 from ..serialization import loads, to_str
@@ -71,28 +71,35 @@ class QueueGetters(QueueBase):
 
     def get_jobs(self, *states: str, start: int = 0, end: int = -1, asc: bool = False) -> list[Job]:
         """Jobs in the given states (ids without a hash are skipped; BullMQ ``getJobs``)."""
-        steps = reads.job_hashes(self.keys, self._states(states), start, end, asc)
-        return [self._job(i, raw) for i, raw in self._drive(steps)]
+        return self._drive(self._jobs(self._states(states), start, end, asc))
 
     async def aget_jobs(
         self, *states: str, start: int = 0, end: int = -1, asc: bool = False
     ) -> list[Job]:
         """Async twin of :meth:`get_jobs`."""
-        steps = reads.job_hashes(self.keys, self._states(states), start, end, asc)
-        return [self._job(i, raw) for i, raw in await self._adrive(steps)]
+        return await self._adrive(self._jobs(self._states(states), start, end, asc))
+
+    def _jobs(self, states: list[str], start: int, end: int, asc: bool) -> Steps[list[Job]]:
+        hashes = yield from reads.job_hashes(self.keys, states, start, end, asc)
+        return [self._job(i, raw) for i, raw in hashes]
 
     # --- outcome and wait -----------------------------------------------------------------
 
-    def _outcome_pipe(self, pipe: Any, job_id: str) -> None:
-        pipe.xrevrange(self.keys["events"], count=1)
-        pipe.zscore(self.keys["completed"], job_id)
-        pipe.zscore(self.keys["failed"], job_id)
-        pipe.hmget(self.keys.job(job_id), "returnvalue", "failedReason", "finishedOn")
-        pipe.exists(self.keys.job(job_id))
+    def _outcome_read(self, job_id: str) -> Read[tuple[tuple[str, Any] | None, str, bool]]:
+        """The last events id and the job's outcome fields, read atomically."""
+        job_key = self.keys.job(job_id)
+        commands = (
+            ("XREVRANGE", self.keys["events"], "+", "-", "COUNT", 1),
+            ("ZSCORE", self.keys["completed"], job_id),
+            ("ZSCORE", self.keys["failed"], job_id),
+            ("HMGET", job_key, "returnvalue", "failedReason", "finishedOn"),
+            ("EXISTS", job_key),
+        )
+        return Read(commands, self._outcome)
 
     @staticmethod
     def _outcome(replies: list[Any]) -> tuple[tuple[str, Any] | None, str, bool]:
-        """(outcome or None, last events id, job hash exists) from :meth:`_outcome_pipe`."""
+        """(outcome or None, last events id, job hash exists) from :meth:`_outcome_read`."""
         last, completed, failed, (ret, reason, finished), exists = replies
         last_id = to_str(last[0][0]) if last else "0-0"
         if completed is not None or (finished is not None and reason is None):
@@ -127,29 +134,19 @@ class QueueGetters(QueueBase):
         Raises:
             JobNotFound: no such job, and no finish event of it in the events stream.
         """
-        return self._poll_outcome(job_id)[0]
+        return self._drive(self._poll_outcome(job_id))[0]
 
-    def _poll_outcome(self, job_id: str) -> tuple[tuple[str, Any] | None, str]:
-        pipe = self.client.pipeline(transaction=True)
-        self._outcome_pipe(pipe, job_id)
-        outcome, last_id, exists = self._outcome(pipe.execute())
+    def _poll_outcome(self, job_id: str) -> Steps[tuple[tuple[str, Any] | None, str]]:
+        """(outcome or None, last events id); a job removed at finish is looked up in events."""
+        outcome, last_id, exists = yield self._outcome_read(job_id)
         if outcome is None and not exists:
-            entries = self.client.xrevrange(self.keys["events"], count=20_000)
-            outcome = self._missing(job_id, self._search_events(entries, job_id))
-        return outcome, last_id
-
-    async def _apoll_outcome(self, job_id: str) -> tuple[tuple[str, Any] | None, str]:
-        pipe = self.aclient.pipeline(transaction=True)
-        self._outcome_pipe(pipe, job_id)
-        outcome, last_id, exists = self._outcome(await pipe.execute())
-        if outcome is None and not exists:
-            entries = await self.aclient.xrevrange(self.keys["events"], count=20_000)
+            entries = yield Command("xrevrange", (self.keys["events"],), {"count": 20_000})
             outcome = self._missing(job_id, self._search_events(entries, job_id))
         return outcome, last_id
 
     async def afinished_outcome(self, job_id: str) -> tuple[str, Any] | None:
         """Async twin of :meth:`finished_outcome`."""
-        return (await self._apoll_outcome(job_id))[0]
+        return (await self._adrive(self._poll_outcome(job_id)))[0]
 
     def wait_until_finished(self, job_id: str, timeout: float | None = 30.0) -> tuple[str, Any]:
         """Block until the job finishes (BullMQ ``waitUntilFinished``).
@@ -166,23 +163,22 @@ class QueueGetters(QueueBase):
         Raises:
             JobTimeoutError: not finished within ``timeout``. JobNotFound: no such job.
         """
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            outcome, last_id = self._poll_outcome(job_id)
-            if outcome is not None:
-                return outcome
-            block_ms = self._block_ms(deadline, job_id, timeout)
-            self.client.xread({self.keys["events"]: last_id}, count=1, block=block_ms)
+        return self._drive(self._wait(job_id, timeout))
 
     async def await_finished(self, job_id: str, timeout: float | None = 30.0) -> tuple[str, Any]:
         """Async twin of :meth:`wait_until_finished`."""
+        return await self._adrive(self._wait(job_id, timeout))
+
+    def _wait(self, job_id: str, timeout: float | None) -> Steps[tuple[str, Any]]:
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            outcome, last_id = await self._apoll_outcome(job_id)
+            outcome, last_id = yield from self._poll_outcome(job_id)
             if outcome is not None:
                 return outcome
             block_ms = self._block_ms(deadline, job_id, timeout)
-            await self.aclient.xread({self.keys["events"]: last_id}, count=1, block=block_ms)
+            yield Command(
+                "xread", ({self.keys["events"]: last_id},), {"count": 1, "block": block_ms}
+            )
 
     @staticmethod
     def _block_ms(deadline: float | None, job_id: str, timeout: float | None) -> int:

@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 from typing import Any
 
 from .. import calls, limits
-from ..calls import Call, operations
+from ..calls import Call, Command, operations
 from ..connection import reaching
 from ..job import Job
 from ..keys import check_same_slot
@@ -44,11 +45,15 @@ class Queue(QueueGetters, JobSchedulers):
         options: JobOptions | None,
         overrides: dict[str, Any],
         memo: dict[Any, Any] | None = None,
+        flow: tuple[str, bool, bool] | None = None,
     ) -> tuple[Call[Any], dict[str, Any], tuple[int, int, int]]:
         """The ``addJob`` call of one job, its stored options and (timestamp, delay, priority).
 
         ``memo`` (one per bulk call) lets jobs that share one options object (no per-job
         options) share its validation and stored JSON instead of redoing them per job.
+        ``flow`` (a node of :class:`~django_bullq.core.flow.FlowProducer`: its id when the
+        options name none, whether its parent is in the same flow, whether it has children)
+        builds ``addFlowJob`` instead.
         """
         opts = (
             (options or self.default_job_options).merged(**overrides)
@@ -64,12 +69,13 @@ class Queue(QueueGetters, JobSchedulers):
             if memo is not None:
                 memo[id(opts)] = opts  # holds opts, so its id stays its own for the call
         delay = to_delay_ms(opts.delay, now)
-        data_text = dumps(data, f"data of job {name!r}")
-        check_size(data_text, self.max_payload_bytes, f"data of job {name!r}")
+        what = f"job {name!r}" if flow is None else f"flow node {name!r}"
+        data_text = dumps(data, f"data of {what}")
+        check_size(data_text, self.max_payload_bytes, f"data of {what}")
         cached = memo.get((id(opts), delay)) if memo is not None else None
         if cached is None:
             stored = opts.to_stored(delay)
-            opts_text = dumps(stored, f"options of job {name!r}")
+            opts_text = dumps(stored, f"options of {what}")
             if memo is not None:
                 memo[(id(opts), delay)] = (stored, opts_text)
         else:
@@ -78,9 +84,14 @@ class Queue(QueueGetters, JobSchedulers):
         parent_key, parent_json = parent_link(stored)
         if parent_key and self.is_cluster:
             check_same_slot(self.keys.queue_key, parent_key)
-        call = calls.add_job(
+        build = (
+            calls.add_job
+            if flow is None
+            else partial(calls.add_flow_job, parent_later=flow[1], has_children=flow[2])
+        )
+        call = build(
             self.keys,
-            job_id=opts.job_id or "",
+            job_id=opts.job_id or (flow[0] if flow else ""),
             name=name,
             data=data_text,
             opts=opts_text,
@@ -405,18 +416,15 @@ class Queue(QueueGetters, JobSchedulers):
             How many subscribed workers received the message (Redis ``PUBLISH``; on Redis
             Cluster the sharded ``SPUBLISH`` to the node owning the queue's slot).
         """
-        from ..cancel import CONTROL_SUFFIX, cancel_message
-
-        publish = self.client.spublish if self.is_cluster else self.client.publish
-        return int(
-            publish(self.keys[CONTROL_SUFFIX], cancel_message(job_id, reason, unrecoverable))
-        )
+        return self._command(self._cancel_command(job_id, reason, unrecoverable))
 
     async def acancel_job(self, job_id: str, reason: str = "", unrecoverable: bool = False) -> int:
         """Async twin of :meth:`cancel_job`."""
+        return await self._acommand(self._cancel_command(job_id, reason, unrecoverable))
+
+    def _cancel_command(self, job_id: str, reason: str, unrecoverable: bool) -> Command[int]:
         from ..cancel import CONTROL_SUFFIX, cancel_message
 
-        publish = self.aclient.spublish if self.is_cluster else self.aclient.publish
-        return int(
-            await publish(self.keys[CONTROL_SUFFIX], cancel_message(job_id, reason, unrecoverable))
-        )
+        message = cancel_message(job_id, reason, unrecoverable)
+        publish = "spublish" if self.is_cluster else "publish"
+        return Command(publish, (self.keys[CONTROL_SUFFIX], message), parse=int)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import calls
+from ..calls import Command, Read, Steps
 from ..job import Job
 from ..scheduler import JobScheduler, upsert_call
 from ..serialization import to_str
@@ -66,15 +67,9 @@ class JobSchedulers(QueueBase):
                 started.
             SchedulerSlotsBusy: (Lua code -11) every, 32 slots hold started iterations.
         """
-        call = upsert_call(
-            self.keys,
-            scheduler_id,
-            repeat,
-            template,
-            dict(limit=limit, start_date=start_date, end_date=end_date, immediately=immediately),
+        return self._drive(
+            self._upsert(scheduler_id, repeat, template, limit, start_date, end_date, immediately)
         )
-        job_id = None if call is None else _iteration_id(self._run(call))
-        return None if job_id is None else self.get_job(job_id)
 
     async def aupsert_job_scheduler(
         self,
@@ -88,38 +83,46 @@ class JobSchedulers(QueueBase):
         immediately: bool | None = None,
     ) -> Job | None:
         """Async twin of :meth:`upsert_job_scheduler`."""
-        call = upsert_call(
-            self.keys,
-            scheduler_id,
-            repeat,
-            template,
-            dict(limit=limit, start_date=start_date, end_date=end_date, immediately=immediately),
+        return await self._adrive(
+            self._upsert(scheduler_id, repeat, template, limit, start_date, end_date, immediately)
         )
-        job_id = None if call is None else _iteration_id(await self._arun(call))
-        return None if job_id is None else await self.aget_job(job_id)
+
+    def _upsert(
+        self,
+        scheduler_id: str,
+        repeat: dict[str, Any],
+        template: dict[str, Any] | None,
+        limit: int | None,
+        start_date: Any,
+        end_date: Any,
+        immediately: bool | None,
+    ) -> Steps[Job | None]:
+        """The upsert's call (none when the schedule is over), then its pending iteration."""
+        extra = dict(limit=limit, start_date=start_date, end_date=end_date, immediately=immediately)
+        call = upsert_call(self.keys, scheduler_id, repeat, template, extra)
+        job_id = None if call is None else _iteration_id((yield call))
+        job: Job | None = None if job_id is None else (yield self._job_command(job_id))
+        return job
 
     def get_job_scheduler(self, scheduler_id: str) -> JobScheduler | None:
         """The scheduler ``scheduler_id``, or None (BullMQ ``getJobScheduler``)."""
-        pipe = self.client.pipeline(transaction=True)
-        pipe.hgetall(self.keys[f"repeat:{scheduler_id}"])
-        pipe.zscore(self.keys["repeat"], scheduler_id)
-        raw, score = pipe.execute()
-        return JobScheduler.from_hash(scheduler_id, raw, score) if raw else None
+        return self._read(self._scheduler_read(scheduler_id))
 
     async def aget_job_scheduler(self, scheduler_id: str) -> JobScheduler | None:
         """Async twin of :meth:`get_job_scheduler`."""
-        pipe = self.aclient.pipeline(transaction=True)
-        pipe.hgetall(self.keys[f"repeat:{scheduler_id}"])
-        pipe.zscore(self.keys["repeat"], scheduler_id)
-        raw, score = await pipe.execute()
-        return JobScheduler.from_hash(scheduler_id, raw, score) if raw else None
+        return await self._aread(self._scheduler_read(scheduler_id))
 
-    def _schedulers(self, entries: list[Any], raws: list[Any]) -> list[JobScheduler]:
-        return [
-            JobScheduler.from_hash(str(to_str(member)), raw, score)
-            for (member, score), raw in zip(entries, raws, strict=True)
-            if raw
-        ]
+    def _scheduler_read(self, scheduler_id: str) -> Read[JobScheduler | None]:
+        commands = (
+            ("HGETALL", self.keys[f"repeat:{scheduler_id}"]),
+            ("ZSCORE", self.keys["repeat"], scheduler_id),
+        )
+
+        def scheduler(replies: list[Any]) -> JobScheduler | None:
+            raw, score = replies
+            return JobScheduler.from_hash(scheduler_id, raw, score) if raw else None
+
+        return Read(commands, scheduler)
 
     def get_job_schedulers(
         self, start: int = 0, end: int = -1, asc: bool = False
@@ -127,32 +130,27 @@ class JobSchedulers(QueueBase):
         """Schedulers ordered by next run (latest first unless ``asc``; BullMQ
         ``getJobSchedulers``). ``start``/``end`` are inclusive ranks; entries without a hash
         (legacy v5 repeatables) are skipped."""
-        key = self.keys["repeat"]
-        entries = (
-            self.client.zrange(key, start, end, withscores=True)
-            if asc
-            else self.client.zrevrange(key, start, end, withscores=True)
-        )
-        pipe = self.client.pipeline(transaction=False)
-        for member, _ in entries:
-            pipe.hgetall(self.keys[f"repeat:{to_str(member)}"])
-        return self._schedulers(entries, pipe.execute() if entries else [])
+        return self._drive(self._schedulers(start, end, asc))
 
     async def aget_job_schedulers(
         self, start: int = 0, end: int = -1, asc: bool = False
     ) -> list[JobScheduler]:
         """Async twin of :meth:`get_job_schedulers`."""
-        key = self.keys["repeat"]
-        client = self.aclient
-        entries = (
-            await client.zrange(key, start, end, withscores=True)
-            if asc
-            else await client.zrevrange(key, start, end, withscores=True)
+        return await self._adrive(self._schedulers(start, end, asc))
+
+    def _schedulers(self, start: int, end: int, asc: bool) -> Steps[list[JobScheduler]]:
+        """The ranks ``start``..``end`` of ``repeat`` with their scores, then their hashes."""
+        method = "zrange" if asc else "zrevrange"
+        entries: list[Any] = yield Command(
+            method, (self.keys["repeat"], start, end), {"withscores": True}
         )
-        pipe = client.pipeline(transaction=False)
-        for member, _ in entries:
-            pipe.hgetall(self.keys[f"repeat:{to_str(member)}"])
-        return self._schedulers(entries, await pipe.execute() if entries else [])
+        hashes = tuple(("HGETALL", self.keys[f"repeat:{to_str(m)}"]) for m, _ in entries)
+        raws: list[Any] = (yield Read(hashes, list, transaction=False)) if entries else []
+        return [
+            JobScheduler.from_hash(str(to_str(member)), raw, score)
+            for (member, score), raw in zip(entries, raws, strict=True)
+            if raw
+        ]
 
     def get_job_schedulers_count(self) -> int:
         """Number of schedulers (``ZCARD repeat``; BullMQ ``getJobSchedulersCount``)."""
