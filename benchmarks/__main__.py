@@ -9,10 +9,14 @@ note), so ``make bench`` can be shrunk (``BENCH_SCALE=0.1``) or grown
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
+import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,7 +28,7 @@ from tests.redis_server import RedisServer
 from . import growth, machine, report
 from .harness import Settings
 from .matrix import run_matrix
-from .scenarios import LIBRARIES, LIBRARY_KEYS, ROOT, SCENARIO_KEYS, SCENARIOS
+from .scenarios import LIBRARIES, LIBRARY_KEYS, OURS, ROOT, SCENARIO_KEYS, SCENARIOS, Library
 
 BENCH_PYTHON = ROOT / ".venv-bench" / "bin" / "python"
 
@@ -109,6 +113,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "existing --out-json, and --out-md is written again",
     )
     p.add_argument(
+        "--base",
+        default="",
+        metavar="REV",
+        help="also run django_bullq as of git commit REV (a temporary worktree), side by side "
+        "with this checkout's, as library django_bullq@REV",
+    )
+    p.add_argument(
         "--note",
         default=os.environ.get("BENCH_NOTE", ""),
         help="a sentence for the top of the Markdown (default $BENCH_NOTE)",
@@ -167,6 +178,47 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             lib.key for lib in LIBRARIES if any(lib.key in previous[key] for key in scenario_keys)
         ]
     libraries = [lib for lib in LIBRARIES if lib.key in lib_keys]
+    with base_tree(args.base) as base:
+        if base is not None:
+            libraries.insert(1, base)
+        return _run(args, libraries, scenario_keys, previous)
+
+
+@contextlib.contextmanager
+def base_tree(rev: str) -> Iterator[Library | None]:
+    """django_bullq as of commit ``rev`` (its own adapter, in a temporary worktree), or None
+    when ``rev`` is empty; the worktree is removed afterwards."""
+    if not rev:
+        yield None
+        return
+    short = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", rev],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    with tempfile.TemporaryDirectory(prefix="bench-base-") as parent:
+        tree = Path(parent) / short
+        git = ["git", "-C", str(ROOT), "worktree"]
+        subprocess.run([*git, "add", "--detach", str(tree), rev], check=True, capture_output=True)
+        try:
+            yield Library(
+                f"{OURS}@{short}",
+                f"django_bullq @ {short}",
+                "benchmarks.adapters.bullq",
+                "django-bullq",
+                root=tree,
+            )
+        finally:
+            subprocess.run([*git, "remove", "--force", str(tree)], check=False)
+
+
+def _run(
+    args: argparse.Namespace,
+    libraries: list[Library],
+    scenario_keys: list[str],
+    previous: dict[str, Any],
+) -> dict[str, Any]:
     scenarios = [s for s in SCENARIOS if s.key in scenario_keys]
     sizes = {s.key: args.jobs or max(int(s.jobs * args.scale), 10) for s in scenarios}
     server = RedisServer().start()

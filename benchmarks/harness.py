@@ -8,6 +8,7 @@ import subprocess
 import tempfile
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, Any
 
 from django_bullq.core import redis_cost
@@ -75,12 +76,12 @@ class ChildFailed(Exception):
 class Child:
     """An adapter process and a reader of its JSON lines (other stdout lines are ignored)."""
 
-    def __init__(self, command: list[str], timeout: float) -> None:
+    def __init__(self, command: list[str], timeout: float, cwd: Path = ROOT) -> None:
         self.timeout = timeout
         self.stderr: IO[str] = tempfile.TemporaryFile("w+")
         self.proc = subprocess.Popen(
             command,
-            cwd=ROOT,
+            cwd=cwd,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr,
@@ -155,7 +156,8 @@ def measure(library: Library, spec: dict[str, Any], settings: Settings, client: 
     Args:
         client: a sync redis-py client of the same server (reads INFO only).
     """
-    child = Child(library.command(spec, settings.python, settings.node), settings.timeout)
+    command = library.command(spec, settings.python, settings.node)
+    child = Child(command, settings.timeout, cwd=library.root)
     try:
         first = child.message()
         if "na" in first:

@@ -56,12 +56,15 @@ class Library:
         key: its name in results.json. title: its column label.
         module: the Python adapter module, or "" for the Node adapter.
         distribution: PyPI distribution whose version is reported ("" for Node).
+        root: the tree whose code the child runs (its working directory): this checkout, or
+            another commit's worktree for ``--base``.
     """
 
     key: str
     title: str
     module: str
     distribution: str
+    root: Path = ROOT
 
     @property
     def is_node(self) -> bool:
@@ -71,7 +74,7 @@ class Library:
         """The child process that runs one measurement of ``spec``."""
         text = json.dumps(spec)
         if self.is_node:
-            return [node, str(ROOT / "benchmarks" / "node" / "bench.mjs"), text]
+            return [node, str(self.root / "benchmarks" / "node" / "bench.mjs"), text]
         return [python, "-m", self.module, text]
 
 
