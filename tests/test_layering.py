@@ -155,8 +155,8 @@ def async_twin(name: str, names: set[str]) -> str | None:
 
 def thick_twins(root: Path) -> list[str]:
     """``path:line Scope.name/aname`` of each twin pair under ``root`` whose halves both hold
-    logic. A pair is a sync function and its :func:`async_twin` in one class or module; as the
-    issue measures it, a sync name starting with ``a`` is not taken for a sync half."""
+    logic. A pair is a sync function and its :func:`async_twin`, a coroutine function, in one
+    class or module (``add`` / ``aadd`` counts too)."""
     found: list[str] = []
     for path in sorted(root.rglob("*.py")):
         if "migrations" in path.parts:
@@ -171,10 +171,10 @@ def thick_twins(root: Path) -> list[str]:
                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
             }
             for name, function in functions.items():
-                if isinstance(function, ast.AsyncFunctionDef) or name.startswith("a"):
+                if isinstance(function, ast.AsyncFunctionDef):
                     continue
                 twin = async_twin(name, set(functions))
-                if twin and holds_logic(function) and holds_logic(functions[twin]):
+                if twin and isinstance(functions[twin], ast.AsyncFunctionDef) and holds_logic(function) and holds_logic(functions[twin]):
                     where = getattr(scope, "name", "<module>")
                     found.append(
                         f"{path.relative_to(root.parent)}:{function.lineno} {where}.{name}/{twin}"

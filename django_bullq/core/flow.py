@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .calls import Call, Steps
+from .calls import Batch, Call, Read, Steps
 from .connection import Connection, as_connection
 from .errors import ParentMissing, script_error
 from .job import Job
@@ -124,17 +124,7 @@ class FlowProducer:
 
     def add_bulk(self, trees: Iterable[FlowTree]) -> list[JobNode]:
         """Add several flows in one MULTI/EXEC (BullMQ ``addBulk``); returns their roots."""
-        roots = [self._plan(tree, None) for tree in trees]
-        if not roots:
-            return []
-        client = roots[0].queue.client
-        for root in roots:
-            self._check_external_parent(root, client.exists)
-        pipe = client.pipeline(transaction=True)
-        for call in _post_order(roots):
-            call.queue.scripts.run(call.add.script, call.add.keys, call.add.args, client=pipe)
-        _check_replies(_post_order(roots), pipe.execute())
-        return [_node(root) for root in roots]
+        return self._drive_adds([self._plan(tree, None) for tree in trees])
 
     async def aadd(self, tree: FlowTree) -> JobNode:
         """Async twin of :meth:`add`."""
@@ -142,24 +132,34 @@ class FlowProducer:
 
     async def aadd_bulk(self, trees: Iterable[FlowTree]) -> list[JobNode]:
         """Async twin of :meth:`add_bulk`."""
-        roots = [self._plan(tree, None) for tree in trees]
-        if not roots:
-            return []
-        client = roots[0].queue.aclient
-        for root in roots:
-            if root.parent_key and not await client.exists(root.parent_key):
-                raise ParentMissing(-5, root.job.id, "addFlowJob")
-        pipe = client.pipeline(transaction=True)
-        for call in _post_order(roots):
-            add = call.add
-            await call.queue.ascripts.arun(add.script, add.keys, add.args, client=pipe)
-        _check_replies(_post_order(roots), await pipe.execute())
-        return [_node(root) for root in roots]
+        return await self._adrive_adds([self._plan(tree, None) for tree in trees])
+
+    def _drive_adds(self, roots: list[_Call]) -> list[JobNode]:
+        """Run :meth:`_add_steps` on the first root's queue (every queue of a producer shares
+        its connection)."""
+        return roots[0].queue._drive(self._add_steps(roots)) if roots else []
+
+    async def _adrive_adds(self, roots: list[_Call]) -> list[JobNode]:
+        """Async twin of :meth:`_drive_adds`."""
+        return await roots[0].queue._adrive(self._add_steps(roots)) if roots else []
 
     @staticmethod
-    def _check_external_parent(root: _Call, exists: Any) -> None:
-        if root.parent_key and not exists(root.parent_key):
-            raise ParentMissing(-5, root.job.id, "addFlowJob")
+    def _add_steps(roots: list[_Call]) -> Steps[list[JobNode]]:
+        """Check that the roots' external parents exist, then add every node, children first,
+        in one MULTI/EXEC (all queues of a producer share one connection)."""
+        linked = [root for root in roots if root.parent_key]
+        if linked:
+            exists_each = tuple(("EXISTS", root.parent_key) for root in linked)
+            found = yield Read(exists_each, list, transaction=False)
+            for root, exists in zip(linked, found, strict=True):
+                if not exists:
+                    raise ParentMissing(-5, root.job.id, "addFlowJob")
+        nodes = _post_order(roots)
+        replies = yield Batch(
+            tuple(node.add for node in nodes), transaction=True, raise_codes=False
+        )
+        _check_replies(nodes, replies)
+        return [_node(root) for root in roots]
 
     def _plan(self, node: FlowTree, parent: _Call | None) -> _Call:
         if not isinstance(node, dict) or not isinstance(node.get("name"), str):

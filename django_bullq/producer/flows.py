@@ -84,8 +84,7 @@ def add_flow(
             ``outbox=True`` with the outbox disabled. ValueError / InvalidNameError /
             SerializationError: a bad node (at the call, also when the add waits).
     """
-    check_one_home(tree)
-    producer = flow_producer(tree.get("queue_name"))
+    producer = _producer_of(tree)
     if not waits_for_commit(database, on_commit):
         return producer.add(tree)
     tree = with_job_ids(tree)
@@ -120,10 +119,18 @@ async def aadd_flow(
     outbox: bool | None = None,
 ) -> JobNode | Pending[JobNode]:
     """Async twin of :func:`add_flow` (inside ``atomic()``: as :func:`add_flow`)."""
-    if waits_for_commit(database, on_commit):
-        return add_flow(tree, database=database, on_commit=on_commit, outbox=outbox)
+    return (
+        add_flow(tree, database=database, on_commit=on_commit, outbox=outbox)
+        if waits_for_commit(database, on_commit)
+        else await _producer_of(tree).aadd(tree)
+    )
+
+
+def _producer_of(tree: dict[str, Any]) -> FlowProducer:
+    """The FlowProducer of the tree's root queue, once the tree is checked to stay on one
+    connection and prefix."""
     check_one_home(tree)
-    return await flow_producer(tree.get("queue_name")).aadd(tree)
+    return flow_producer(tree.get("queue_name"))
 
 
 def add_chain(

@@ -39,10 +39,11 @@ from .builders import (
     update_job_scheduler,
     update_progress,
 )
-from .call import Call, Command, Read, Step, Steps, adrive, drive
+from .call import Batch, Call, Command, Read, Step, Steps, adrive, drive
 
 __all__ = [
     "ADD_KEYS",
+    "Batch",
     "Call",
     "Command",
     "FETCH_KEYS",

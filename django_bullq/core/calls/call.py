@@ -5,9 +5,9 @@ script's name, its KEYS and ARGV, the job id its error messages name, and how to
 reply. An operation of several round trips (clean in batches, obliterate, drain) is written
 once as a generator that yields calls and receives their replies (httpx's ``auth_flow``
 pattern); :func:`drive` runs it with a sync executor and :func:`adrive` with an async one.
-Besides calls, a generator may yield a :class:`Read` (plain commands in one pipeline) or a
-:class:`Command` (one client method call); the error of a step is thrown into the generator at
-its ``yield``, so an operation may catch it.
+Besides calls, a generator may yield a :class:`Read` (plain commands in one pipeline), a
+:class:`Command` (one client method call) or a :class:`Batch` (script calls in one write); the
+error of a step is thrown into the generator at its ``yield``, so an operation may catch it.
 """
 
 from __future__ import annotations
@@ -80,8 +80,30 @@ class Command(Generic[T]):
     parse: Callable[[Any], T] = _raw
 
 
-#: What an operation yields: a script call, a pipeline of plain commands or one client call.
-Step = Call[Any] | Read[Any] | Command[Any]
+@dataclass(frozen=True, slots=True)
+class Batch(Generic[T]):
+    """Script calls sent in one write, each its own script run.
+
+    BullMQ's ``addBulk``: not atomic as a whole unless ``transaction`` (a flow's nodes go in one
+    MULTI/EXEC). On the asyncio side a batch of one shares its write with the calls other
+    coroutines of the loop send at the same moment (the queue's auto-pipeline).
+
+    Attributes:
+        calls: the calls, in send order. parse: turns the list of replies, in that order, into
+            the result. transaction: wrap them in MULTI/EXEC.
+        raise_codes: raise the first negative integer reply (once every reply is in) as its
+            :class:`~django_bullq.core.errors.ScriptError`; when false, ``parse`` reads them.
+    """
+
+    calls: tuple[Call[Any], ...]
+    parse: Callable[[list[Any]], T] = _raw
+    transaction: bool = False
+    raise_codes: bool = True
+
+
+#: What an operation yields: a script call, a pipeline of plain commands, one client call or
+#: a batch of script calls.
+Step = Call[Any] | Read[Any] | Command[Any] | Batch[Any]
 
 
 class _Cursor(Generic[R]):

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ..autopipeline import AutoPipeline
-from ..calls import FETCH_KEYS, Call, Command, Read, Step, Steps, adrive, drive
+from ..calls import FETCH_KEYS, Batch, Call, Command, Read, Step, Steps, adrive, drive
 from ..connection import Connection, ConnectionConfigError, as_connection, is_cluster
 from ..errors import JobNotFound
 from ..job import Job
 from ..keys import QueueKeys, has_hash_tag
 from ..options import JobOptions
-from ..scripts import Scripts
+from ..scripts import Scripts, raise_on_code
 from ..serialization import DEFAULT_MAX_PAYLOAD_BYTES
 
 if TYPE_CHECKING:
@@ -123,17 +123,19 @@ class QueueBase:
 
     def _run(self, call: Call[T]) -> T:
         """Run one script call on the sync client; its parsed reply."""
-        reply = self.scripts.run(
-            call.script, call.keys, call.args, job_id=call.job_id, raise_codes=call.raise_codes
+        return call.parse(
+            self.scripts.run(
+                call.script, call.keys, call.args, job_id=call.job_id, raise_codes=call.raise_codes
+            )
         )
-        return call.parse(reply)
 
     async def _arun(self, call: Call[T]) -> T:
         """Async twin of :meth:`_run` (the running loop's client)."""
-        reply = await self.ascripts.arun(
-            call.script, call.keys, call.args, job_id=call.job_id, raise_codes=call.raise_codes
+        return call.parse(
+            await self.ascripts.arun(
+                call.script, call.keys, call.args, job_id=call.job_id, raise_codes=call.raise_codes
+            )
         )
-        return call.parse(reply)
 
     def _drive(self, steps: Steps[R]) -> R:
         """Run an operation of several round trips (a generator of calls) to its end."""
@@ -145,21 +147,58 @@ class QueueBase:
 
     def _step(self, step: Step) -> Any:
         return (
-            self._read(step)
+            self._run(step)
+            if isinstance(step, Call)
+            else self._batch(step)
+            if isinstance(step, Batch)
+            else self._read(step)
             if isinstance(step, Read)
             else self._command(step)
-            if isinstance(step, Command)
-            else self._run(step)
         )
 
     async def _astep(self, step: Step) -> Any:
         return await (
-            self._aread(step)
+            self._arun(step)
+            if isinstance(step, Call)
+            else self._abatch(step)
+            if isinstance(step, Batch)
+            else self._aread(step)
             if isinstance(step, Read)
             else self._acommand(step)
-            if isinstance(step, Command)
-            else self._arun(step)
         )
+
+    def _batch(self, batch: Batch[T]) -> T:
+        """Send a batch's script calls in one pipeline (MULTI/EXEC when it asks); a batch of
+        one goes as a plain call. Its parsed replies."""
+        if len(batch.calls) == 1 and not batch.transaction:
+            call = batch.calls[0]
+            reply = self.scripts.run(
+                call.script, call.keys, call.args, job_id=call.job_id, raise_codes=False
+            )
+            return batch.parse(_checked(batch, [reply]))
+        pipe = self.client.pipeline(transaction=batch.transaction)
+        for call in batch.calls:
+            self.scripts.run(call.script, call.keys, call.args, client=pipe)
+        return batch.parse(_checked(batch, pipe.execute()))
+
+    async def _abatch(self, batch: Batch[T]) -> T:
+        """Async twin of :meth:`_batch`: outside a transaction, calls of one script go through
+        the loop's auto-pipeline, sharing its write with other coroutines' calls (it raises
+        their codes itself); on a Redis Cluster a cluster pipeline sends them."""
+        pipeline = self.apipeline
+        calls = batch.calls
+        if pipeline.enabled and not batch.transaction:
+            if len(calls) == 1:
+                call = calls[0]
+                reply = await pipeline.run(call.script, call.keys, call.args, job_id=call.job_id)
+                return batch.parse([reply])
+            if len({call.script for call in calls}) == 1:
+                pairs = [(call.keys, call.args) for call in calls]
+                return batch.parse(await pipeline.run_many(calls[0].script, pairs))
+        pipe = self.aclient.pipeline(transaction=batch.transaction)
+        for call in batch.calls:
+            await self.ascripts.arun(call.script, call.keys, call.args, client=pipe)
+        return batch.parse(_checked(batch, await pipe.execute()))
 
     def _read(self, read: Read[T]) -> T:
         """Send plain commands in one MULTI/EXEC; their parsed replies."""
@@ -221,3 +260,12 @@ class QueueBase:
         """Close the synchronous client's connections (asyncio ones close with their loop)."""
         if self.connection.client is not None:
             self.connection.client.close()
+
+
+def _checked(batch: Batch[Any], replies: list[Any]) -> list[Any]:
+    """``replies`` of ``batch``, once every one is in; with ``raise_codes``, the first negative
+    integer reply raised as its :class:`~django_bullq.core.errors.ScriptError`."""
+    if batch.raise_codes:
+        for call, reply in zip(batch.calls, replies, strict=True):
+            raise_on_code(reply, call.script, call.job_id)
+    return replies

@@ -8,12 +8,11 @@ from functools import partial
 from typing import Any
 
 from .. import calls, limits
-from ..calls import Call, Command, operations
+from ..calls import Batch, Call, Command, Steps, operations
 from ..connection import reaching
 from ..job import Job
 from ..keys import check_same_slot
 from ..options import JobOptions, now_ms, parent_link, to_delay_ms
-from ..scripts import raise_on_code
 from ..serialization import check_size, dumps, to_str
 from .getters import QueueGetters
 from .schedulers import JobSchedulers
@@ -128,21 +127,21 @@ class Queue(QueueGetters, JobSchedulers):
             RedisUnavailableError: Redis refused or did not answer (connect timeout 5 s, read
                 30 s by default); the message names host:port, never the password.
         """
-        call, stored, meta = self._add_call(name, data, options, overrides)
-        with reaching(self.connection, f"add job {name!r} to queue {self.name!r}"):
-            job_id = to_str(self._run(call))
-        return self._new_job(str(job_id), name, data, meta, stored)
+        return self._drive(self._add_steps(name, data, options, overrides))
 
     async def aadd(
         self, name: str, data: Any = None, options: JobOptions | None = None, **overrides: Any
     ) -> Job:
-        """Async twin of :meth:`add`."""
+        """Async twin of :meth:`add` (concurrent adds of one event loop share a write)."""
+        return await self._adrive(self._add_steps(name, data, options, overrides))
+
+    def _add_steps(
+        self, name: str, data: Any, options: JobOptions | None, overrides: dict[str, Any]
+    ) -> Steps[Job]:
         call, stored, meta = self._add_call(name, data, options, overrides)
         with reaching(self.connection, f"add job {name!r} to queue {self.name!r}"):
-            job_id = to_str(
-                await self.apipeline.run(call.script, call.keys, call.args, job_id=call.job_id)
-            )
-        return self._new_job(str(job_id), name, data, meta, stored)
+            (job_id,) = yield Batch((call,))
+        return self._new_job(str(to_str(job_id)), name, data, meta, stored)
 
     def _new_job(
         self, job_id: str, name: str, data: Any, meta: tuple[int, int, int], stored: dict[str, Any]
@@ -173,40 +172,24 @@ class Queue(QueueGetters, JobSchedulers):
             ParentMissing: a job names a parent that does not exist (the other jobs are added,
                 as with BullMQ's ``addBulk``). Validation errors as :meth:`add`.
         """
-        jobs = list(jobs)
-        memo: dict[Any, Any] = {}
-        adds = [
-            self._add_call(j[0], j[1], None, dict(j[2]) if len(j) > 2 else {}, memo) for j in jobs
-        ]
-        with reaching(self.connection, f"add {len(adds)} jobs to queue {self.name!r}"):
-            pipe = self.client.pipeline(transaction=False)
-            for call, _, _ in adds:
-                self.scripts.run(call.script, call.keys, call.args, client=pipe)
-            ids = [raise_on_code(i, "addJob", None) for i in pipe.execute()]
-        return [
-            self._new_job(str(to_str(i)), j[0], j[1], a[2], a[1])
-            for i, a, j in zip(ids, adds, jobs, strict=True)
-        ]
+        return self._drive(self._add_bulk_steps(jobs))
 
     async def aadd_bulk(
         self, jobs: Iterable[tuple[str, Any] | tuple[str, Any, dict[str, Any]]]
     ) -> list[Job]:
         """Async twin of :meth:`add_bulk`."""
+        return await self._adrive(self._add_bulk_steps(jobs))
+
+    def _add_bulk_steps(
+        self, jobs: Iterable[tuple[str, Any] | tuple[str, Any, dict[str, Any]]]
+    ) -> Steps[list[Job]]:
         jobs = list(jobs)
         memo: dict[Any, Any] = {}
         adds = [
             self._add_call(j[0], j[1], None, dict(j[2]) if len(j) > 2 else {}, memo) for j in jobs
         ]
         with reaching(self.connection, f"add {len(adds)} jobs to queue {self.name!r}"):
-            if self.apipeline.enabled:
-                ids = await self.apipeline.run_many(
-                    "addJob", [(a[0].keys, a[0].args) for a in adds]
-                )
-            else:  # Redis Cluster: a cluster pipeline (scripts go as EVAL there)
-                pipe = self.aclient.pipeline(transaction=False)
-                for call, _, _ in adds:
-                    await self.ascripts.arun(call.script, call.keys, call.args, client=pipe)
-                ids = [raise_on_code(i, "addJob", None) for i in await pipe.execute()]
+            ids = yield Batch(tuple(add[0] for add in adds))
         return [
             self._new_job(str(to_str(i)), j[0], j[1], a[2], a[1])
             for i, a, j in zip(ids, adds, jobs, strict=True)
