@@ -9,9 +9,9 @@ import pytest
 import redis
 
 from django_bullq import Queue
-from tests.pg_server import PostgresServer
-from tests.redis_cluster import RedisCluster
-from tests.redis_server import RedisServer, _External, session_server
+from tests.support.pg_server import PostgresServer
+from tests.support.redis_cluster import RedisCluster
+from tests.support.redis_server import RedisServer, _External, session_server
 
 #: Test files of the slow tier (faults, topologies, subprocess and build suites): run by
 #: ``make test``, left out of ``make test-fast`` (``-m "not slow"``).
@@ -19,9 +19,9 @@ SLOW_FILES = frozenset(
     {
         "test_autopipeline_faults.py",
         "test_bench.py",
-        "test_case_b29_postgres.py",
-        "test_case_b32_cluster.py",
-        "test_case_b33_sentinel.py",
+        "test_worker_hygiene_postgres.py",
+        "test_cluster.py",
+        "test_sentinel.py",
         "test_connection_faults.py",
         "test_devredis.py",
         "test_drain_batching.py",

@@ -6,7 +6,7 @@ import tempfile
 
 import django
 
-from tests.redis_server import session_server
+from tests.support.redis_server import session_server
 
 REDIS_URL = session_server().url
 

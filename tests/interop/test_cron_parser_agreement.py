@@ -11,9 +11,9 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from django_bullq.core.scheduler import next_cron_millis
-from tests import cron_grid
-from tests.cron_grid import Case, Spec
 from tests.interop.helpers import Node
+from tests.support import cron_grid
+from tests.support.cron_grid import Case, Spec
 
 pytestmark = pytest.mark.interop
 
