@@ -20,7 +20,7 @@ from django_bullq.admin.names import decode_name, encode_name
 from django_bullq.conf import get_queue
 from django_bullq.core.errors import InvalidNameError
 
-pytestmark = [pytest.mark.django_layer, pytest.mark.django_db]
+pytestmark = pytest.mark.django_db
 
 ACTION_PERMS = [
     "view_bullqqueue",

@@ -17,8 +17,6 @@ from django_bullq.admin.actions import ACTIONS, JOB_ACTIONS, QUEUE_ACTIONS, job_
 from django_bullq.core.job import STATES
 from django_bullq.models import BullqQueue
 
-pytestmark = pytest.mark.django_layer
-
 #: Every form class of the admin, with the fields that a valid POST needs filled.
 FORMS = [
     value

@@ -30,7 +30,7 @@ from django.urls import reverse
 from django_bullq import Queue
 from django_bullq.conf import get_queue
 
-pytestmark = [pytest.mark.django_layer, pytest.mark.django_db]
+pytestmark = pytest.mark.django_db
 
 STATIC = Path(__file__).resolve().parents[2] / "django_bullq" / "static" / "django_bullq"
 #: django_bullq's files on every page, in page order: the stylesheet in <head>, then the scripts

@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 import redis
 from django.core.management import call_command
 
@@ -21,8 +20,6 @@ from django_bullq.conf import get_queue
 from django_bullq.core import heartbeat
 from tests.support.redis_server import free_port
 from tests.support.workerkit import make_worker
-
-pytestmark = pytest.mark.django_layer
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,8 +14,6 @@ from django_bullq.conf import get_queue
 from django_bullq.worker.dispatch import current_job
 from tests.support.helpers_django import burst
 
-pytestmark = pytest.mark.django_layer
-
 
 @task(timeout=200, name="tests.cancellation.waits")
 def waits_for_cancel() -> str:

@@ -13,8 +13,6 @@ from django.test import override_settings
 
 from django_bullq.core.capacity import SCRATCH_PREFIX, Persistence, scratch_name, verdict
 
-pytestmark = pytest.mark.django_layer
-
 REPORT_FIELDS = {
     "queue",
     "jobs",

@@ -13,8 +13,6 @@ from django.utils import timezone
 from django_bullq.conf import get_queue
 from tests.testapp import tasks as sample
 
-pytestmark = pytest.mark.django_layer
-
 ZONES = ["UTC", "Europe/London", "America/New_York", "Australia/Sydney", "Pacific/Auckland"]
 SEASONS = [(1, 15), (7, 15)]  # January and July of next year: always in the future
 

@@ -12,8 +12,6 @@ from django_bullq import checks as bullq_checks
 from django_bullq.producer.registry import registry
 from django_bullq.producer.task import Task
 
-pytestmark = pytest.mark.django_layer
-
 URL = "redis://127.0.0.1:6379/0"
 
 

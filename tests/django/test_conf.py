@@ -9,8 +9,6 @@ from django_bullq import conf
 from django_bullq.core.options import JobOptions
 from django_bullq.core.queue import Queue
 
-pytestmark = pytest.mark.django_layer
-
 
 def test_defaults_fill_missing_keys(redis_url: str) -> None:
     with override_settings(BULLQ={"CONNECTIONS": {"default": redis_url}}):

@@ -20,8 +20,6 @@ from django_bullq.core.worker import duties, outcome
 from django_bullq.core.worker import worker as worker_mod
 from tests.support.workerkit import make_worker, run_until
 
-pytestmark = pytest.mark.django_layer
-
 TASK = "tests.testapp.tasks.record_job"
 
 

@@ -32,7 +32,6 @@ try:
 except ImportError:  # Django 5.2
     from django_tasks.exceptions import TaskResultMismatch  # type: ignore[no-redef]
 
-pytestmark = pytest.mark.django_layer
 
 _BACKPORT = (
     "django_tasks" if TaskResultStatus.__module__.startswith("django_tasks") else ("django.tasks")

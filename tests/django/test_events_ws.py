@@ -17,8 +17,6 @@ from django_bullq import conf
 from django_bullq.live.bridge import id_tuple
 from django_bullq.routing import websocket_urlpatterns
 
-pytestmark = pytest.mark.django_layer
-
 TIMEOUT = 3
 
 

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
-
 from django_bullq.producer.flows import aadd_flow, add_chain, flow_producer
 from django_bullq.producer.task import task
 from django_bullq.worker.dispatch import current_job
 from tests.support.helpers_django import burst
-
-pytestmark = pytest.mark.django_layer
 
 
 @task(name="tests.flows.step")

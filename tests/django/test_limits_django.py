@@ -14,8 +14,6 @@ from django_bullq.producer.task import task
 from django_bullq.worker.dispatch import arate_limit, rate_limit
 from tests.support.helpers_django import burst
 
-pytestmark = pytest.mark.django_layer
-
 CALLS: dict[str, list[float]] = {}
 
 

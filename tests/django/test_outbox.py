@@ -23,8 +23,6 @@ from tests.support.helpers_django import burst
 from tests.testapp import tasks as sample
 from tests.testapp.models import Note
 
-pytestmark = pytest.mark.django_layer
-
 BOTH = ["default", "other"]
 
 

@@ -8,12 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from django_bullq.conf import get_queue
 from tests.support.pg_server import PostgresServer
-
-pytestmark = pytest.mark.django_layer
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,8 +7,6 @@ import importlib
 
 import pytest
 
-pytestmark = pytest.mark.django_layer
-
 #: (public path, where the code lives) for every name the docs tell users to import or name.
 PATHS = [
     ("django_bullq.tasks.current_job", "django_bullq.worker.dispatch.current_job"),

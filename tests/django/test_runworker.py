@@ -24,8 +24,6 @@ from django_bullq.core.job import STATES
 from tests.support.helpers_django import burst
 from tests.testapp import tasks as sample
 
-pytestmark = pytest.mark.django_layer
-
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -15,8 +15,6 @@ from django_bullq.conf import get_queue
 from django_bullq.producer.schedules import upsert_declared
 from tests.testapp import tasks as sample
 
-pytestmark = pytest.mark.django_layer
-
 TASK = "tests.testapp.tasks.record_job"
 
 

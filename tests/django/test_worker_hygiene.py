@@ -17,7 +17,7 @@ from tests.support.helpers_django import burst
 from tests.testapp import tasks as sample
 from tests.testapp.models import Note
 
-pytestmark = [pytest.mark.django_layer, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def burst_without_hooks(queue_name: str) -> None:
