@@ -1,5 +1,5 @@
 """Our cron next runs against cron-parser's (what Node BullMQ computes) on the DST grid of
-tests/cron_grid.py: the same instants, except documented cases (docs/schedulers.md) where
+tests/support/cron_grid.py: the same instants, except documented cases (docs/schedulers.md) where
 cron-parser runs a wall-clock time twice, or runs a skipped time late or not at all."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""tests/pytest_pass.py, the runner of ``make test``: it says "cut short" only when it is true
-(issue 12 item 7: a failing run used to print it too)."""
+"""tests/support/pytest_pass.py, the runner of ``make test``: it says "cut short" only when it is
+true (issue 12 item 7: a failing run used to print it too)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The DST grid of the cron tests: zones, their two transitions, pattern kinds, and a brute-force
-model of when a pattern runs (tests/test_cron_dst.py, tests/interop/test_cron_parser_agreement.py).
+model of when a pattern runs (tests/core/test_cron_dst.py,
+tests/interop/test_cron_parser_agreement.py).
 
 The model reads every UTC minute of a window in the zone, so it needs no cron library and no
 date arithmetic of the code under test. Its rules are the contract of docs/schedulers.md:

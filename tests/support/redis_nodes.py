@@ -2,8 +2,8 @@
 
 :class:`RedisNode` runs Debian's ``redis-server`` in its own temp directory on a free loopback
 port with extra ``--option value`` arguments, waits until it answers, and removes everything on
-``cleanup``. The fixtures in ``tests/redis_cluster.py``, ``tests/redis_sentinel.py`` and
-``tests/redis_security.py`` build on it.
+``cleanup``. The fixtures in ``tests/support/redis_cluster.py``,
+``tests/support/redis_sentinel.py`` and ``tests/support/redis_security.py`` build on it.
 """
 
 from __future__ import annotations
