@@ -32,10 +32,12 @@ SLOW_FILES = frozenset(
         "project/test_typing.py",
     }
 )
-#: Single tests of the slow tier in files that are otherwise fast.
+#: Single tests of the slow tier (subprocesses, long runs) in files that are otherwise fast.
 SLOW_TESTS = frozenset(
     {
+        "test_case_b16_three_worker_processes_do_not_double_enqueue",
         "test_closing_a_worker_mid_iteration_100_times_keeps_one_pending_iteration",
+        "test_real_runworker_beats_and_unregisters_on_sigterm",
     }
 )
 TESTS = Path(__file__).resolve().parent
