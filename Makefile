@@ -96,12 +96,12 @@ fmt: venv
 docs: venv
 	$(PY) -m sphinx -E -W --keep-going -n -q -b html docs docs/_build/html
 
-# Both passes run even when the first fails (each reports); tests/pytest_pass.py fails a pass
-# whose pytest process ended before its session did (an os._exit from a test).
+# Both passes run even when the first fails (each reports); tests/support/pytest_pass.py fails a
+# pass whose pytest process ended before its session did (an os._exit from a test).
 test: venv venv52 redis-server browser node-deps lint typecheck docs
 	status=0; \
-	$(PY) -m tests.pytest_pass -p no:cacheprovider || status=1; \
-	$(VENV52)/bin/python -m tests.pytest_pass -p no:cacheprovider -m django_layer || status=1; \
+	$(PY) -m tests.support.pytest_pass -p no:cacheprovider || status=1; \
+	$(VENV52)/bin/python -m tests.support.pytest_pass -p no:cacheprovider -m django_layer || status=1; \
 	exit $$status
 
 # The edit-test loop: everything but the slow tier, interop and the browser (CONTRIBUTING.md).

@@ -23,7 +23,7 @@ from typing import Any
 
 import redis
 
-from tests.redis_server import RedisServer
+from tests.support.redis_server import RedisServer
 
 from . import growth, machine, report
 from .harness import Settings

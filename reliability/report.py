@@ -34,7 +34,7 @@ by tests named in each section.
 ## Chaos soak
 
 `make soak` (`python -m reliability.soak --jobs N`) runs three soaks of N jobs each (100,000 by
-default; `make test` runs a short one, `tests/test_soak.py`). Each run has:
+default; `make test` runs a short one, `tests/faults/test_soak.py`). Each run has:
 
 * a queue Redis with AOF (`appendfsync` as in the table) and a separate effects Redis that is
   never restarted;
@@ -123,7 +123,7 @@ GUIDE = """
   unless `OPTIONS` set them. `enqueue` / `Queue.add` / `add_bulk` on a Redis that refuses or
   does not answer raise `RedisUnavailableError` (a `BullqError` and a redis-py
   `ConnectionError`) whose message names `host:port` with the password hidden and the job
-  being added (`tests/test_connection_faults.py`).
+  being added (`tests/faults/test_connection_faults.py`).
 * **Workers wait.** A worker started while Redis is down retries its fetch with a back-off
   (0.2 s doubling to 5 s) and starts working when Redis comes up. A cut network or a restarted
   Redis ends its blocking wait with an error; it reconnects and resumes (tested with a TCP proxy
@@ -139,7 +139,7 @@ GUIDE = """
 
 ## Bad input
 
-`tests/test_fuzz.py` (hypothesis) writes job hashes by hand with every field kept, dropped or
+`tests/faults/test_fuzz.py` (hypothesis) writes job hashes by hand with every field kept, dropped or
 replaced by junk (invalid JSON, NaN, wrong types, non-integer counters, huge numbers), under ids
 with colons, braces, spaces and unicode, next to a good job: no worker crash, every failed job
 has a readable `failedReason`, the good job completes. It found two bugs, now fixed: a
@@ -149,7 +149,7 @@ round-trip through Redis or are refused at enqueue with an error naming the task
 argument. Job data is limited by `BULLQ["MAX_PAYLOAD_BYTES"]` (16 MiB by default, see
 [configuration.md](configuration.md)): over it, enqueue raises `PayloadTooLargeError` naming
 the task, and a worker fails a bigger job added by another producer without running it.
-`tests/test_security_scan.py` fails if the package imports pickle, marshal or shelve, calls
+`tests/project/test_security_scan.py` fails if the package imports pickle, marshal or shelve, calls
 `yaml.load`, `eval`, `exec` or `compile`, or if a Lua script loads code from text.
 """
 

@@ -39,7 +39,7 @@ import redis
 from django_bullq import Queue
 from django_bullq.core import heartbeat
 from django_bullq.core.keys import QueueKeys
-from tests.redis_server import RedisServer
+from tests.support.redis_server import RedisServer
 
 from .report import write_docs
 

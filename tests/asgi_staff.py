@@ -1,7 +1,7 @@
 """ASGI app of the delivery tests under daphne: the events routes, every socket a staff user.
 
 Logins, sessions and permissions are tested through ``AuthMiddlewareStack`` in
-``tests/test_events_ws.py`` (and the browser tests); the daphne delivery tests measure what
+``tests/django/test_events_ws.py`` (and the browser tests); the daphne delivery tests measure what
 reaches a socket, so their sockets get a staff user without a database.
 """
 

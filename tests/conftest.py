@@ -4,56 +4,56 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import redis
 
 from django_bullq import Queue
-from tests.pg_server import PostgresServer
-from tests.redis_cluster import RedisCluster
-from tests.redis_server import RedisServer, _External, session_server
+from tests.support.pg_server import PostgresServer
+from tests.support.redis_cluster import RedisCluster
+from tests.support.redis_server import RedisServer, _External, session_server
 
-#: Test files of the slow tier (faults, topologies, subprocess and build suites): run by
-#: ``make test``, left out of ``make test-fast`` (``-m "not slow"``).
+#: Folders of the slow tier (faults, topologies, the browser): run by ``make test``, left out of
+#: ``make test-fast`` (``-m "not slow"``).
+SLOW_DIRS = frozenset({"faults", "topologies", "browser"})
+#: Files of the slow tier in folders that are otherwise fast (subprocess, build and scale suites),
+#: relative to tests/.
 SLOW_FILES = frozenset(
     {
-        "test_autopipeline_faults.py",
-        "test_bench.py",
-        "test_case_b29_postgres.py",
-        "test_case_b32_cluster.py",
-        "test_case_b33_sentinel.py",
-        "test_connection_faults.py",
-        "test_devredis.py",
-        "test_drain_batching.py",
-        "test_example_project.py",
-        "test_fuzz.py",
-        "test_outbox_postgres.py",
-        "test_packaging.py",
-        "test_pytest_pass.py",
-        "test_redis_security.py",
-        "test_runworker.py",
-        "test_soak.py",
-        "test_supervisor.py",
-        "test_topologies_django.py",
-        "test_typing.py",
+        "core/test_drain_batching.py",
+        "django/test_outbox_postgres.py",
+        "django/test_runworker.py",
+        "project/test_bench.py",
+        "project/test_devredis.py",
+        "project/test_example_project.py",
+        "project/test_packaging.py",
+        "project/test_pytest_pass.py",
+        "project/test_typing.py",
     }
 )
-#: Single tests of the slow tier in files that are otherwise fast.
+#: Single tests of the slow tier (subprocesses, long runs) in files that are otherwise fast.
 SLOW_TESTS = frozenset(
     {
+        "test_case_b16_three_worker_processes_do_not_double_enqueue",
         "test_closing_a_worker_mid_iteration_100_times_keeps_one_pending_iteration",
+        "test_real_runworker_beats_and_unregisters_on_sigterm",
     }
 )
+TESTS = Path(__file__).resolve().parent
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark the slow tier, and every browser test (tests/browser/) ``browser``."""
     for item in items:
-        path = item.path
-        if "browser" in path.parts:
+        where = item.path.resolve().relative_to(TESTS)
+        if where.parts[0] == "browser":
             item.add_marker(pytest.mark.browser)
-            item.add_marker(pytest.mark.slow)
-        elif path.name in SLOW_FILES or item.originalname in SLOW_TESTS:
+        if (
+            where.parts[0] in SLOW_DIRS
+            or where.as_posix() in SLOW_FILES
+            or item.originalname in SLOW_TESTS
+        ):
             item.add_marker(pytest.mark.slow)
 
 

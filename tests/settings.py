@@ -6,7 +6,7 @@ import tempfile
 
 import django
 
-from tests.redis_server import session_server
+from tests.support.redis_server import session_server
 
 REDIS_URL = session_server().url
 
@@ -16,6 +16,8 @@ USE_TZ = True
 TIME_ZONE = "UTC"
 ROOT_URLCONF = "tests.urls"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# A cheap hasher: each admin test creates a user, and the default PBKDF2 costs ~0.9 s a hash.
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 INSTALLED_APPS = [
     "django_bullq",
     "django.contrib.admin",

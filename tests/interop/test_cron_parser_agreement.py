@@ -1,5 +1,5 @@
 """Our cron next runs against cron-parser's (what Node BullMQ computes) on the DST grid of
-tests/cron_grid.py: the same instants, except documented cases (docs/schedulers.md) where
+tests/support/cron_grid.py: the same instants, except documented cases (docs/schedulers.md) where
 cron-parser runs a wall-clock time twice, or runs a skipped time late or not at all."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from django_bullq.core.scheduler import next_cron_millis
-from tests import cron_grid
-from tests.cron_grid import Case, Spec
 from tests.interop.helpers import Node
+from tests.support import cron_grid
+from tests.support.cron_grid import Case, Spec
 
 pytestmark = pytest.mark.interop
 

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from django_bullq import FlowProducer, Job
+from tests.core.test_flow import run_workers
 from tests.interop.helpers import Node
-from tests.test_flow import run_workers
 
 pytestmark = pytest.mark.interop
 

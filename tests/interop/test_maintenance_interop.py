@@ -12,7 +12,7 @@ import redis
 from django_bullq import Queue
 from django_bullq.core.worker import WorkerOptions
 from tests.interop.helpers import Call, Node, must_get, run_our_worker_until
-from tests.workerkit import dead_worker_fetch
+from tests.support.workerkit import dead_worker_fetch
 
 pytestmark = pytest.mark.interop
 

@@ -12,7 +12,7 @@ import pytest
 
 from django_bullq import Queue
 from tests.interop.helpers import Call, Node, our_processor
-from tests.workerkit import make_worker
+from tests.support.workerkit import make_worker
 
 pytestmark = pytest.mark.interop
 

@@ -5,7 +5,7 @@ Its positional arguments say where the KEYS come from (the queue's :class:`Queue
 job id or a set name where a key depends on one); its keyword-only arguments are the script's
 ARGV, named as in the script's header (snake_case) and in the header's order. ``keyPrefix``
 is not an argument: it comes from the queue's keys. Booleans become ``"1"`` / ``"0"``; other
-values are sent as given (redis-py encodes ints and strings). ``tests/test_calls.py`` checks
+values are sent as given (redis-py encodes ints and strings). ``tests/core/test_calls.py`` checks
 each builder against its script's header.
 """
 

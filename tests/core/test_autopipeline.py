@@ -1,0 +1,199 @@
+"""AutoPipeline: the script calls of one loop pass share one write, and each gets its own reply.
+
+Against the session's real redis-server. ``addLog`` is the probe: it answers the number of log
+lines of the job it is given, so a reply handed to the wrong caller shows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+from redis.exceptions import ResponseError
+
+from django_bullq.core.autopipeline import AutoPipeline
+from django_bullq.core.errors import ScriptError
+from django_bullq.core.queue import Queue
+
+
+async def _jobs(queue: Queue, n: int) -> list[str]:
+    ids = []
+    for i in range(n):
+        job = await queue.aadd("probe", {"i": i})
+        ids.append(job.id)
+    return ids
+
+
+def log_call(pipe: AutoPipeline, queue: Queue, job_id: str, line: Any = "x") -> Any:
+    """``addLog`` through ``pipe``: answers the job's number of log lines (-1 → ScriptError)."""
+    key = queue.keys.job(job_id)
+    return pipe.run("addLog", [key, f"{key}:logs"], [job_id, line, 0], job_id=job_id)
+
+
+async def test_calls_of_one_pass_share_one_write(queue: Queue) -> None:
+    ids = await _jobs(queue, 30)
+    pipe = AutoPipeline(queue.aclient, queue.ascripts)
+    try:
+        # job i gets i lines first, so the reply of its next call must be i + 1
+        for i, job_id in enumerate(ids):
+            for _ in range(i):
+                await log_call(pipe, queue, job_id)
+        writes_before = pipe.writes
+        replies = await asyncio.gather(*(log_call(pipe, queue, j) for j in ids))
+        assert replies == [i + 1 for i in range(len(ids))]
+        assert pipe.writes - writes_before == 1  # thirty calls, one write
+    finally:
+        await pipe.aclose()
+
+
+async def test_error_reply_fails_only_its_own_call(queue: Queue) -> None:
+    ids = await _jobs(queue, 3)
+    await queue.aclient.set(f"{queue.keys.job(ids[1])}:logs", "not a list")
+    pipe = AutoPipeline(queue.aclient, queue.ascripts)
+    try:
+        results = await asyncio.gather(
+            log_call(pipe, queue, ids[0]),
+            log_call(pipe, queue, ids[1]),  # RPUSH on a string: a Lua error in Redis
+            log_call(pipe, queue, "no-such-job"),  # the script's -1 code
+            log_call(pipe, queue, ids[2]),
+            return_exceptions=True,
+        )
+        assert results[0] == 1 and results[3] == 1
+        assert isinstance(results[1], ResponseError) and "WRONGTYPE" in str(results[1])
+        assert isinstance(results[2], ScriptError)
+        assert await log_call(pipe, queue, ids[0]) == 2  # the connection is still in step
+    finally:
+        await pipe.aclose()
+
+
+async def test_noscript_after_script_flush_loads_and_runs(queue: Queue) -> None:
+    ids = await _jobs(queue, 2)
+    pipe = AutoPipeline(queue.aclient, queue.ascripts)
+    try:
+        assert await log_call(pipe, queue, ids[0]) == 1
+        await queue.aclient.script_flush()
+        replies = await asyncio.gather(*(log_call(pipe, queue, j) for j in ids))
+        assert replies == [2, 1]
+    finally:
+        await pipe.aclose()
+
+
+async def test_cancelled_caller_does_not_shift_replies(queue: Queue) -> None:
+    ids = await _jobs(queue, 6)
+    pipe = AutoPipeline(queue.aclient, queue.ascripts)
+    try:
+        for i, job_id in enumerate(ids):
+            for _ in range(i):
+                await log_call(pipe, queue, job_id)
+        tasks = [asyncio.ensure_future(log_call(pipe, queue, j)) for j in ids]
+        await asyncio.sleep(0)  # the calls are queued (or sent); now two callers give up
+        tasks[1].cancel()
+        tasks[4].cancel()
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+        assert [results[i] for i in (0, 2, 3, 5)] == [1, 3, 4, 6]
+        assert isinstance(results[1], asyncio.CancelledError)
+        # the cancelled calls may still have run; the next reply must be this call's own
+        assert await log_call(pipe, queue, ids[5]) == 7
+    finally:
+        await pipe.aclose()
+
+
+async def test_killed_connection_fails_calls_in_flight_then_reconnects(
+    queue: Queue, r: redis.Redis
+) -> None:
+    ids = await _jobs(queue, 2)
+    pipe = AutoPipeline(queue.aclient, queue.ascripts)
+    try:
+        assert await log_call(pipe, queue, ids[0]) == 1
+        assert pipe._link is not None
+        await pipe._link.conn.send_command("CLIENT", "ID")
+        client_id = int(await pipe._link.conn.read_response())
+        assert r.client_kill_filter(_id=str(client_id)) == 1
+        with pytest.raises(redis.ConnectionError):
+            await log_call(pipe, queue, ids[0])
+        # the next call goes out on a new connection and is answered in order
+        replies = await asyncio.gather(*(log_call(pipe, queue, j) for j in ids))
+        assert replies[1] == 1 and replies[0] in (2, 3)  # the failed call may have run
+    finally:
+        await pipe.aclose()
+
+
+async def test_closed_pipeline_runs_calls_one_by_one(queue: Queue) -> None:
+    ids = await _jobs(queue, 1)
+    pipe = AutoPipeline(queue.aclient, queue.ascripts)
+    await pipe.aclose()
+    assert await log_call(pipe, queue, ids[0]) == 1
+    assert pipe.writes == 0
+
+
+@pytest.fixture
+def silent() -> Iterator[tuple[socket.socket, int]]:
+    """A listening socket that accepts connections and never answers (a hung server)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    yield listener, listener.getsockname()[1]
+    listener.close()
+
+
+async def test_reset_fails_calls_waiting_on_a_silent_server(
+    silent: tuple[socket.socket, int],
+) -> None:
+    """A server that accepts and never answers (a hung network): reset() frees the callers."""
+    queue = Queue("silent", f"redis://127.0.0.1:{silent[1]}/0")
+    pipe = queue.apipeline
+    call = asyncio.ensure_future(log_call(pipe, queue, "1"))
+    done, _ = await asyncio.wait({call}, timeout=0.3)
+    assert not done  # no reply, and none coming
+    await pipe.reset("gave up")
+    with pytest.raises(redis.ConnectionError, match="gave up"):
+        await asyncio.wait_for(call, 2)
+
+
+async def test_calls_after_a_reset_mid_connect_go_out_on_a_new_connection(
+    silent: tuple[socket.socket, int],
+) -> None:
+    """reset() while the writer is stuck connecting: later calls still get a writer."""
+    listener, port = silent
+    queue = Queue("silent", f"redis://127.0.0.1:{port}/0")
+    pipe = queue.apipeline
+    first = asyncio.ensure_future(log_call(pipe, queue, "1"))
+    await asyncio.sleep(0.2)  # the writer is waiting for the server's handshake reply
+    second = asyncio.ensure_future(log_call(pipe, queue, "2"))
+    await asyncio.sleep(0)
+    await pipe.reset("gave up")
+    with pytest.raises(redis.ConnectionError):
+        await asyncio.wait_for(first, 2)
+    assert pipe._writer is not None  # a new writer took over the queued call
+    listener.close()  # the new connection is refused: the queued call fails, not hangs
+    with pytest.raises(redis.ConnectionError):
+        await asyncio.wait_for(second, 10)
+
+
+async def test_a_call_that_meets_noscript_again_after_the_reload_runs_by_source() -> None:
+    """A script cache flushed again between the reload and the resend (a SCRIPT FLUSH storm
+    under load) must not reach the caller as NoScriptError. A server that refuses SCRIPT
+    LOAD makes every reload fail, so each call takes that last path: EVAL of the source."""
+    from tests.support.redis_nodes import RedisNode
+
+    node = RedisNode(["--rename-command", "SCRIPT", ""]).start()
+    try:
+        queue = Queue("no-script-load", f"redis://127.0.0.1:{node.port}/0")
+        key = queue.keys.job("j1")
+        await queue.aclient.hset(key, "name", "x")
+        pipe = AutoPipeline(queue.aclient, queue.ascripts)
+        try:
+            assert await asyncio.gather(*(log_call(pipe, queue, "j1") for _ in range(3))) == [
+                1,
+                2,
+                3,
+            ]
+        finally:
+            await pipe.aclose()
+            queue.close()
+    finally:
+        node.cleanup()

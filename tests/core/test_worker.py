@@ -1,0 +1,549 @@
+"""Core Worker behaviour against a real Redis: throughput path, retries, stalls, bad input."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+import pytest
+import redis
+
+from django_bullq import Job, Queue, UnrecoverableError
+from django_bullq.core.errors import JobFailedError, JobNotFound, JobTimeoutError
+from django_bullq.core.worker import WorkerOptions
+from tests.support.workerkit import dead_worker_fetch, events, make_worker, run_until
+
+
+async def test_processes_sync_and_async_processors(queue: Queue) -> None:
+    queue.add_bulk([("n", {"i": i}) for i in range(20)])
+    threads: set[str] = set()
+
+    def sync_proc(job: Job) -> Any:
+        threads.add(threading.current_thread().name)
+        return job.data["i"] * 2
+
+    worker = make_worker(queue, sync_proc, concurrency=4)
+    await run_until(worker, lambda: queue.get_job_counts("completed")["completed"] == 20)
+    assert all(t.startswith("bullq-") for t in threads)
+    assert queue.get_job("1").returnvalue == 0
+    assert queue.get_job("20").returnvalue == 38
+
+    async def async_proc(job: Job) -> Any:
+        await asyncio.sleep(0)
+        return {"ok": job.id}
+
+    job = queue.add("a", {})
+    worker = make_worker(queue, async_proc)
+    await run_until(worker, lambda: queue.get_job_state(job.id) == "completed")
+    assert queue.get_job(job.id).returnvalue == {"ok": job.id}
+
+
+async def test_roundtrips_and_commands_per_noop_job(
+    queue: Queue, redis_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A busy worker pays one script call per job (moveToFinished fetches the next job)."""
+    admin = redis.Redis.from_url(redis_url, decode_responses=True)
+    jobs = 500
+    admin.config_resetstat()
+    queue.add_bulk([("noop", {}) for _ in range(jobs)])
+    produced = admin.info("commandstats")
+    admin.config_resetstat()
+    worker = make_worker(queue, lambda job: None)
+    await run_until(worker, lambda: worker.processed == jobs, timeout=60)
+    stats = admin.info("commandstats")
+    admin.close()
+    calls = {k.removeprefix("cmdstat_"): v["calls"] for k, v in stats.items()}
+    # Commands issued by clients (round trips) vs commands run inside scripts.
+    client_cmds = sum(
+        calls.get(c, 0)
+        for c in ("evalsha", "eval", "bzpopmin", "script", "client", "hgetall", "info", "config")
+    )
+    per_job_round_trips = (calls.get("evalsha", 0) + calls.get("bzpopmin", 0)) / jobs
+    total_per_job = sum(calls.values()) / jobs
+    with capsys.disabled():
+        print(
+            f"\nproducer: {produced['cmdstat_evalsha']['calls'] / jobs:.2f} round trips/job; "
+            f"worker: {per_job_round_trips:.3f} round trips/job, "
+            f"{total_per_job:.1f} Redis commands/job (incl. inside Lua), client commands "
+            f"{client_cmds}"
+        )
+    assert produced["cmdstat_evalsha"]["calls"] == jobs
+    assert per_job_round_trips <= 2.0
+
+
+async def test_case_b01_idle_worker_picks_up_due_delayed_job(queue: Queue, r: redis.Redis) -> None:
+    """B01: an idle worker wakes when a delayed job falls due, with nothing else happening."""
+    started: dict[str, float] = {}
+
+    def proc(job: Job) -> None:
+        started[job.id] = time.time() * 1000
+
+    worker = make_worker(queue, proc, drain_delay=5.0)
+    task = asyncio.create_task(worker.arun())
+    try:
+        for delay in (700, 1500, 300):
+            await asyncio.sleep(0.3)  # the worker is idle, blocked on the marker
+            job = queue.add("d", {}, delay=delay, remove_on_complete=True)
+            due = job.timestamp + delay
+            deadline = time.monotonic() + delay / 1000 + 6
+            while job.id not in started and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            assert job.id in started, "delayed job was never picked up"
+            assert due <= started[job.id] <= due + 1000
+        waiting = [e for e in events(r, queue, "waiting") if e.get("prev") == "delayed"]
+        assert len(waiting) == 3  # a `waiting` event at every promotion
+        # A marker score with a fractional part (as Node writes it) must not kill the loop.
+        r.zadd(queue.keys["marker"], {"1": time.time() * 1000 + 0.5})
+        r.zadd(queue.keys["marker"], {"junk": 0})
+        job = queue.add("after-junk", {})
+        deadline = time.monotonic() + 3
+        while job.id not in started and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        assert job.id in started
+    finally:
+        worker.close()
+        await task
+
+
+async def test_case_b07_exponential_backoff_schedule(queue: Queue) -> None:
+    """B07: attempts 4, exponential 200 ms: 4 starts, waits 200/400/800 ms (+250 ms)."""
+    starts: list[float] = []
+    ends: list[float] = []
+    delays: list[int] = []
+
+    def proc(job: Job) -> None:
+        starts.append(time.time() * 1000)
+        delays.append(queue.get_job(job.id).delay)
+        ends.append(time.time() * 1000)
+        raise RuntimeError("always fails")
+
+    job = queue.add("x", {}, attempts=4, backoff={"type": "exponential", "delay": 200})
+    worker = make_worker(queue, proc)
+    await run_until(worker, lambda: queue.get_job_state(job.id) == "failed", timeout=10)
+    assert len(starts) == 4
+    waits = [starts[i + 1] - ends[i] for i in range(3)]
+    for wait, expected in zip(waits, (200, 400, 800), strict=True):
+        assert expected <= wait + 5 <= expected + 250, waits
+    final = queue.get_job(job.id)
+    assert final.attempts_made == 4
+    assert final.failed_reason == "always fails"
+    assert final.delay == 0  # reset at promotion; never accumulated across retries
+    assert delays == [0, 0, 0, 0]
+
+
+def test_case_b07_backoff_bounds() -> None:
+    from django_bullq.core.backoff import compute_delay
+
+    exp = {"type": "exponential", "delay": 120_000}
+    # attempts: 11 gives 10 waits, after attempts made 1..10; the largest is 2^9 * delay.
+    waits = [compute_delay(exp, made) for made in range(1, 11)]
+    assert waits[0] == 120_000
+    assert max(waits) == waits[-1] == 61_440_000
+    assert {compute_delay({"type": "fixed", "delay": 500}, n) for n in range(1, 6)} == {500}
+
+
+async def test_case_b07_attempts_one_means_no_retry(queue: Queue) -> None:
+    calls: list[str] = []
+
+    def proc(job: Job) -> None:
+        calls.append(job.id)
+        raise RuntimeError("no")
+
+    job = queue.add("x", {}, attempts=1, backoff=100)
+    worker = make_worker(queue, proc)
+    await run_until(worker, lambda: queue.get_job_state(job.id) == "failed")
+    assert calls == [job.id]
+
+
+async def test_case_b07_fixed_backoff_and_unrecoverable(queue: Queue) -> None:
+    starts: list[float] = []
+
+    def proc(job: Job) -> None:
+        starts.append(time.monotonic())
+        if job.name == "stop":
+            raise UnrecoverableError("give up now")
+        raise RuntimeError("again")
+
+    fixed = queue.add("fixed", {}, attempts=3, backoff=150)
+    stop = queue.add("stop", {}, attempts=5, backoff=100)
+    worker = make_worker(queue, proc)
+    await run_until(
+        worker,
+        lambda: (
+            queue.get_job_state(fixed.id) == "failed" and queue.get_job_state(stop.id) == "failed"
+        ),
+    )
+    assert queue.get_job(stop.id).attempts_made == 1
+    assert queue.get_job(stop.id).failed_reason == "give up now"
+    assert queue.get_job(fixed.id).attempts_made == 3
+
+
+async def test_case_b09_stall_limit_failure_honours_remove_on_fail(
+    queue: Queue, r: redis.Redis
+) -> None:
+    """B09: a job failed for stalling too often is removed per removeOnFail; its id is reusable."""
+    queue.add("x", {}, job_id="order-42", remove_on_fail=True, remove_on_complete=True)
+    fetched = dead_worker_fetch(queue, lock_ms=50)
+    assert fetched[1] == b"order-42"
+    await asyncio.sleep(0.1)  # the dead worker's lock expires
+    ran: list[str] = []
+    worker = make_worker(
+        queue, lambda job: ran.append(job.id), max_stalled_count=0, stalled_interval=200
+    )
+    await run_until(worker, lambda: not r.exists(queue.keys.job("order-42")), timeout=10)
+    assert ran == []  # failed without running
+    failed = events(r, queue, "failed")
+    assert failed[-1]["jobId"] == "order-42"
+    assert failed[-1]["failedReason"] == "job stalled more than allowable limit"
+    assert r.zcard(queue.keys["failed"]) == 0
+    again = queue.add("x", {}, job_id="order-42", remove_on_complete=True)
+    worker = make_worker(queue, lambda job: ran.append(job.id))
+    await run_until(worker, lambda: ran == ["order-42"])
+    assert again.id == "order-42"
+
+
+async def test_stalled_job_of_dead_worker_is_recovered(queue: Queue, r: redis.Redis) -> None:
+    job = queue.add("x", {"v": 1}, attempts=2)
+    dead_worker_fetch(queue, lock_ms=50)
+    await asyncio.sleep(0.1)
+    done: list[str] = []
+    worker = make_worker(queue, lambda j: done.append(j.id), stalled_interval=200)
+    await run_until(worker, lambda: queue.get_job_state(job.id) == "completed")
+    assert done == [job.id]
+    assert queue.get_job(job.id).stalled_counter == 1
+    assert [e["jobId"] for e in events(r, queue, "stalled")] == [job.id]
+
+
+async def test_busy_sync_job_keeps_its_lock(queue: Queue, r: redis.Redis) -> None:
+    """Lock renewal runs on the loop, so a CPU-bound job in a thread cannot starve it."""
+
+    def busy(job: Job) -> int:
+        end = time.monotonic() + 1.5
+        n = 0
+        while time.monotonic() < end:
+            n += 1
+        return 1
+
+    job = queue.add("busy", {})
+    worker = make_worker(queue, busy, lock_duration=400, stalled_interval=150)
+    await run_until(worker, lambda: queue.get_job_state(job.id) == "completed", timeout=10)
+    assert events(r, queue, "stalled") == []
+    assert queue.get_job(job.id).attempts_started == 1
+
+
+async def test_case_b18_paused_worker_takes_no_job(queue: Queue) -> None:
+    """B18: nothing becomes active after worker.pause() resolves; resume processes it once."""
+    calls: list[str] = []
+
+    async def proc(job: Job) -> None:
+        calls.append(job.name)
+        if job.name == "long":
+            await asyncio.sleep(0.4)
+
+    worker = make_worker(queue, proc, drain_delay=0.3, concurrency=2)
+    task = asyncio.create_task(worker.arun())
+    try:
+        queue.add("long", {})
+        while calls != ["long"]:
+            await asyncio.sleep(0.01)
+        await worker.pause()
+        late = queue.add("late", {})
+        await asyncio.sleep(0.7)
+        assert queue.get_job_state(late.id) == "waiting"
+        assert calls == ["long"]
+        worker.resume()
+        while queue.get_job_state(late.id) != "completed":
+            await asyncio.sleep(0.01)
+        assert calls == ["long", "late"]
+        # Global pause: the paused flag is checked inside the atomic fetch.
+        queue.pause()
+        held = queue.add("held", {})
+        await asyncio.sleep(0.7)
+        assert queue.get_job_state(held.id) == "waiting"
+        queue.resume()
+        while queue.get_job_state(held.id) != "completed":
+            await asyncio.sleep(0.01)
+        assert calls == ["long", "late", "held"]
+    finally:
+        worker.close()
+        await task
+
+
+async def test_bad_input_fails_the_job_not_the_worker(queue: Queue, r: redis.Redis) -> None:
+    class Unprintable(Exception):
+        def __str__(self) -> str:
+            raise ValueError("cannot print")
+
+    def proc(job: Job) -> Any:
+        if job.name == "unserialisable":
+            return {"when": object()}
+        if job.name == "unprintable":
+            raise Unprintable()
+        return "ok"
+
+    bad_json = queue.add("bad-json", {})
+    r.hset(queue.keys.job(bad_json.id), "data", "{not json")
+    no_name = queue.add("no-name", {})
+    r.hdel(queue.keys.job(no_name.id), "name")
+    huge = queue.add("huge", {"blob": "x" * 5000})
+    unser = queue.add("unserialisable", {})
+    unprint = queue.add("unprintable", {})
+    fine = queue.add("fine", {})
+    worker = make_worker(queue, proc, max_data_bytes=1000)
+    await run_until(worker, lambda: queue.get_job_state(fine.id) == "completed")
+    reasons = {
+        j: queue.get_job(j).failed_reason
+        for j in (bad_json.id, no_name.id, huge.id, unser.id, unprint.id)
+    }
+    assert "field 'data' is not valid JSON" in reasons[bad_json.id]
+    assert "no 'name' field" in reasons[no_name.id]
+    assert "over this worker's payload limit of 1000 bytes" in reasons[huge.id]
+    assert "not JSON-serialisable" in reasons[unser.id]
+    assert reasons[unprint.id] == "Unprintable"
+    assert queue.get_job_counts("failed")["failed"] == 5
+
+
+async def test_case_b35_retention_enforced_on_a_quiet_queue(queue: Queue, r: redis.Redis) -> None:
+    """B35: age/count retention holds without further traffic (worker maintenance sweep)."""
+    done = queue.add("ok", {}, remove_on_complete={"age": 1})
+    kept = queue.add("kept", {}, remove_on_complete={"age": 50_000})
+    failing = [queue.add("bad", {}, remove_on_fail={"count": 10}) for _ in range(30)]
+
+    def proc(job: Job) -> None:
+        if job.name == "bad":
+            raise RuntimeError("bad")
+
+    worker = make_worker(queue, proc, maintenance_interval_ms=300, remove_on_fail={"count": 10})
+    await run_until(worker, lambda: queue.get_job_counts("failed")["failed"] == 10, timeout=10)
+    assert failing  # 30 failed, the newest 10 kept
+    # The completed job with age 1 s disappears with no other job finishing.
+    worker = make_worker(queue, proc, maintenance_interval_ms=300, remove_on_fail={"count": 2})
+    await run_until(
+        worker,
+        lambda: (
+            not r.exists(queue.keys.job(done.id)) and queue.get_job_counts("failed")["failed"] == 2
+        ),
+        timeout=10,
+    )
+    # A job kept 50,000 s stays although a later job had age 1.
+    assert queue.get_job_state(kept.id) == "completed"
+
+
+async def test_wait_sees_jobs_removed_when_they_finish(queue: Queue) -> None:
+    """job.wait()/await_result() answer from the events stream for removeOnComplete/Fail jobs."""
+    ok = queue.add("ok", {}, remove_on_complete=True)
+    bad = queue.add("bad", {}, remove_on_fail=True)
+
+    def proc(job: Job) -> Any:
+        if job.name == "bad":
+            raise RuntimeError("nope")
+        return {"done": True}
+
+    worker = make_worker(queue, proc)
+    await run_until(
+        worker, lambda: queue.count() == 0 and not queue.get_job_counts("active")["active"]
+    )
+    assert queue.get_job(ok.id) is None
+    assert await ok.await_result(timeout=1) == {"done": True}
+    with pytest.raises(JobFailedError, match="nope"):
+        await bad.await_result(timeout=1)
+    with pytest.raises(JobNotFound):
+        Job(queue=queue, id="never-added").wait(timeout=1)
+
+
+async def test_wait_wakes_on_the_finish_event(queue: Queue) -> None:
+    """No polling delay: wait returns within a few ms of the job finishing."""
+    job = queue.add("slow", {})
+
+    async def proc(j: Job) -> str:
+        await asyncio.sleep(0.3)
+        return "late"
+
+    worker = make_worker(queue, proc)
+    task = asyncio.create_task(worker.arun())
+    try:
+        started = time.monotonic()
+        assert await job.await_result(timeout=5) == "late"
+        finished_on = queue.get_job(job.id).finished_on
+        assert finished_on is not None
+        assert time.time() * 1000 - finished_on < 100
+        assert time.monotonic() - started < 2
+        with pytest.raises(JobTimeoutError):
+            await queue.add("never-runs", {}, delay=60_000).await_result(timeout=0.2)
+    finally:
+        worker.close()
+        await task
+
+
+async def test_second_close_ends_the_grace_period(queue: Queue) -> None:
+    """close(force=True) during the grace period hands the job back at once."""
+    job = queue.add("long", {})
+    started = asyncio.Event()
+
+    async def proc(j: Job) -> None:
+        started.set()
+        await asyncio.sleep(30)
+
+    worker = make_worker(queue, proc, grace_period_s=30)
+    task = asyncio.create_task(worker.arun())
+    await asyncio.wait_for(started.wait(), 5)
+    worker.close()
+    await asyncio.sleep(0.3)
+    assert not task.done()  # still in its grace period
+    t0 = time.monotonic()
+    worker.close(force=True)
+    await asyncio.wait_for(task, 5)
+    assert time.monotonic() - t0 < 2
+    assert queue.get_job_state(job.id) == "waiting"
+    assert queue.get_job(job.id).attempts_made == 0
+
+
+async def test_idle_block_outlasts_a_short_client_socket_timeout(
+    queue_name: str, redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A drain delay longer than the client's socket timeout is not reported as an error."""
+    from django_bullq import Connection
+
+    q = Queue(queue_name, Connection(url=redis_url, options={"socket_timeout": 0.5}))
+    worker = make_worker(q, lambda job: "ok", drain_delay=1.5)
+    task = asyncio.create_task(worker.arun())
+    try:
+        with caplog.at_level("WARNING", logger="django_bullq.worker"):
+            await asyncio.sleep(2.0)
+        assert [r.message for r in caplog.records] == []
+        job = q.add("x", {})
+        assert await job.await_result(timeout=3) == "ok"
+    finally:
+        worker.close()
+        await task
+
+
+async def test_burst_gives_up_when_redis_is_unreachable(queue_name: str) -> None:
+    from tests.support.redis_server import free_port
+
+    q = Queue(queue_name, f"redis://127.0.0.1:{free_port()}/0")
+    worker = make_worker(q, lambda job: None)
+    with pytest.raises(redis.ConnectionError):
+        await asyncio.wait_for(worker.arun(burst=True), 20)
+
+
+async def test_task_failures_are_logged(queue: Queue, caplog: pytest.LogCaptureFixture) -> None:
+    def proc(job: Job) -> None:
+        raise ValueError("kaboom")
+
+    job = queue.add("boom", {}, attempts=2)
+    with caplog.at_level("INFO", logger="django_bullq.worker"):
+        worker = make_worker(queue, proc)
+        await run_until(worker, lambda: queue.get_job_state(job.id) == "failed")
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("attempt 1 failed: kaboom; retry in 0 ms" in m for m in messages), messages
+    final = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert "failed after 2 attempt(s): kaboom" in final[0].getMessage()
+    assert "ValueError: kaboom" in final[0].getMessage()  # with its traceback
+
+
+async def test_lock_renewal_warns_of_a_lost_lock_but_not_of_a_job_being_finished(
+    queue: Queue, r: redis.Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A renewal that meets a finish on its way (the lock already gone) is no lost lock."""
+    release = asyncio.Event()
+
+    async def hold(job: Job) -> None:
+        await release.wait()
+
+    worker = make_worker(queue, hold, concurrency=2)
+    a = queue.add("hold", 1)
+    b = queue.add("hold", 2)
+    task = asyncio.create_task(worker.arun())
+    try:
+        for _ in range(100):
+            if len(worker._running) == 2:
+                break
+            await asyncio.sleep(0.05)
+        assert set(worker._running) == {a.id, b.id}
+        r.delete(f"{queue.keys.key_prefix}{a.id}:lock", f"{queue.keys.key_prefix}{b.id}:lock")
+        worker._ending.add(b.id)  # as while b's finish call is in flight
+        with caplog.at_level("WARNING", logger="django_bullq.worker"):
+            await worker._extend_locks()
+        lost = [rec.getMessage() for rec in caplog.records if "lost the lock" in rec.getMessage()]
+        assert lost == [f"worker {queue.name}: lost the lock of job {a.id}"]
+        worker._ending.discard(b.id)
+    finally:
+        release.set()
+        worker.close()
+        await asyncio.wait_for(task, 15)
+
+
+def test_worker_options_old_duration_names_still_work() -> None:
+    """``grace_period`` / ``maintenance_interval`` are the deprecated names of
+    ``grace_period_s`` / ``maintenance_interval_ms``: accepted and readable, with a warning."""
+    with pytest.warns(DeprecationWarning, match="'grace_period_s'"):
+        opts = WorkerOptions(grace_period=2.5, concurrency=2)
+    assert opts == WorkerOptions(grace_period_s=2.5, concurrency=2)
+    with pytest.warns(DeprecationWarning, match="'maintenance_interval_ms'"):
+        assert WorkerOptions(maintenance_interval=0).maintenance_interval_ms == 0
+    with pytest.warns(DeprecationWarning, match="'grace_period_s'"):
+        assert opts.grace_period == 2.5
+    with pytest.raises(TypeError, match="both 'grace_period'"):
+        WorkerOptions(grace_period=1.0, grace_period_s=2.0)
+
+
+# -------------------------------------------------------------------------------------------------
+# Case B23: the stalled / failed events of a job that stalls until it exhausts maxStalledCount.
+#
+# Contract (docs/workers.md, "Stalled jobs"): one ``stalled`` event per recovery (the job runs
+# again), none for the stall that exhausts ``maxStalledCount``; that stall ends in exactly one
+# ``failed`` event with ``prev: active`` and BullMQ's reason text.
+
+
+REASON = "job stalled more than allowable limit"
+
+
+async def test_case_b23_two_stalled_events_then_one_failed(queue: Queue, r: redis.Redis) -> None:
+    calls: list[int] = []
+
+    async def sleeper(job: Job) -> str:
+        calls.append(job.attempts_started)
+        await asyncio.sleep(1.0)
+        return "never stored: the lock is gone"
+
+    job = queue.add("sleepy", {})
+    worker = make_worker(
+        queue,
+        sleeper,
+        skip_lock_renewal=True,
+        lock_duration=100,
+        stalled_interval=50,
+        max_stalled_count=2,
+    )
+    await run_until(worker, lambda: queue.get_job_state(job.id) == "failed", timeout=9)
+
+    mine = [e for e in events(r, queue) if e.get("jobId") == job.id]
+    kinds = [e["event"] for e in mine]
+    assert kinds.count("stalled") == 2, kinds
+    assert kinds.count("failed") == 1, kinds
+    failed = next(e for e in mine if e["event"] == "failed")
+    assert (failed["prev"], failed["failedReason"]) == ("active", REASON)
+    assert kinds.index("failed") > max(i for i, k in enumerate(kinds) if k == "stalled")
+    # three runs, each cut short by a stall; the third stall fails the job without a 4th run
+    assert len(calls) == 3
+    got = queue.get_job(job.id)
+    assert got is not None
+    assert (got.stalled_counter, got.failed_reason, got.deferred_failure) == (3, REASON, None)
+
+
+async def test_skip_lock_renewal_lets_the_lock_expire(queue: Queue, r: redis.Redis) -> None:
+    """Without ``skip_lock_renewal`` the same job keeps its lock and completes."""
+
+    async def sleeper(job: Job) -> str:
+        await asyncio.sleep(0.5)
+        return "ok"
+
+    job = queue.add("sleepy", {})
+    worker = make_worker(
+        queue, sleeper, lock_duration=200, stalled_interval=50, max_stalled_count=2
+    )
+    await run_until(worker, lambda: queue.get_job_state(job.id) == "completed", timeout=9)
+    assert events(r, queue, "stalled") == []

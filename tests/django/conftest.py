@@ -1,0 +1,16 @@
+"""The Django layer's tests: every test here is also run against Django 5.2 LTS."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test of tests/django/ ``django_layer`` (``make test``'s Django 5.2 pass)."""
+    for item in items:
+        if HERE in item.path.resolve().parents:
+            item.add_marker(pytest.mark.django_layer)

@@ -1,0 +1,167 @@
+"""System checks: every id fires on the setting it guards, and a valid setup is silent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.core import checks
+from django.test import override_settings
+
+from django_bullq import checks as bullq_checks
+from django_bullq.producer.registry import registry
+from django_bullq.producer.task import Task
+
+URL = "redis://127.0.0.1:6379/0"
+
+
+def run_checks() -> list[checks.CheckMessage]:
+    return checks.run_checks(tags=[bullq_checks.TAG])
+
+
+def ids(bullq: Any) -> list[str]:
+    with override_settings(BULLQ=bullq):
+        return sorted(m.id or "" for m in run_checks())
+
+
+def test_checks_are_registered() -> None:
+    registered = checks.registry.registry.get_checks()
+    for check in bullq_checks.ALL_CHECKS:
+        assert check in registered
+
+
+def test_valid_settings_are_silent() -> None:
+    assert (
+        ids(
+            {
+                "CONNECTIONS": {
+                    "default": URL,
+                    "other": {"URL": "rediss://h:6380/1", "OPTIONS": {}},
+                },
+                "DEFAULT_QUEUE": "mails",
+                "PREFIX": "bull",
+                "QUEUES": {
+                    "mails": {"CONNECTION": "other", "DEFAULT_JOB_OPTIONS": {"attempts": 3}}
+                },
+                "WORKER": {"CONCURRENCY": 2, "GRACE_PERIOD": 1.5},
+                "OUTBOX": {
+                    "ENABLED": True,
+                    "DATABASES": ["default", "other"],
+                    "POLL_INTERVAL": 0.5,
+                    "BATCH_SIZE": 10,
+                },
+            }
+        )
+        == []
+    )
+
+
+def test_every_message_has_a_hint() -> None:
+    with override_settings(
+        BULLQ={
+            "CONNECTIONS": {"default": "http://x"},
+            "NOPE": 1,
+            "QUEUES": {"a:b": {"CONNECTION": "zz"}},
+        }
+    ):
+        messages = run_checks()
+    assert messages
+    assert all(m.hint for m in messages)
+
+
+@pytest.mark.parametrize(
+    ("bullq", "expected"),
+    [
+        ("redis://localhost", "django_bullq.E001"),
+        ({"CONNECTIONS": {"default": URL}, "PREFX": "x"}, "django_bullq.E002"),
+        ({"WORKER": {"CONCURENCY": 2}}, "django_bullq.E002"),
+        ({"QUEUES": {"q": {"CONECTION": "default"}}}, "django_bullq.E002"),
+        ({"CONNECTIONS": {"default": {"URL": URL, "OPTS": {}}}}, "django_bullq.E002"),
+        ({"QUEUES": []}, "django_bullq.E003"),
+        ({"PREFIX": ""}, "django_bullq.E003"),
+        ({"MAX_PAYLOAD_BYTES": -1}, "django_bullq.E003"),
+        ({"MAX_PAYLOAD_BYTES": "16MB"}, "django_bullq.E003"),
+        ({"WORKER": {"CONCURRENCY": 0}}, "django_bullq.E003"),
+        ({"WORKER": {"GRACE_PERIOD": "30"}}, "django_bullq.E003"),
+        ({"WORKER": {"EVENT_LOOP": "trio"}}, "django_bullq.E003"),
+        ({"WORKER": {"EVENT_LOOP": 1}}, "django_bullq.E003"),
+        ({"CONNECTIONS": {"default": {"OPTIONS": {}}}}, "django_bullq.E003"),
+        ({"QUEUES": {"q": "default"}}, "django_bullq.E003"),
+        ({"CONNECTIONS": {"default": "http://localhost:6379"}}, "django_bullq.E004"),
+        ({"QUEUES": {"q": {"CONNECTION": "missing"}}}, "django_bullq.E005"),
+        ({"QUEUES": {"a:b": {}}}, "django_bullq.E006"),
+        ({"DEFAULT_QUEUE": "x{y}"}, "django_bullq.E006"),
+        ({"CONNECTIONS": {"other": URL}}, "django_bullq.E007"),
+        ({"QUEUES": {"q": {"DEFAULT_JOB_OPTIONS": {"attemps": 2}}}}, "django_bullq.E008"),
+        ({"QUEUES": {"q": {"DEFAULT_JOB_OPTIONS": {"priority": -5}}}}, "django_bullq.E008"),
+        (
+            {"CONNECTIONS": {"default": "redis+cluster://h:7000"}, "QUEUES": {"q": {}}},
+            "django_bullq.E009",
+        ),
+        ({"CONNECTIONS": {"default": "redis+cluster://h:7000"}}, "django_bullq.E009"),
+        ({"QUEUES": {"q": {"DEFAULT_JOB_OPTIONS": {"delay": "soon"}}}}, "django_bullq.E008"),
+        (
+            {"QUEUES": {"q": {"DEFAULT_JOB_OPTIONS": {"backoff": {"type": "fixed"}}}}},
+            "django_bullq.E008",
+        ),
+        ({"OUTBOX": {"ENABLE": True}}, "django_bullq.E002"),
+        ({"OUTBOX": True}, "django_bullq.E003"),
+        ({"OUTBOX": {"ENABLED": "yes"}}, "django_bullq.E003"),
+        ({"OUTBOX": {"DATABASES": ["nowhere"]}}, "django_bullq.E003"),
+        ({"OUTBOX": {"POLL_INTERVAL": 0}}, "django_bullq.E003"),
+        ({"OUTBOX": {"BATCH_SIZE": 0}}, "django_bullq.E003"),
+    ],
+)
+def test_each_error_id(bullq: Any, expected: str) -> None:
+    assert expected in ids(bullq)
+
+
+def test_cluster_with_hash_tag_prefix_is_fine() -> None:
+    assert (
+        ids(
+            {
+                "CONNECTIONS": {"default": "redis+cluster://h:7000"},
+                "PREFIX": "{bull}",
+                "QUEUES": {"q": {}},
+            }
+        )
+        == []
+    )
+
+
+def test_task_with_invalid_queue_is_reported() -> None:
+    def f() -> None:
+        pass
+
+    bad = Task(f, name="tests.bad-queue-task", queue="a:b")
+    registry.register(bad)
+    try:
+        messages = run_checks()
+    finally:
+        registry.unregister(bad.name)
+    assert [m.id for m in messages] == ["django_bullq.E006"]
+    assert messages[0].obj is bad
+
+
+def test_runworker_owned_by_us_is_silent() -> None:
+    assert bullq_checks.check_runworker_command() == []
+
+
+def test_w001_when_channels_is_listed_first() -> None:
+    from django.conf import settings
+
+    apps = [a for a in settings.INSTALLED_APPS if a != "channels"]
+    with override_settings(INSTALLED_APPS=["channels", *apps]):
+        messages = bullq_checks.check_runworker_command()
+    assert [m.id for m in messages] == ["django_bullq.W001"]
+    assert "'channels'" in messages[0].msg
+    assert "above 'channels'" in (messages[0].hint or "")
+
+
+def test_every_id_is_documented() -> None:
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "docs" / "checks.md").read_text()
+    for n in range(1, 12):
+        assert f"django_bullq.E{n:03d}" in text
+    assert "django_bullq.W001" in text

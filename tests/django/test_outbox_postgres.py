@@ -1,0 +1,79 @@
+"""The outbox relay on a real PostgreSQL: relays racing for the same rows add each job once."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from django_bullq.conf import get_queue
+from tests.support.pg_server import PostgresServer
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_racing_relays_add_every_row_exactly_once(
+    postgres: PostgresServer, queue_name: str
+) -> None:
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings_pg",
+        "BULLQ_TEST_PG_PORT": str(postgres.port),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.support.outbox_race", queue_name, "300", "4"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["left"] == 0
+    assert sum(report["added"]) == 300  # no row added by two relays
+    assert len([n for n in report["added"] if n]) > 1, "the relays did not compete"
+    queue = get_queue(queue_name)
+    assert queue.count() == 300
+    data = sorted(job.data["args"][0] for job in queue.get_jobs("waiting"))
+    assert data == list(range(300))
+
+
+def test_flows_and_schedulers_go_through_the_outbox_in_the_same_transaction(
+    postgres: PostgresServer, queue_name: str
+) -> None:
+    """Issue 12 item 2 on real PostgreSQL: the flow and scheduler rows commit or roll back with
+    the caller's data, other connections see them only after the commit, a crash after the
+    commit leaves them for another process's relay, which moves each once."""
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings_pg",
+        "BULLQ_TEST_PG_PORT": str(postgres.port),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.support.outbox_kinds_pg", queue_name],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["inside_rows"] == ["flow", "scheduler"]
+    assert seen["inside_other"] == {"rows": [], "relayed": 0}  # not committed: invisible
+    assert seen["inside_redis_jobs"] == 0
+    assert seen["after_rows"] == 0
+    assert seen["flow_state"] == "done" and seen["flow_root_matches"] is True
+    assert seen["flow_root_in_redis"] == "waiting-children"
+    assert seen["schedule_state"] == "done" and seen["scheduler_after_commit"] is True
+    assert seen["rollback_rows"] == 0 and seen["rollback_notes"] == 0
+    assert seen["rollback_flow_in_redis"] is False and seen["rollback_scheduler"] is False
+    assert seen["crash_rows"] == ["flow", "scheduler"]
+    assert seen["crash_flow_before_relay"] is False
+    assert seen["crash_relay"] == {"rows": ["flow", "scheduler"], "relayed": 2}
+    assert seen["crash_flow_after_relay"] == "waiting-children"
+    assert seen["crash_scheduler_after_relay"] is True
+    assert seen["crash_relay_again"] == 0

@@ -1,0 +1,294 @@
+"""``manage.py runworker``: queues, options, burst, signals (case B10) and exit codes."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from django_bullq.conf import get_queue
+from django_bullq.core.job import STATES
+from tests.support.helpers_django import burst
+from tests.testapp import tasks as sample
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+# --- in process ----------------------------------------------------------------------------
+
+
+def test_burst_processes_and_returns(queue_name: str) -> None:
+    job = sample.add.using(queue=queue_name).enqueue(1, b=2)
+    call_command("runworker", queue_name, "--burst")
+    assert job.wait(timeout=1) == 3
+
+
+def test_several_queues_at_once(queue_name: str) -> None:
+    other = f"{queue_name}-b"
+    first = sample.add.using(queue=queue_name).enqueue(1)
+    second = sample.async_add.using(queue=other).enqueue(2, 3)
+    call_command("runworker", queue_name, other, "--burst", "--concurrency", "2")
+    assert first.wait(timeout=1) == 1
+    assert second.wait(timeout=1) == 5
+
+
+def test_default_queue_from_settings(settings: Any, queue_name: str) -> None:
+    settings.BULLQ = {**settings.BULLQ, "DEFAULT_QUEUE": queue_name}
+    job = sample.add.enqueue(7)
+    call_command("runworker", "--burst")
+    assert job.wait(timeout=1) == 7
+
+
+def test_name_option_is_recorded_as_processed_by(queue_name: str) -> None:
+    job = sample.add.using(queue=queue_name).enqueue(1)
+    call_command("runworker", queue_name, "--burst", "--name", "w-test")
+    assert job.refresh().processed_by == "w-test"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["a:b", "--burst"], "must not contain ':'"),
+        (["q", "--concurrency", "0"], "--concurrency"),
+        (["q", "--grace-period", "-1"], "--grace-period"),
+    ],
+)
+def test_bad_arguments_are_command_errors(args: list[str], message: str) -> None:
+    with pytest.raises(CommandError, match=message):
+        call_command("runworker", *args)
+
+
+def test_failed_job_does_not_stop_the_worker(queue_name: str) -> None:
+    key = f"calls-{uuid.uuid4().hex}"
+    bad = sample.always_fails.using(queue=queue_name, attempts=2).enqueue(key)
+    good = sample.add.using(queue=queue_name).enqueue(1)
+    burst(queue_name)
+    assert good.wait(timeout=1) == 1
+    bad.refresh()
+    assert bad.failed_reason == "boom"
+    assert bad.attempts_made == 2
+    assert bad.stacktrace and "RuntimeError: boom" in bad.stacktrace[-1]
+
+
+# --- subprocess: signals and exit codes (case B10) -----------------------------------------
+
+
+def start_worker(*args: str, worker: dict[str, Any] | None = None) -> subprocess.Popen[str]:
+    """``python -m django runworker ARGS`` on the test Redis (``worker``: BULLQ["WORKER"])."""
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "PYTHONUNBUFFERED": "1",
+        "BULLQ_TEST_WORKER": json.dumps(worker or {}),
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "django", "runworker", *args, "-v", "2"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 8.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.02)
+
+
+class StateMonitor:
+    """Reads the job's state every few ms: it must always be in exactly one structure."""
+
+    def __init__(self, queue_name: str, job_id: str) -> None:
+        self.queue = get_queue(queue_name)
+        self.job_id = job_id
+        self.seen: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.seen.append(self.queue.get_job_state(self.job_id))
+            time.sleep(0.005)
+
+    def __enter__(self) -> StateMonitor:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join(2)
+
+    def assert_never_lost(self) -> None:
+        assert self.seen
+        assert set(self.seen) <= set(STATES), set(self.seen) - set(STATES)
+
+
+@pytest.fixture
+def counter() -> Iterator[str]:
+    yield f"calls-{uuid.uuid4().hex}"
+
+
+def calls(key: str) -> int:
+    return int(get_queue("default").client.get(key) or 0)
+
+
+def finish(proc: subprocess.Popen[str], timeout: float = 10) -> tuple[int, str]:
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+        raise AssertionError(f"runworker did not exit within {timeout} s:\n{out}") from None
+    return proc.returncode, out
+
+
+def test_burst_subprocess_exits_zero(queue_name: str) -> None:
+    jobs = [sample.add.using(queue=queue_name).enqueue(i) for i in range(3)]
+    code, out = finish(start_worker(queue_name, "--burst"))
+    assert code == 0, out
+    assert [j.wait(timeout=1) for j in jobs] == [0, 1, 2]
+
+
+def test_case_b10_sigterm_lets_the_active_job_finish(queue_name: str, counter: str) -> None:
+    job = sample.slow_first_call.using(queue=queue_name, attempts=3).enqueue(counter, 1.0)
+    proc = start_worker(queue_name, "--grace-period", "8")
+    with StateMonitor(queue_name, job.id) as monitor:
+        wait_for(lambda: calls(counter) == 1)
+        proc.send_signal(signal.SIGTERM)
+        code, out = finish(proc)
+    assert code == 0, out
+    assert "SIGTERM" in out
+    assert job.refresh().get_state() == "completed"
+    assert job.returnvalue == 1
+    assert calls(counter) == 1
+    monitor.assert_never_lost()
+    assert "completed" in monitor.seen and "active" in monitor.seen
+
+
+def test_case_b10_grace_expiry_hands_the_job_back(queue_name: str, counter: str) -> None:
+    job = sample.slow_first_call.using(queue=queue_name, attempts=3).enqueue(counter, 30.0)
+    proc = start_worker(queue_name, "--grace-period", "0.3")
+    with StateMonitor(queue_name, job.id) as monitor:
+        wait_for(lambda: calls(counter) == 1)
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        code, out = finish(proc)
+        elapsed = time.monotonic() - started
+        assert code == 0, out
+        assert elapsed < 5, f"worker took {elapsed:.1f} s to stop"
+        assert "handed back to wait" in out
+        assert job.get_state() == "waiting"
+        burst(queue_name)  # a fresh worker
+    assert job.wait(timeout=1) == 2
+    assert calls(counter) == 2  # two processor calls in total
+    monitor.assert_never_lost()
+
+
+def test_case_b10_second_signal_stops_at_once(queue_name: str, counter: str) -> None:
+    job = sample.slow_first_call.using(queue=queue_name, attempts=3).enqueue(counter, 30.0)
+    proc = start_worker(queue_name, "--grace-period", "60")
+    with StateMonitor(queue_name, job.id) as monitor:
+        wait_for(lambda: calls(counter) == 1)
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        assert proc.poll() is None  # still inside the grace period
+        proc.send_signal(signal.SIGINT)
+        code, out = finish(proc)
+        assert code == 1, out
+        assert job.get_state() == "waiting"
+        burst(queue_name)
+    assert job.wait(timeout=1) == 2
+    monitor.assert_never_lost()
+
+
+def test_sigterm_stops_every_queue_of_the_process(queue_name: str, counter: str) -> None:
+    other = f"{queue_name}-b"
+    job = sample.slow_first_call.using(queue=other).enqueue(counter, 1.0)
+    proc = start_worker(queue_name, other, "--grace-period", "8")
+    wait_for(lambda: calls(counter) == 1)  # queue_name's worker idles in its marker wait
+    proc.send_signal(signal.SIGTERM)
+    code, out = finish(proc)
+    assert code == 0, out
+    assert job.refresh().get_state() == "completed"
+    assert out.count("SIGTERM") == 1
+
+
+def test_case_b10_sigkill_job_is_recovered_by_a_fresh_worker(queue_name: str, counter: str) -> None:
+    fast = {"LOCK_DURATION": 1000, "STALLED_INTERVAL": 500}
+    job = sample.slow_first_call.using(queue=queue_name, attempts=3).enqueue(counter, 30.0)
+    proc = start_worker(queue_name, worker=fast)
+    with StateMonitor(queue_name, job.id) as monitor:
+        wait_for(lambda: calls(counter) == 1)
+        proc.kill()
+        proc.communicate(timeout=5)
+        assert job.get_state() == "active"  # nobody holds it; its lock expires in <= 1 s
+        fresh = start_worker(queue_name, worker=fast)
+        try:
+            started = time.monotonic()
+            wait_for(lambda: job.get_state() == "completed")
+            # lockDuration + stalledInterval, plus the fresh process's start-up
+            assert time.monotonic() - started < 1.0 + 0.5 + 3.0
+        finally:
+            fresh.send_signal(signal.SIGTERM)
+            code, out = finish(fresh)
+        assert code == 0, out
+        assert "stalled" in out
+    assert job.refresh().returnvalue == 2
+    assert calls(counter) == 2
+    monitor.assert_never_lost()
+
+
+def test_processes_share_the_queue_and_stop_together(queue_name: str) -> None:
+    """``--processes 2``: two worker processes take jobs of one queue; each job runs once."""
+    jobs = [sample.process_id.using(queue=queue_name).enqueue(0.3) for _ in range(8)]
+    code, out = finish(
+        start_worker(queue_name, "--burst", "--processes", "2", "--name", "cpu"), timeout=20
+    )
+    assert code == 0, out
+    pids = [j.wait(timeout=1) for j in jobs]
+    assert len(set(pids)) == 2
+    assert {j.refresh().processed_by for j in jobs} == {"cpu-1", "cpu-2"}
+    assert get_queue(queue_name).get_job_counts("completed")["completed"] == 8
+
+    proc = start_worker(queue_name, "--processes", "2")
+    client_name = f"bull:{base64.b64encode(queue_name.encode()).decode()}"
+    redis = get_queue(queue_name).client
+    # unnamed runs are named <host>-<pid> (children <host>-<pid>-<i>), as dashboards list them
+    names = lambda: [str(c.get("name")) for c in redis.client_list()]  # noqa: E731
+    wait_for(
+        lambda: sum(n.startswith(f"{client_name}:w:{socket.gethostname()}-") for n in names()) == 2,
+        timeout=15,
+    )
+    proc.send_signal(signal.SIGTERM)
+    code, out = finish(proc, timeout=15)
+    assert code == 0, out
+    assert out.count("SIGTERM") == 2
+
+
+def test_burst_without_redis_is_a_command_error(settings: Any, queue_name: str) -> None:
+    """A --burst run (cron, CI) reports an unreachable Redis instead of retrying forever."""
+    from tests.support.redis_server import free_port
+
+    settings.BULLQ = {
+        **settings.BULLQ,
+        "CONNECTIONS": {"default": {"URL": f"redis://127.0.0.1:{free_port()}/0"}},
+    }
+    with pytest.raises(CommandError, match="cannot reach Redis"):
+        call_command("runworker", queue_name, "--burst")

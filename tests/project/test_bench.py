@@ -1,0 +1,119 @@
+"""Smoke of ``make bench``: the harness runs django_bullq and PyPI bullmq on a few dozen jobs.
+
+Checks the shape of results.json / docs and that every run processed exactly the jobs asked
+for; never the speeds (the test machine's numbers mean nothing).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = ["bulk_insert", "single_insert_p10", "noop_c10", "io10ms_c50"]
+LIBS = ["django_bullq", "bullmq"]
+JOBS = 40
+COST_FIELDS = {
+    "commands_per_job",
+    "scripts_per_job",
+    "cpu_us_per_job",
+    "main_thread_cpu_pct",
+    "round_trips_per_job",
+    "ceiling_jobs_per_s",
+    "by_command",
+}
+
+
+def bench(out_json: Path, out_md: Path, *args: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks",
+            "--python",
+            sys.executable,
+            "--rounds",
+            "1",
+            "--growth-jobs",
+            "30",
+            "--growth-rounds",
+            "1",
+            "--out-json",
+            str(out_json),
+            "--out-md",
+            str(out_md),
+            *args,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=100,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    data: dict[str, Any] = json.loads(out_json.read_text())
+    return data
+
+
+def test_bench_harness_smoke(tmp_path: Path) -> None:
+    out_json, out_md = tmp_path / "results.json", tmp_path / "benchmarks.md"
+    data = bench(
+        out_json,
+        out_md,
+        "--libs",
+        ",".join(LIBS),
+        "--scenarios",
+        ",".join(SCENARIOS),
+        "--jobs",
+        str(JOBS),
+        "--max-seconds",
+        "0",
+        "--growth-size",
+        "50",
+        "--memory-jobs",
+        "60",
+        "--note",
+        "Smoke run.",
+    )
+
+    for scenario in SCENARIOS:
+        assert set(data[scenario]) == set(LIBS)
+        assert all(isinstance(v, float) and v > 0 for v in data[scenario].values()), data[scenario]
+        for lib in LIBS:
+            runs = data["runs"][scenario][lib]
+            assert [run["jobs"] for run in runs] == [JOBS]
+            assert set(data["redis_cost"][scenario][lib]) == COST_FIELDS
+    assert data["errors"] == {s: {} for s in SCENARIOS}
+
+    growth = data["growth"]
+    assert growth["completed"]["completed_set"] == 50  # retention kept it at its size
+    assert growth["delayed"]["delayed_set"] == 50
+    for key in ("completed", "delayed"):
+        assert {
+            "small_jobs_per_s",
+            "grown_jobs_per_s",
+            "change_pct",
+            "small_redis_us_per_job",
+            "grown_redis_us_per_job",
+            "redis_us_change_pct",
+        } <= set(growth[key])
+    assert growth["memory"]["jobs"] == 60
+    assert len(growth["memory"]["rss_mb_samples"]) == 20
+    assert {"cpu", "cores", "python", "redis"} <= set(data["machine"])
+
+    doc = out_md.read_text()
+    assert "| Scenario | django_bullq | bullmq (PyPI) |" in doc
+    assert "## Redis cost per job" in doc and "## Growth (django_bullq)" in doc
+    assert "Smoke run." in doc
+
+    # --only-growth replaces the growth part and keeps the comparison.
+    again = bench(out_json, out_md, "--only-growth", "--growth-size", "40", "--memory-jobs", "0")
+    assert again["growth"]["completed"]["completed_set"] == 40
+    assert (
+        "memory" not in again["growth"]
+        and "separate growth-only run" in again["growth"]["separate_run"]
+    )
+    assert {s: again[s] for s in SCENARIOS} == {s: data[s] for s in SCENARIOS}
+    assert "separate growth-only run" in out_md.read_text() and "Smoke run." in out_md.read_text()
