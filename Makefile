@@ -106,7 +106,7 @@ test: venv venv52 redis-server browser node-deps lint typecheck docs
 
 # The edit-test loop: everything but the slow tier, interop and the browser (CONTRIBUTING.md).
 test-fast: venv redis-server
-	$(PY) -m pytest -p no:cacheprovider -q -m "not slow and not interop and not browser"
+	$(PY) -m pytest -p no:cacheprovider -q -n 2 -m "not slow and not interop and not browser"
 
 # The full chaos soak (docs/reliability.md): writes reliability/soak-report.json and the page.
 soak: venv redis-server

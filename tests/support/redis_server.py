@@ -122,19 +122,24 @@ def session_server() -> RedisServer | _External:
 
     ``tests/settings.py`` calls this at import (pytest-django imports settings before any
     conftest fixture runs), and exports ``BULLQ_TEST_REDIS_URL`` so that `manage.py runworker`
-    subprocesses started by tests talk to the same private server.
+    subprocesses started by tests talk to the same private server. Under pytest-xdist
+    (``make test-fast`` runs ``-n 2``) each worker process starts its own, as tests flush and
+    reset their server: ``BULLQ_TEST_REDIS_FOR`` names the xdist worker a URL belongs to, so a
+    worker does not take the one its controller exported, and its subprocesses take its own.
     """
     import atexit
     import os
 
     global _session
     if _session is None:
+        owner = os.environ.get("PYTEST_XDIST_WORKER", "")
         url = os.environ.get("BULLQ_TEST_REDIS_URL")
-        if url:
+        if url and os.environ.get("BULLQ_TEST_REDIS_FOR", "") == owner:
             _session = _External(url)
         else:
             server = RedisServer().start()
             os.environ["BULLQ_TEST_REDIS_URL"] = server.url
+            os.environ["BULLQ_TEST_REDIS_FOR"] = owner
             atexit.register(server.cleanup)
             _session = server
     return _session
