@@ -78,7 +78,8 @@ class Child:
 
     def __init__(self, command: list[str], timeout: float, cwd: Path = ROOT) -> None:
         self.timeout = timeout
-        self.stderr: IO[str] = tempfile.TemporaryFile("w+")
+        # open for the child's life, closed by close()
+        self.stderr: IO[str] = tempfile.TemporaryFile("w+")  # noqa: SIM115
         self.proc = subprocess.Popen(
             command,
             cwd=cwd,

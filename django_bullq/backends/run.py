@@ -68,7 +68,7 @@ class DjangoTaskRun:
             if not isinstance(backend, BullQBackend):
                 raise TypeError(f"{type(backend).__name__} is not django_bullq's BullQBackend")
             task = backend.task_of(job)
-        except Exception as exc:  # noqa: BLE001 - InvalidTaskBackend, TaskResultDoesNotExist...
+        except Exception as exc:
             raise UnrecoverableError(
                 f"cannot run django.tasks job {job.name!r} (backend {alias!r}): {exc}"
             ) from exc

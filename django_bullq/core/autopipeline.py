@@ -304,7 +304,7 @@ class AutoPipeline:
                     reply: Any = await link.conn.read_response()
                 except ResponseError as exc:
                     reply = exc
-                except BaseException as exc:  # noqa: BLE001 - the connection is unusable now
+                except BaseException as exc:
                     await self._drop(link, _connection_error(exc))
                     if isinstance(exc, asyncio.CancelledError):
                         raise

@@ -279,7 +279,7 @@ async def aschedule_next(queue: Queue, job: Job) -> Any:
         return None
     try:
         return await queue._arun(_next_call(queue, job))
-    except Exception:  # noqa: BLE001 - a scheduling error must not fail the running job
+    except Exception:
         logger.exception(
             "queue %s: could not schedule the next iteration after job %s", queue.name, job.id
         )

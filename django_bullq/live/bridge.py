@@ -256,7 +256,7 @@ class Subscription:
             await self.layer.send(self.channel, {"type": WAKE_TYPE})
         except ChannelFull:  # messages are waiting there; try again after the next read
             self._woken_at = None
-        except Exception:  # noqa: BLE001 - a layer hiccup: the next read tries again
+        except Exception:
             self._woken_at = None
             logger.exception("waking events socket %s failed", self.channel)
 
@@ -317,7 +317,7 @@ class EventsHub:
                 events = await reader.aread()
             except asyncio.CancelledError:
                 raise
-            except Exception:  # noqa: BLE001 - Redis hiccup: log, wait, read again
+            except Exception:
                 logger.exception("events reader of queue %s failed; retrying", reader.queue.name)
                 await asyncio.sleep(1.0)
                 continue

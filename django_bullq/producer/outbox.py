@@ -193,7 +193,7 @@ def relay_row(database: str, pk: int, on_moved: Callable[[Any], None] | None = N
             if row is None or not _claim(database, row.pk):
                 return False
             moved = push(row)
-    except Exception:  # noqa: BLE001 - the row is kept; the relay retries it
+    except Exception:
         logger.exception(
             "outbox: write of row %s on database %r not moved to Redis yet", pk, database
         )
@@ -240,7 +240,7 @@ def relay_all() -> int:
     for database in bullq_settings.OUTBOX["DATABASES"]:
         try:
             moved += relay(database)
-        except Exception:  # noqa: BLE001 - e.g. database down or table not migrated yet
+        except Exception:
             logger.exception("outbox: relay pass over database %r failed", database)
     close_old_connections()
     return moved

@@ -14,7 +14,7 @@ import functools
 import inspect
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Generic, ParamSpec, TypeVar, Unpack, overload
+from typing import Any, ParamSpec, TypeVar, Unpack, overload
 
 from ..conf import get_queue
 from ..core.job import Job
@@ -130,7 +130,7 @@ class PendingEnqueue(Pending[Job]):
         return self.outcome()  # state finds a job the outbox relay added since
 
 
-class Task(Generic[P, R]):
+class Task[**P, R]:
     """A function that runs as a BullMQ job. Built by :func:`task`; do not instantiate.
 
     Calling the task runs the function synchronously in the caller (no Redis involved).
@@ -377,7 +377,7 @@ def _resolve(options: dict[str, Any]) -> dict[str, Any]:
 
 
 @overload
-def task(func: Callable[P, R], /) -> Task[P, R]: ...
+def task[**P, R](func: Callable[P, R], /) -> Task[P, R]: ...
 
 
 @overload

@@ -24,7 +24,7 @@ import functools
 import logging
 import uuid
 from collections.abc import Callable
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from django.db import transaction
 
@@ -39,7 +39,6 @@ logger = logging.getLogger("django_bullq.enqueue")
 #: Called with the job once it is in Redis.
 OnAdded = Callable[[Job], None]
 #: What a deferred write returns once it ran (a Job, a flow's JobNode, a scheduler's Job/None).
-T = TypeVar("T")
 #: What :func:`submit` returns when the add waits for the commit.
 PendingT = TypeVar("PendingT", bound="Pending[Job]")
 
@@ -52,7 +51,7 @@ def new_job_id() -> str:
     return str(uuid.uuid4())
 
 
-class Pending(Generic[T]):
+class Pending[T]:
     """A write to Redis that waits for the commit of ``database``'s transaction.
 
     Returned (or wrapped, as :class:`~django_bullq.producer.task.PendingEnqueue`) by ``enqueue``,
@@ -163,7 +162,7 @@ def waits_for_commit(database: str, on_commit: bool) -> bool:
     return on_commit and transaction.get_connection(database).in_atomic_block
 
 
-def defer(
+def defer[T](
     write: Callable[[], T],
     to_outbox: Callable[[], int],
     pending: Pending[T],
@@ -208,7 +207,7 @@ def defer(
     return pending
 
 
-class JobAdd(NamedTuple, Generic[PendingT]):
+class JobAdd[PendingT: "Pending[Job]"](NamedTuple):
     """One job to add now or after the commit: what :func:`submit` / :func:`asubmit` take
     (a named tuple: cheap to build on the enqueue hot path).
 
@@ -247,7 +246,7 @@ class JobAdd(NamedTuple, Generic[PendingT]):
         return job
 
 
-def submit(add: JobAdd[PendingT]) -> Job | PendingT:
+def submit[PendingT: "Pending[Job]"](add: JobAdd[PendingT]) -> Job | PendingT:
     """Add the job of ``add`` to its queue now, or after the commit.
 
     Returns:
@@ -265,7 +264,7 @@ def submit(add: JobAdd[PendingT]) -> Job | PendingT:
     )
 
 
-async def asubmit(add: JobAdd[PendingT]) -> Job | PendingT:
+async def asubmit[PendingT: "Pending[Job]"](add: JobAdd[PendingT]) -> Job | PendingT:
     """Async twin of :func:`submit`: a native async add when it does not wait for a commit
     (one that waits, only reachable from sync code running an event loop inside ``atomic()``,
     is stored as :func:`submit` stores it)."""
@@ -276,7 +275,7 @@ async def asubmit(add: JobAdd[PendingT]) -> Job | PendingT:
     )
 
 
-def _add_on_commit(add: JobAdd[PendingT]) -> PendingT:
+def _add_on_commit[PendingT: "Pending[Job]"](add: JobAdd[PendingT]) -> PendingT:
     queue = get_queue(add.queue_name)
     name, database = add.name, add.database
     data = loads(dumps(add.data, f"data of job {name!r}"))  # the values as of this call
@@ -304,7 +303,7 @@ def _add_on_commit(add: JobAdd[PendingT]) -> PendingT:
     return pending  # the add waits: defer keeps it for the commit
 
 
-def _write_after_commit(write: Callable[[], T], pending: Pending[T]) -> None:
+def _write_after_commit[T](write: Callable[[], T], pending: Pending[T]) -> None:
     try:
         result = write()
     except Exception as exc:

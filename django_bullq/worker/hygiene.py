@@ -93,7 +93,7 @@ def discard_leaked_transaction(conn: Any, job: Job | None = None) -> bool:
         if conn.connection is not None:
             conn.rollback()
             conn.set_autocommit(True)
-    except Exception:  # noqa: BLE001 - an unusable connection is dropped, not reused
+    except Exception:
         logger.warning(
             "database %r: rollback failed, closing the connection", conn.alias, exc_info=True
         )

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass, field
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
-T = TypeVar("T")
 R = TypeVar("R")
 
 #: An operation of several round trips, written once; it yields calls (or reads, or commands)
@@ -28,7 +27,7 @@ def _raw(reply: Any) -> Any:
     return reply
 
 
-class Call(NamedTuple, Generic[T]):
+class Call[T](NamedTuple):
     """One script call (a named tuple: immutable and cheap to build on the worker's hot path)."""
 
     #: The script's name (``moveToFinished``).
@@ -46,7 +45,7 @@ class Call(NamedTuple, Generic[T]):
 
 
 @dataclass(frozen=True, slots=True)
-class Read(Generic[T]):
+class Read[T]:
     """Plain Redis commands sent in one pipeline, and how to read their replies.
 
     Attributes:
@@ -61,7 +60,7 @@ class Read(Generic[T]):
 
 
 @dataclass(frozen=True, slots=True)
-class Command(Generic[T]):
+class Command[T]:
     """One redis-py client method call, ``client.<method>(*args, **kwargs)``, and its parse.
 
     For what a :class:`Read` does not fit: a single command sent as it always was (no
@@ -81,7 +80,7 @@ class Command(Generic[T]):
 
 
 @dataclass(frozen=True, slots=True)
-class Batch(Generic[T]):
+class Batch[T]:
     """Script calls sent in one write, each its own script run.
 
     BullMQ's ``addBulk``: not atomic as a whole unless ``transaction`` (a flow's nodes go in one
@@ -106,7 +105,7 @@ class Batch(Generic[T]):
 Step = Call[Any] | Read[Any] | Command[Any] | Batch[Any]
 
 
-class _Cursor(Generic[R]):
+class _Cursor[R]:
     """A driven operation, moved on step by step; its value once it returned."""
 
     __slots__ = ("steps", "value")
@@ -125,7 +124,7 @@ class _Cursor(Generic[R]):
             return None
 
 
-def drive(run: Callable[[Step], Any], steps: Steps[R]) -> R:
+def drive[R](run: Callable[[Step], Any], steps: Steps[R]) -> R:
     """Run ``steps`` to its end, each step through ``run``; returns the generator's value.
 
     An exception of a step is thrown into the generator at its ``yield`` (it may catch it);
@@ -143,7 +142,7 @@ def drive(run: Callable[[Step], Any], steps: Steps[R]) -> R:
     return cursor.value
 
 
-async def adrive(run: Callable[[Step], Awaitable[Any]], steps: Steps[R]) -> R:
+async def adrive[R](run: Callable[[Step], Awaitable[Any]], steps: Steps[R]) -> R:
     """Async twin of :func:`drive`: each step through the coroutine function ``run``."""
     cursor = _Cursor(steps)
     step = cursor.advance()

@@ -70,12 +70,11 @@ class QueueBase:
             or is_cluster(self.connection.client)
             or is_cluster(self.connection.async_client)
         )
-        if self.is_cluster:
-            if not has_hash_tag(prefix):
-                raise ConnectionConfigError(
-                    f"queue {name!r}: on Redis Cluster the prefix must hold a hash tag, e.g. "
-                    f"'{{{prefix}}}', so all keys of a queue share one slot"
-                )
+        if self.is_cluster and not has_hash_tag(prefix):
+            raise ConnectionConfigError(
+                f"queue {name!r}: on Redis Cluster the prefix must hold a hash tag, e.g. "
+                f"'{{{prefix}}}', so all keys of a queue share one slot"
+            )
 
     def __repr__(self) -> str:
         return f"<Queue {self.keys.queue_key}>"

@@ -99,7 +99,7 @@ class Execution(WorkerState):
         for pair in self.hooks:
             try:
                 pair[index](job)
-            except Exception:  # noqa: BLE001 - a hook must not decide the job's fate
+            except Exception:
                 logger.exception("worker %s: job hook failed", self.queue.name)
 
     def _call_sync(self, job: Job) -> Any:

@@ -416,7 +416,7 @@ class Worker(Execution, Outcome, Duties):
             logger.warning(
                 "worker %s: job %s could not be finished: %s", self.queue.name, current_id, exc
             )
-        except Exception:  # noqa: BLE001 - Redis trouble: the stalled check recovers the job
+        except Exception:
             logger.exception("worker %s: job %s could not be finished", self.queue.name, current_id)
         finally:
             self._running.pop(current_id, None)
