@@ -33,7 +33,7 @@ import django_bullq  # noqa: E402 - after django.setup()
 
 project = "django_bullq"
 author = "django_bullq developers"
-copyright = "django_bullq developers"  # noqa: A001 - Sphinx's name
+copyright = "django_bullq developers"
 release = version = django_bullq.__version__
 
 extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.napoleon"]

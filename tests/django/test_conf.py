@@ -39,9 +39,11 @@ def test_worker_dict_merges_key_by_key() -> None:
 
 
 def test_worker_unknown_key_raises() -> None:
-    with override_settings(BULLQ={"WORKER": {"CONCURENCY": 4}}):
-        with pytest.raises(conf.ConfigurationError, match="CONCURENCY"):
-            conf.worker_options()
+    with (
+        override_settings(BULLQ={"WORKER": {"CONCURENCY": 4}}),
+        pytest.raises(conf.ConfigurationError, match="CONCURENCY"),
+    ):
+        conf.worker_options()
 
 
 def test_setting_changed_clears_the_caches(redis_url: str) -> None:
@@ -93,31 +95,34 @@ def test_connection_cached_per_alias(redis_url: str) -> None:
 def test_unknown_alias_is_a_configuration_error(redis_url: str) -> None:
     from django.core.exceptions import ImproperlyConfigured
 
-    with override_settings(
-        BULLQ={"CONNECTIONS": {"default": redis_url}, "QUEUES": {"q": {"CONNECTION": "nope"}}}
+    with (
+        override_settings(
+            BULLQ={"CONNECTIONS": {"default": redis_url}, "QUEUES": {"q": {"CONNECTION": "nope"}}}
+        ),
+        pytest.raises(ImproperlyConfigured, match="no alias 'nope'"),
     ):
-        with pytest.raises(ImproperlyConfigured, match="no alias 'nope'"):
-            conf.get_queue("q")
+        conf.get_queue("q")
 
 
 def test_bad_default_job_options_is_a_configuration_error(redis_url: str) -> None:
-    with override_settings(
-        BULLQ={
-            "CONNECTIONS": {"default": redis_url},
-            "QUEUES": {"q": {"DEFAULT_JOB_OPTIONS": {"priority": -1}}},
-        }
+    with (
+        override_settings(
+            BULLQ={
+                "CONNECTIONS": {"default": redis_url},
+                "QUEUES": {"q": {"DEFAULT_JOB_OPTIONS": {"priority": -1}}},
+            }
+        ),
+        pytest.raises(conf.ConfigurationError, match="priority"),
     ):
-        with pytest.raises(conf.ConfigurationError, match="priority"):
-            conf.get_queue("q")
+        conf.get_queue("q")
 
 
 @pytest.mark.parametrize(
     "bullq", ["redis://x", {"CONNECTIONS": []}, {"CONNECTIONS": {"default": 5}}]
 )
 def test_malformed_settings_raise(bullq: object) -> None:
-    with override_settings(BULLQ=bullq):
-        with pytest.raises(conf.ConfigurationError):
-            conf.get_config()
+    with override_settings(BULLQ=bullq), pytest.raises(conf.ConfigurationError):
+        conf.get_config()
 
 
 def test_unknown_attribute() -> None:

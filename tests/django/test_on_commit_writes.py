@@ -185,10 +185,13 @@ def test_add_flow_follows_the_commit_of_its_using_database(queue_name: str) -> N
 def test_add_flow_rollback_of_its_database_drops_it_even_if_another_commits(
     queue_name: str,
 ) -> None:
-    with transaction.atomic(using="default"):
-        with pytest.raises(ZeroDivisionError), transaction.atomic(using="other"):
-            pending = add_flow(note_flow(queue_name), database="other")
-            1 / 0  # noqa: B018
+    with (
+        transaction.atomic(using="default"),
+        pytest.raises(ZeroDivisionError),
+        transaction.atomic(using="other"),
+    ):
+        pending = add_flow(note_flow(queue_name), database="other")
+        1 / 0  # noqa: B018
     assert keys_of(queue_name) == []
     assert isinstance(pending, Pending) and pending.state == "rolled back"
 

@@ -94,10 +94,13 @@ def test_atomic_block_on_another_database_does_not_defer(queue_name: str) -> Non
 
 @pytest.mark.django_db(transaction=True, databases=BOTH)
 def test_rollback_of_its_database_drops_it_even_if_another_commits(queue_name: str) -> None:
-    with transaction.atomic(using="default"):
-        with pytest.raises(ZeroDivisionError), transaction.atomic(using="other"):
-            pending = sample.add.using(queue=queue_name, database="other").enqueue(1)
-            1 / 0  # noqa: B018
+    with (
+        transaction.atomic(using="default"),
+        pytest.raises(ZeroDivisionError),
+        transaction.atomic(using="other"),
+    ):
+        pending = sample.add.using(queue=queue_name, database="other").enqueue(1)
+        1 / 0  # noqa: B018
     assert pending.job is None and get_queue(queue_name).count() == 0
 
 

@@ -83,9 +83,9 @@ def test_one_exception_tree() -> None:
             continue
         module = importlib.import_module(info.name)
         for value in vars(module).values():
-            if isinstance(value, type) and issubclass(value, BaseException):
-                if value.__module__.startswith("django_bullq"):
-                    found[f"{value.__module__}.{value.__qualname__}"] = value
+            is_error = isinstance(value, type) and issubclass(value, BaseException)
+            if is_error and value.__module__.startswith("django_bullq"):
+                found[f"{value.__module__}.{value.__qualname__}"] = value
     assert "django_bullq.core.errors.BullqError" in found
     homes = {"django_bullq.core.errors", "django_bullq.exceptions"}
     assert sorted(path for path, cls in found.items() if cls.__module__ not in homes) == []

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import datetime, timedelta
-from datetime import timezone as dt_timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -228,9 +227,8 @@ def test_on_commit_false_enqueues_at_once(queue_name: str) -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_serialization_error_is_raised_inside_atomic_not_at_commit(queue_name: str) -> None:
-    with transaction.atomic():
-        with pytest.raises(SerializationError):
-            sample.add.using(queue=queue_name).enqueue(object())
+    with transaction.atomic(), pytest.raises(SerializationError):
+        sample.add.using(queue=queue_name).enqueue(object())
     assert get_queue(queue_name).count() == 0
 
 
@@ -393,7 +391,7 @@ def test_case_b03_naive_now_plus_one_hour_fires_in_one_hour(queue_name: str, zon
 
 
 def test_case_b03_aware_datetime_is_kept(queue_name: str) -> None:
-    due = datetime.now(dt_timezone.utc).replace(microsecond=0) + timedelta(hours=2)
+    due = datetime.now(UTC).replace(microsecond=0) + timedelta(hours=2)
     with override_settings(TIME_ZONE="Australia/Sydney"):
         job = sample.add.using(
             queue=queue_name, delay=due.astimezone(ZoneInfo("America/New_York"))
@@ -405,7 +403,7 @@ def test_case_b03_naive_datetime_without_use_tz(queue_name: str) -> None:
     year = datetime.now().year + 1
     with override_settings(USE_TZ=False, TIME_ZONE="Europe/London"):
         job = sample.add.using(queue=queue_name, delay=datetime(year, 7, 1, 12, 0)).enqueue(1)
-    expected = datetime(year, 7, 1, 11, 0, tzinfo=dt_timezone.utc)  # BST = UTC+1
+    expected = datetime(year, 7, 1, 11, 0, tzinfo=UTC)  # BST = UTC+1
     assert stored_due_ms(queue_name, job.id) == int(expected.timestamp() * 1000)
 
 
@@ -438,7 +436,7 @@ def test_case_b03_ambiguous_and_skipped_wall_times(queue_name: str) -> None:
         skipped = sample.add.using(
             queue=queue_name, delay=march.replace(hour=1, minute=30)
         ).enqueue(1)
-    first = october.replace(hour=0, minute=30, tzinfo=dt_timezone.utc)  # 01:30 BST
-    forward = march.replace(hour=1, minute=30, tzinfo=dt_timezone.utc)  # = 02:30 BST
+    first = october.replace(hour=0, minute=30, tzinfo=UTC)  # 01:30 BST
+    forward = march.replace(hour=1, minute=30, tzinfo=UTC)  # = 02:30 BST
     assert stored_due_ms(queue_name, repeated.id) == int(first.timestamp() * 1000)
     assert stored_due_ms(queue_name, skipped.id) == int(forward.timestamp() * 1000)

@@ -90,9 +90,11 @@ def test_old_timeout_keyword_still_works() -> None:
     with pytest.warns(DeprecationWarning, match="'timeout_s'"):
         assert not devredis.answers(f"redis://127.0.0.1:{free_port()}/0", timeout=0.2)
     target = devredis.parse_url("redis://redis.example.invalid:6379/0")
-    with pytest.warns(DeprecationWarning, match="'timeout_s'"):
-        with pytest.raises(devredis.DevRedisError, match="is not this machine"):
-            devredis.start_server(target, timeout=1.0)
+    with (
+        pytest.warns(DeprecationWarning, match="'timeout_s'"),
+        pytest.raises(devredis.DevRedisError, match="is not this machine"),
+    ):
+        devredis.start_server(target, timeout=1.0)
 
 
 def test_missing_binary_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:

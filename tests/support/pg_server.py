@@ -6,6 +6,7 @@ run as root, so as root the cluster is created and run as the ``postgres`` syste
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shutil
@@ -79,8 +80,6 @@ class PostgresServer:
         return f"host=127.0.0.1 port={self.port} user={self.user} dbname=postgres"
 
     def cleanup(self) -> None:
-        try:
+        with contextlib.suppress(subprocess.CalledProcessError):
             self._run(f"{self.bin}/pg_ctl", "-D", self.data, "-m", "immediate", "stop")
-        except subprocess.CalledProcessError:
-            pass
         shutil.rmtree(self.dir, ignore_errors=True)

@@ -42,7 +42,7 @@ class RedisServer:
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
-    def start(self) -> "RedisServer":
+    def start(self) -> RedisServer:
         args = [
             self.binary,
             "--port",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 
@@ -58,18 +59,14 @@ class TcpProxy:
             pass
         finally:
             for s in (src, dst):
-                try:
+                with contextlib.suppress(OSError):
                     s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
 
     def _reset_all(self) -> None:
         with self.lock:
             for s in self.socks:
-                try:
+                with contextlib.suppress(OSError):
                     s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
                 s.close()
             self.socks.clear()
 
