@@ -117,3 +117,41 @@ def test_bench_harness_smoke(tmp_path: Path) -> None:
     )
     assert {s: again[s] for s in SCENARIOS} == {s: data[s] for s in SCENARIOS}
     assert "separate growth-only run" in out_md.read_text() and "Smoke run." in out_md.read_text()
+
+
+def test_bench_base_runs_an_earlier_commit_side_by_side(tmp_path: Path) -> None:
+    """``--base REV`` adds ``django_bullq@REV``, run from a temporary worktree of REV in the
+    same rounds; the worktree is gone afterwards."""
+    worktrees = ["git", "-C", str(ROOT), "worktree", "list", "--porcelain"]
+    before = subprocess.run(worktrees, capture_output=True, text=True, check=True).stdout
+    out_json, out_md = tmp_path / "results.json", tmp_path / "benchmarks.md"
+    data = bench(
+        out_json,
+        out_md,
+        "--libs",
+        "django_bullq",
+        "--scenarios",
+        "noop_c10",
+        "--jobs",
+        str(JOBS),
+        "--max-seconds",
+        "0",
+        "--growth-size",
+        "0",
+        "--memory-jobs",
+        "0",
+        "--base",
+        "HEAD",
+    )
+    short = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    based = f"django_bullq@{short}"
+    assert set(data["noop_c10"]) == {"django_bullq", based}
+    assert [run["jobs"] for run in data["runs"]["noop_c10"][based]] == [JOBS]
+    assert f"django_bullq @ {short}" in out_md.read_text()
+    after = subprocess.run(worktrees, capture_output=True, text=True, check=True).stdout
+    assert after == before
