@@ -386,8 +386,9 @@ class Job:
             ValueError: ``state`` is not failed or completed. JobNotFound: the job is gone.
             JobNotInState: it is not in ``state``.
         """
-        call = self._retry_call(state, made=reset_attempts_made, started=reset_attempts_started)
-        self._queue()._run(call)
+        self._queue()._run(
+            self._retry_call(state, made=reset_attempts_made, started=reset_attempts_started)
+        )
 
     async def aretry(
         self,
@@ -397,8 +398,9 @@ class Job:
         reset_attempts_started: bool = False,
     ) -> None:
         """Async twin of :meth:`retry`."""
-        call = self._retry_call(state, made=reset_attempts_made, started=reset_attempts_started)
-        await self._queue()._arun(call)
+        await self._queue()._arun(
+            self._retry_call(state, made=reset_attempts_made, started=reset_attempts_started)
+        )
 
     def _retry_call(self, state: str, *, made: bool, started: bool) -> calls.Call[Any]:
         keys = self._queue().keys
