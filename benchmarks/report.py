@@ -125,7 +125,12 @@ def targets(data: dict[str, Any], io_ms: int) -> list[str]:
         return ours / theirs if ours and theirs else None
 
     def line(
-        text: str, value: float | None, goal: float, unit: str = "×", lower_is_better: bool = False
+        text: str,
+        value: float | None,
+        goal: float,
+        unit: str = "×",
+        *,
+        lower_is_better: bool = False,
     ) -> str:
         if value is None:
             return f"- {text}: not measured"
@@ -164,7 +169,7 @@ def targets(data: dict[str, Any], io_ms: int) -> list[str]:
             ours_cpu / node_cpu if ours_cpu and node_cpu else None,
             1,
             "×",
-            True,
+            lower_is_better=True,
         )
     )
     out.append(
@@ -173,7 +178,7 @@ def targets(data: dict[str, Any], io_ms: int) -> list[str]:
             (cost.get(OURS) or {}).get("round_trips_per_job"),
             2,
             "",
-            True,
+            lower_is_better=True,
         )
     )
     return out

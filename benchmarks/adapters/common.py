@@ -42,11 +42,12 @@ def count_round_trips() -> None:
     sync_send = sync_conn.AbstractConnection.send_packed_command
     async_send = async_conn.AbstractConnection.send_packed_command
 
-    def send(self: Any, command: Any, check_health: bool = True) -> Any:
+    # check_health stays positional: these replace redis-py's send_packed_command.
+    def send(self: Any, command: Any, check_health: bool = True) -> Any:  # noqa: FBT001, FBT002
         next(_sends)
         return sync_send(self, command, check_health)  # type: ignore[no-untyped-call]
 
-    async def asend(self: Any, command: Any, check_health: bool = True) -> Any:
+    async def asend(self: Any, command: Any, check_health: bool = True) -> Any:  # noqa: FBT001, FBT002
         next(_sends)
         return await async_send(self, command, check_health)
 
@@ -98,7 +99,7 @@ class Tally:
     With ``sample_rss``, the RSS is read at every 5% of the jobs.
     """
 
-    def __init__(self, spec: dict[str, Any], sample_rss: bool = False) -> None:
+    def __init__(self, spec: dict[str, Any], *, sample_rss: bool = False) -> None:
         self.jobs = int(spec["jobs"])
         self.max_seconds = float(spec.get("max_seconds") or 0)
         self.count = 0

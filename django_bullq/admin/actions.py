@@ -81,6 +81,7 @@ def perform(
     form: django.forms.Form,
     state: str,
     ids: list[str],
+    *,
     select_all: bool,
 ) -> Summary:
     """Run one confirmed action with its valid ``form``; returns its summary.

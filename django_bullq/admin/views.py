@@ -198,7 +198,7 @@ def action_view(
     if not form.is_valid():
         return _refuse(request, act, q, state, errors_text(form))
     try:
-        summary = perform(act, q, form, state, ids, select_all)
+        summary = perform(act, q, form, state, ids, select_all=select_all)
     except (BullqError, ValueError, OverflowError) as exc:
         return _refuse(request, act, q, state, str(exc))
     _report(request, act, q, ids, summary, select_all=select_all)

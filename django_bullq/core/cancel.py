@@ -64,9 +64,9 @@ class CancelToken:
         """Sleep up to ``timeout`` seconds, waking early on cancellation; True if cancelled."""
         return self._event.wait(timeout)
 
-    def cancel(self, reason: str = "", unrecoverable: bool = False) -> bool:
+    def cancel(self, reason: str = "", *, unrecoverable: bool = False) -> bool:
         """Cancel the job; False if it was already cancelled (the first reason wins)."""
-        return self._fire(CancelledJobError(self.job_id, reason, unrecoverable))
+        return self._fire(CancelledJobError(self.job_id, reason, unrecoverable=unrecoverable))
 
     def time_out(self, timeout_ms: int) -> bool:
         """Cancel the job because it ran past ``timeout_ms``."""
@@ -111,7 +111,7 @@ def reset_current(handle: contextvars.Token[CancelToken | None]) -> None:
     _current.reset(handle)
 
 
-def cancel_message(job_id: str, reason: str = "", unrecoverable: bool = False) -> str:
+def cancel_message(job_id: str, reason: str = "", *, unrecoverable: bool = False) -> str:
     """The JSON published on the control channel: ``{"action": "cancel", "jobId", "reason"}``
     (``"unrecoverable": true`` only when set)."""
     message: dict[str, Any] = {"action": "cancel", "jobId": str(job_id), "reason": reason}

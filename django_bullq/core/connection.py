@@ -177,7 +177,7 @@ class Connection:
             timeout_s = min_socket_timeout_s
         return self._build(asyncio_=True, socket_timeout=timeout_s)
 
-    def _build(self, asyncio_: bool, **overrides: Any) -> Any:
+    def _build(self, *, asyncio_: bool, **overrides: Any) -> Any:
         if self.url is None:
             raise ConnectionConfigError(
                 "this Connection has no URL to build an asyncio client from"

@@ -325,7 +325,7 @@ class CancelledJobError(BullqError):
         job_id: the cancelled job. reason: the caller's text. unrecoverable: skip retries.
     """
 
-    def __init__(self, job_id: str, reason: str = "", unrecoverable: bool = False) -> None:
+    def __init__(self, job_id: str, reason: str = "", *, unrecoverable: bool = False) -> None:
         self.job_id = job_id
         self.reason = reason
         self.unrecoverable = unrecoverable

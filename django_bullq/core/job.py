@@ -376,6 +376,7 @@ class Job:
     def retry(
         self,
         state: str = "failed",
+        *,
         reset_attempts_made: bool = False,
         reset_attempts_started: bool = False,
     ) -> None:
@@ -385,39 +386,46 @@ class Job:
             ValueError: ``state`` is not failed or completed. JobNotFound: the job is gone.
             JobNotInState: it is not in ``state``.
         """
-        self._queue()._run(self._retry_call(state, reset_attempts_made, reset_attempts_started))
+        self._queue()._run(
+            self._retry_call(state, made=reset_attempts_made, started=reset_attempts_started)
+        )
 
     async def aretry(
         self,
         state: str = "failed",
+        *,
         reset_attempts_made: bool = False,
         reset_attempts_started: bool = False,
     ) -> None:
         """Async twin of :meth:`retry`."""
         await self._queue()._arun(
-            self._retry_call(state, reset_attempts_made, reset_attempts_started)
+            self._retry_call(state, made=reset_attempts_made, started=reset_attempts_started)
         )
 
-    def _retry_call(self, state: str, reset_made: bool, reset_started: bool) -> calls.Call[Any]:
+    def _retry_call(self, state: str, *, made: bool, started: bool) -> calls.Call[Any]:
         keys = self._queue().keys
-        return operations.reprocess_job(keys, self.id, state, reset_made, reset_started)
+        return operations.reprocess_job(
+            keys, self.id, state, reset_attempts_made=made, reset_attempts_started=started
+        )
 
-    def change_priority(self, priority: int, lifo: bool = False) -> None:
+    def change_priority(self, priority: int, *, lifo: bool = False) -> None:
         """New priority (0 none, 1 most urgent); a waiting job is re-queued under it (BullMQ
         ``changePriority``).
 
         Raises:
             ValueError: priority outside 0..2_097_151. JobNotFound: the job is gone.
         """
-        self._queue()._drive(self._write(self._priority_call(priority, lifo), priority=priority))
-
-    async def achange_priority(self, priority: int, lifo: bool = False) -> None:
-        """Async twin of :meth:`change_priority`."""
-        await self._queue()._adrive(
-            self._write(self._priority_call(priority, lifo), priority=priority)
+        self._queue()._drive(
+            self._write(self._priority_call(priority, lifo=lifo), priority=priority)
         )
 
-    def _priority_call(self, priority: int, lifo: bool) -> calls.Call[Any]:
+    async def achange_priority(self, priority: int, *, lifo: bool = False) -> None:
+        """Async twin of :meth:`change_priority`."""
+        await self._queue()._adrive(
+            self._write(self._priority_call(priority, lifo=lifo), priority=priority)
+        )
+
+    def _priority_call(self, priority: int, *, lifo: bool) -> calls.Call[Any]:
         priority = operations.check_priority(priority)
         return calls.change_priority(
             self._queue().keys, job_id=self.id, priority=priority, lifo=lifo

@@ -73,7 +73,7 @@ def event_payload(event: QueueEvent) -> dict[str, Any]:
     )
 
 
-def _bounded(value: Any, chars: int, items: int, tail: bool = False) -> tuple[Any, bool]:
+def _bounded(value: Any, chars: int, items: int, *, tail: bool = False) -> tuple[Any, bool]:
     """``value`` with strings cut to ``chars`` and lists / objects to ``items``; and whether
     anything was cut. Cut parts end with a note of how much was left out; ``tail`` keeps a
     list's last items instead (newest log lines), the note first."""
@@ -115,7 +115,9 @@ def fit_frame(frame: dict[str, Any], body: str, tails: tuple[str, ...] = ()) -> 
     original = frame[body]
     for chars, items in _FIELD_LIMITS:
         if isinstance(original, dict):  # bound each field, never drop the body's own keys
-            value: Any = {k: _bounded(v, chars, items, k in tails)[0] for k, v in original.items()}
+            value: Any = {
+                k: _bounded(v, chars, items, tail=k in tails)[0] for k, v in original.items()
+            }
         else:
             value = _bounded(original, chars, items)[0]
         candidate = {**frame, body: value, "truncated": True}

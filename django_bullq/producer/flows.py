@@ -85,7 +85,7 @@ def add_flow(
             SerializationError: a bad node (at the call, also when the add waits).
     """
     producer = _producer_of(tree)
-    if not waits_for_commit(database, on_commit):
+    if not waits_for_commit(database, on_commit=on_commit):
         return producer.add(tree)
     tree = with_job_ids(tree)
     producer.validate(tree)  # bad nodes raise here, not at the commit
@@ -121,7 +121,7 @@ async def aadd_flow(
     """Async twin of :func:`add_flow` (inside ``atomic()``: as :func:`add_flow`)."""
     return (
         add_flow(tree, database=database, on_commit=on_commit, outbox=outbox)
-        if waits_for_commit(database, on_commit)
+        if waits_for_commit(database, on_commit=on_commit)
         else await _producer_of(tree).aadd(tree)
     )
 

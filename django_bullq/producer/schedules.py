@@ -225,7 +225,7 @@ def schedule(
     ``outbox``)."""
     rep, template = schedule_call(task_, spec)
     queue = get_queue(task_.queue_name)
-    if waits_for_commit(task_.database, task_.on_commit):
+    if waits_for_commit(task_.database, on_commit=task_.on_commit):
         upsert_call(queue.keys, scheduler_id, rep, template, {})  # bad values raise here, not later
 
     def to_outbox() -> int:
@@ -251,7 +251,7 @@ async def aschedule(
     when it waits for the commit."""
     return (
         schedule(task_, scheduler_id, spec)
-        if waits_for_commit(task_.database, task_.on_commit)
+        if waits_for_commit(task_.database, on_commit=task_.on_commit)
         else await get_queue(task_.queue_name).aupsert_job_scheduler(
             scheduler_id, *schedule_call(task_, spec)
         )

@@ -137,7 +137,7 @@ class Pending[T]:
         self._state = "failed"
 
 
-def outbox_enabled(choice: bool | None = None) -> bool:
+def outbox_enabled(*, choice: bool | None = None) -> bool:
     """Whether on-commit writes go through the outbox.
 
     Args:
@@ -157,7 +157,7 @@ def outbox_enabled(choice: bool | None = None) -> bool:
     return enabled if choice is None else bool(choice)
 
 
-def waits_for_commit(database: str, on_commit: bool) -> bool:
+def waits_for_commit(database: str, *, on_commit: bool) -> bool:
     """True when a write now would wait for the commit of ``database``'s transaction."""
     return on_commit and transaction.get_connection(database).in_atomic_block
 
@@ -193,10 +193,10 @@ def defer[T](
     Raises:
         ConfigurationError: see :func:`outbox_enabled`.
     """
-    if not waits_for_commit(database, on_commit):
+    if not waits_for_commit(database, on_commit=on_commit):
         return write()
     hook: Callable[[], None]
-    if outbox_enabled(outbox):
+    if outbox_enabled(choice=outbox):
         pending.outbox_pk = to_outbox()
         hook = functools.partial(_relay_after_commit, database, pending.outbox_pk, pending)
         transaction.on_commit(hook, using=database, robust=True)
@@ -237,7 +237,7 @@ class JobAdd[PendingT: "Pending[Job]"](NamedTuple):
 
     def waits(self) -> bool:
         """True when the add waits for the commit of :attr:`database`'s transaction."""
-        return waits_for_commit(self.database, self.on_commit)
+        return waits_for_commit(self.database, on_commit=self.on_commit)
 
     def added(self, job: Job) -> Job:
         """``job``, added at once, after :attr:`on_added` saw it."""

@@ -59,13 +59,13 @@ class WorkerGroup:
         self.workers = list(workers)
         self.forced = False
 
-    def close(self, force: bool = False) -> None:
+    def close(self, *, force: bool = False) -> None:
         """Close every worker (``force``: hand active jobs back at once)."""
         self.forced = self.forced or force
         for worker in self.workers:
             worker.close(force=force)
 
-    async def arun(self, burst: bool = False, handle_signals: bool = True) -> None:
+    async def arun(self, *, burst: bool = False, handle_signals: bool = True) -> None:
         """Run all workers until closed (``burst``: until every queue is idle)."""
         loop = asyncio.get_running_loop()
         installed: list[int] = []
@@ -74,7 +74,7 @@ class WorkerGroup:
             installed = SignalStop(self.close, grace).install(loop)
         try:
             results = await asyncio.gather(
-                *(self._run_one(w, burst) for w in self.workers), return_exceptions=True
+                *(self._run_one(w, burst=burst) for w in self.workers), return_exceptions=True
             )
         finally:
             for sig in installed:
@@ -83,7 +83,7 @@ class WorkerGroup:
         if errors:
             raise errors[0]
 
-    async def _run_one(self, worker: Worker, burst: bool) -> None:
+    async def _run_one(self, worker: Worker, *, burst: bool) -> None:
         try:
             await worker.arun(burst=burst)
         except BaseException:
@@ -136,7 +136,7 @@ async def arun_group(
             worker.hooks.append((recycler.before_job, recycler.after_job))
     if recycler is not None:
         recycler.bind(asyncio.get_running_loop(), group.close)
-    relay = await _start_outbox_relay(burst)
+    relay = await _start_outbox_relay(burst=burst)
     try:
         await group.arun(burst=burst, handle_signals=handle_signals)
     finally:
@@ -146,7 +146,7 @@ async def arun_group(
                 await relay
 
 
-async def _start_outbox_relay(burst: bool) -> asyncio.Task[None] | None:
+async def _start_outbox_relay(*, burst: bool) -> asyncio.Task[None] | None:
     """With ``BULLQ["OUTBOX"]["ENABLED"]``: one relay pass now (so a burst run sees the rows),
     then, unless ``burst``, a pass every ``POLL_INTERVAL`` s while the workers run."""
     settings = bullq_settings.OUTBOX

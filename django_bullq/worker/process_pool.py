@@ -48,7 +48,7 @@ def pool() -> concurrent.futures.ProcessPoolExecutor:
         return _pool
 
 
-def shutdown(kill: bool = False) -> None:
+def shutdown(*, kill: bool = False) -> None:
     """Stop the pool (the next process task starts a new one).
 
     Args:

@@ -190,7 +190,7 @@ async def run_iterations(queue: Queue, ran: list[str], count: int) -> None:
 
 @pytest.mark.parametrize("remove_on_complete", [True, False], ids=["removed", "kept"])
 async def test_deploy_inside_repeated_hour_runs_once_and_keeps_schedule(
-    queue: Queue, clock: Clock, remove_on_complete: bool
+    queue: Queue, clock: Clock, *, remove_on_complete: bool
 ) -> None:
     template: dict[str, Any] = {
         "name": "nightly",

@@ -42,7 +42,7 @@ def test_uvloop_required_but_missing_says_how_to_install_it(monkeypatch: Any) ->
 
 @pytest.mark.parametrize("choice, expected_uvloop", [("auto", True), ("asyncio", False)])
 def test_a_worker_runs_its_jobs_on_the_chosen_loop(
-    queue: Queue, choice: str, expected_uvloop: bool
+    queue: Queue, choice: str, *, expected_uvloop: bool
 ) -> None:
     seen: list[bool] = []
 

@@ -26,7 +26,7 @@ def test_global_rate_limit_is_stored_in_meta_and_read_back(queue: Queue, r: redi
     with pytest.raises(ValueError):
         queue.set_global_rate_limit(0, 1000)
     with pytest.raises(ValueError):
-        queue.set_global_rate_limit(2, True)  # type: ignore[arg-type]
+        queue.set_global_rate_limit(2, True)  # type: ignore[arg-type]  # noqa: FBT003 - a bool duration is refused
 
 
 def test_global_concurrency_is_stored_in_meta_and_read_back(queue: Queue, r: redis.Redis) -> None:

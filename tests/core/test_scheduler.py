@@ -469,7 +469,7 @@ def _active_ids(queue: Queue) -> list[str]:
 
 
 async def _run_one_iteration_and_close(
-    queue: Queue, admin: redis.Redis, during_finish: bool
+    queue: Queue, admin: redis.Redis, *, during_finish: bool
 ) -> None:
     """Start a worker, close it while an iteration runs, and wait until it has stopped.
 

@@ -35,7 +35,7 @@ ACTION_PERMS = [
 ]
 
 
-def make_user(perms: list[str], staff: bool = True) -> User:
+def make_user(perms: list[str], *, staff: bool = True) -> User:
     user = User.objects.create_user(f"u{uuid.uuid4().hex[:8]}", password="pw", is_staff=staff)
     user.user_permissions.set(
         Permission.objects.filter(content_type__app_label="django_bullq", codename__in=perms)
@@ -260,7 +260,7 @@ def test_hostile_job_data_is_escaped(admin_client: Client, qname: str) -> None:
 # --- actions ------------------------------------------------------------------------------------
 
 
-def post(client: Client, name: str, action: str, confirm: bool = True, **fields: Any) -> Any:
+def post(client: Client, name: str, action: str, *, confirm: bool = True, **fields: Any) -> Any:
     payload = dict(fields)
     if confirm:
         payload["confirm"] = "yes"

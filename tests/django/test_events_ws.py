@@ -29,6 +29,7 @@ class FakeUser:
     def __init__(
         self,
         username: str,
+        *,
         staff: bool = True,
         perms: tuple[str, ...] = ("django_bullq.view_bullqqueue",),
     ) -> None:
@@ -48,7 +49,7 @@ def fresh_layer() -> Iterator[None]:
     channel_layers.backends.clear()
 
 
-def ws(path: str, user: Any = STAFF, raw: bool = True) -> WebsocketCommunicator:
+def ws(path: str, user: Any = STAFF, *, raw: bool = True) -> WebsocketCommunicator:
     """A communicator on ``path`` (percent-encoded), ``user`` injected like AuthMiddleware;
     ``raw_path`` set as Daphne/Uvicorn do unless ``raw`` is False."""
     router = URLRouter(websocket_urlpatterns)
@@ -319,7 +320,7 @@ async def test_job_socket_resumes_with_that_jobs_missed_events(queue_name: str) 
 @pytest.mark.parametrize("suffix", ["a#b", "test/transactions", "ünï-cødé", "a b", "%2F"])
 @pytest.mark.parametrize("raw", [True, False], ids=["raw_path", "decoded_path"])
 async def test_case_b25_special_queue_names_in_ws_urls(
-    queue_name: str, suffix: str, raw: bool
+    queue_name: str, suffix: str, *, raw: bool
 ) -> None:
     name = f"{queue_name}-{suffix}"
     q = conf.get_queue(name)
@@ -506,7 +507,7 @@ async def test_custom_job_ids_with_slashes_work_through_raw_path(queue_name: str
         (3, False),
     ],
 )
-def test_events_authorizer_setting_is_checked(value: Any, ok: bool) -> None:
+def test_events_authorizer_setting_is_checked(value: Any, *, ok: bool) -> None:
     from tests.django.test_checks import ids
 
     found = "django_bullq.E003" in ids(

@@ -359,7 +359,7 @@ def test_outbox_schedule_after_a_crash_is_relayed_by_the_worker(
 @pytest.mark.django_db(transaction=True, databases=BOTH)
 @pytest.mark.parametrize("through_outbox", [False, True])
 def test_pending_enqueue_id_is_the_job_id_after_commit(
-    settings: Any, queue_name: str, through_outbox: bool
+    settings: Any, queue_name: str, *, through_outbox: bool
 ) -> None:
     settings.BULLQ = {**settings.BULLQ, "OUTBOX": {"ENABLED": through_outbox}}
     with transaction.atomic():
@@ -384,7 +384,7 @@ def test_pending_enqueue_keeps_a_given_job_id(queue_name: str) -> None:
 @pytest.mark.django_db(transaction=True, databases=BOTH)
 @pytest.mark.parametrize("through_outbox", [False, True])
 def test_wait_on_a_pending_enqueue_works_once_committed(
-    settings: Any, queue_name: str, through_outbox: bool
+    settings: Any, queue_name: str, *, through_outbox: bool
 ) -> None:
     """The README's ``job = task.enqueue(...); job.wait()`` under ATOMIC_REQUESTS."""
     settings.BULLQ = {**settings.BULLQ, "OUTBOX": {"ENABLED": through_outbox}}
@@ -484,7 +484,7 @@ def test_readme_quick_start_under_atomic_requests(
 @pytest.mark.django_db(transaction=True, databases=BOTH)
 @pytest.mark.parametrize("through_outbox", [False, True])
 def test_pending_enqueue_absorbed_by_deduplication_takes_the_owners_id(
-    settings: Any, queue_name: str, through_outbox: bool
+    settings: Any, queue_name: str, *, through_outbox: bool
 ) -> None:
     """Found by a fresh-user trial: an add absorbed by a deduplication id left ``id`` on the
     UUID given in advance, an id no job ever had. After the commit it is the owner's."""

@@ -149,7 +149,7 @@ async def test_stuck_fetch_loop_withholds_the_heartbeat(queue: Queue, r: redis.R
     worker = make_worker(queue, lambda job: None, name="stuck")
     hang = asyncio.Event()
 
-    async def stuck_loop(burst: bool) -> None:
+    async def stuck_loop(*, burst: bool) -> None:
         await hang.wait()  # never passes a checkpoint again
 
     worker._main_loop = stuck_loop  # type: ignore[method-assign]

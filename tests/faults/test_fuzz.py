@@ -68,7 +68,7 @@ def test_task_arguments_round_trip_through_redis(value: Any, queue_name: str) ->
 @FUZZ
 @given(value=NOT_JSON, keyword=st.booleans())
 def test_non_json_arguments_are_refused_naming_the_task(
-    value: Any, keyword: bool, queue_name: str
+    value: Any, *, keyword: bool, queue_name: str
 ) -> None:
     task = sample.configured.using(queue=queue_name)
     with pytest.raises(SerializationError) as caught:

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CONCURRENCY = 4
 
 
-def _env(postgres: PostgresServer, max_age: str, health_checks: bool) -> dict[str, str]:
+def _env(postgres: PostgresServer, max_age: str, *, health_checks: bool) -> dict[str, str]:
     return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "tests.settings_pg",
@@ -67,9 +67,9 @@ def _terminate_worker_backends(postgres: PostgresServer) -> int:
     ],
 )
 def test_case_b29_idle_workers_connection_goes_away(
-    postgres: PostgresServer, queue_name: str, max_age: str, health_checks: bool
+    postgres: PostgresServer, queue_name: str, max_age: str, *, health_checks: bool
 ) -> None:
-    env = _env(postgres, max_age, health_checks)
+    env = _env(postgres, max_age, health_checks=health_checks)
     subprocess.run(
         [sys.executable, "-m", "django", "migrate", "--noinput", "-v", "0"],
         cwd=ROOT,

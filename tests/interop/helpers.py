@@ -175,7 +175,7 @@ class Node:
         return [str(i) for i in self.run("add", {"jobs": jobs})["ids"]]
 
     def inspect(
-        self, job_ids: list[str] | None = None, do: list[str] | None = None, logs: bool = False
+        self, job_ids: list[str] | None = None, do: list[str] | None = None, *, logs: bool = False
     ) -> dict[str, Any]:
         return self.run("inspect", {"job_ids": job_ids or [], "do": do or [], "logs": logs})
 
@@ -183,6 +183,7 @@ class Node:
         self,
         job_ids: list[str] | None = None,
         do: list[str] | None = None,
+        *,
         logs: bool = False,
         ranges: list[str] | None = None,
         workers: bool = False,
@@ -285,6 +286,7 @@ async def run_our_worker_until(
     timeout: float = 15.0,
     options: WorkerOptions | None = None,
     during: Callable[[], Awaitable[None]] | None = None,
+    *,
     until_calls: bool = False,
 ) -> Worker:
     """Run our Worker until ``finished`` jobs are completed or failed, then close it.

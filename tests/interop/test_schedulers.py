@@ -151,7 +151,7 @@ async def test_pypi_scheduler_runs_on_our_worker_and_reads_ours(
     try:
         await producer.upsertJobScheduler("py-every", {"every": 300}, "tick", {"result": 1})
         await queue.aupsert_job_scheduler("ours", {"every": 60_000}, {"name": "x", "data": [1]})
-        listed: list[Any] = await producer.getJobSchedulers(0, -1, True)
+        listed: list[Any] = await producer.getJobSchedulers(0, -1, True)  # noqa: FBT003 - PyPI bullmq's signature
         ours = next(s for s in listed if s["key"] == "ours")
         assert ours["every"] == 60_000 and ours["template"]["data"] == [1]
         calls = await run_ours(queue, 1.5)

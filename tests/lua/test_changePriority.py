@@ -5,7 +5,7 @@ from __future__ import annotations
 from tests.lua.helpers import TWO_32, LuaQueue, prioritized_score
 
 
-def change_priority(lq: LuaQueue, job_id: str, priority: int, lifo: bool = False) -> int:
+def change_priority(lq: LuaQueue, job_id: str, priority: int, *, lifo: bool = False) -> int:
     keys = [lq.keys.job(job_id)] + [
         lq.keys[s] for s in ("wait", "prioritized", "pc", "meta", "active", "marker")
     ]

@@ -11,11 +11,11 @@ from django_bullq.core.calls.operations import drain_step
 from tests.lua.helpers import LuaQueue
 
 
-def drain(lq: LuaQueue, delayed: bool = False, count: int = 1000) -> int:
-    return drain_calls(lq, delayed, count)[0]
+def drain(lq: LuaQueue, *, delayed: bool = False, count: int = 1000) -> int:
+    return drain_calls(lq, delayed=delayed, count=count)[0]
 
 
-def drain_calls(lq: LuaQueue, delayed: bool, count: int) -> tuple[int, list[Any]]:
+def drain_calls(lq: LuaQueue, *, delayed: bool, count: int) -> tuple[int, list[Any]]:
     """Drain to the end; (jobs removed, every raw answer)."""
     total, kept, answers = 0, [0, 0, 0, 0], []
     while True:
@@ -77,7 +77,7 @@ def test_batches_of_count_jobs_each(lq: LuaQueue) -> None:
     for _ in range(4):
         lq.add(delay=60_000)
 
-    total, answers = drain_calls(lq, True, 3)
+    total, answers = drain_calls(lq, delayed=True, count=3)
 
     assert total == 16
     assert [a[0] for a in answers] == [3, 3, 3, 3, 3, 1]
@@ -109,7 +109,7 @@ def test_iterations_keep_their_place_across_batches(lq: LuaQueue) -> None:
         lq.r.zadd(lq.keys["delayed"], {it: score + 1})
     wait_before = [x for x in lq.lst("wait") if x.startswith("repeat:")]
 
-    total, answers = drain_calls(lq, True, 2)
+    total, answers = drain_calls(lq, delayed=True, count=2)
 
     assert total == 12 + 4 + 2
     assert lq.lst("wait") == wait_before and sorted(wait_before) == sorted(wait_its)
@@ -122,6 +122,6 @@ def test_iterations_keep_their_place_across_batches(lq: LuaQueue) -> None:
 def test_a_queue_with_only_iterations_ends_at_once(lq: LuaQueue) -> None:
     its = [iteration(lq, f"s{i}", 10 + i) for i in range(5)]
     lq.r.rpush(lq.keys["wait"], *its)
-    total, answers = drain_calls(lq, False, 2)
+    total, answers = drain_calls(lq, delayed=False, count=2)
     assert total == 0 and lq.lst("wait") == its
     assert len(answers) <= 3

@@ -13,17 +13,17 @@ from django_bullq.core.keys import QueueKeys
 from tests.lua.helpers import NOW, LuaQueue
 
 
-def call(lq: LuaQueue, count: int, force: bool = False, cursor: str = "0") -> Any:
+def call(lq: LuaQueue, count: int, *, force: bool = False, cursor: str = "0") -> Any:
     step = builders.obliterate(lq.keys, count=count, force=force, cursor=cursor)
     return lq.run(step.script, step.keys, step.args)
 
 
-def obliterate(lq: LuaQueue, count: int, force: bool = False) -> list[Any]:
+def obliterate(lq: LuaQueue, count: int, *, force: bool = False) -> list[Any]:
     """Call until done; the answers, in order."""
-    answers = [call(lq, count, force)]
+    answers = [call(lq, count, force=force)]
     while answers[-1] != 0:
         assert isinstance(answers[-1], str), answers
-        answers.append(call(lq, count, force, answers[-1]))
+        answers.append(call(lq, count, force=force, cursor=answers[-1]))
     return answers
 
 

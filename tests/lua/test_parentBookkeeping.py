@@ -48,7 +48,7 @@ def test_completed_child_goes_to_processed_and_last_one_releases(lq: LuaQueue) -
     ],
 )
 def test_failed_child_by_policy(
-    lq: LuaQueue, flag: str, released: bool, failed_hash: bool, unsuccessful: bool
+    lq: LuaQueue, flag: str, *, released: bool, failed_hash: bool, unsuccessful: bool
 ) -> None:
     c, _ = flow(lq, **({flag: True} if flag else {}))
     assert lq.finish(c, target="failed", value="boom") == 0

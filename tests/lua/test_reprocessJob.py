@@ -10,6 +10,7 @@ def reprocess(
     lq: LuaQueue,
     job_id: str,
     state: str = "failed",
+    *,
     reset_made: bool = False,
     reset_started: bool = False,
 ) -> int:

@@ -27,7 +27,7 @@ class RedisServer:
             disk before Redis answers) or ``everysec`` (Redis' default: up to 1 s lost on a crash).
     """
 
-    def __init__(self, persistent: bool = False, appendfsync: str = "always") -> None:
+    def __init__(self, *, persistent: bool = False, appendfsync: str = "always") -> None:
         binary = shutil.which("redis-server") or "/usr/bin/redis-server"
         if not Path(binary).exists():
             raise RuntimeError("redis-server is not installed: run `make test`, which installs it")
@@ -90,7 +90,7 @@ class RedisServer:
             self.proc.wait(10)
             self.proc = None
 
-    def restart(self, hard: bool = False) -> None:
+    def restart(self, *, hard: bool = False) -> None:
         """Stop (SIGTERM: Redis fsyncs and exits; ``hard``: SIGKILL) and start on the same port."""
         if hard:
             self.kill()

@@ -167,7 +167,7 @@ def clean(
             return removed
 
 
-def drain(keys: QueueKeys, delayed: bool = False) -> Steps[int]:
+def drain(keys: QueueKeys, *, delayed: bool = False) -> Steps[int]:
     """Remove every waiting job (wait, legacy paused, prioritized; ``delayed`` too if asked).
 
     BullMQ ``Queue.drain``. Active, finished and waiting-children jobs and current scheduler
@@ -193,7 +193,7 @@ def drain_step(reply: Any) -> tuple[int, list[int] | None]:
     return removed, (kept if more else None)
 
 
-def obliterate(keys: QueueKeys, force: bool = False, count: int = 1000) -> Steps[None]:
+def obliterate(keys: QueueKeys, *, force: bool = False, count: int = 1000) -> Steps[None]:
     """Delete the queue, its jobs and every key under ``<prefix>:<queue>:`` (BullMQ
     ``Queue.obliterate``; unlike BullMQ, also ``limiter``, ``de:*`` keys that outlived their
     job, ``waiting-children`` parents and any other key of the queue).
@@ -275,6 +275,7 @@ def reprocess_job(
     keys: QueueKeys,
     job_id: str,
     state: str = "failed",
+    *,
     reset_attempts_made: bool = False,
     reset_attempts_started: bool = False,
 ) -> Call[Any]:

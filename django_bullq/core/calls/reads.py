@@ -54,7 +54,7 @@ def _first_state(replies: list[Any]) -> str:
 
 
 def job_ids(
-    keys: QueueKeys, states: Sequence[str], start: int, end: int, asc: bool
+    keys: QueueKeys, states: Sequence[str], start: int, end: int, *, asc: bool
 ) -> Read[list[str]]:
     """Ids in ``states``, newest first unless ``asc`` (BullMQ ``getRanges``); not atomic."""
     commands: list[tuple[Any, ...]] = []
@@ -80,10 +80,10 @@ def job_ids(
 
 
 def job_hashes(
-    keys: QueueKeys, states: Sequence[str], start: int, end: int, asc: bool
+    keys: QueueKeys, states: Sequence[str], start: int, end: int, *, asc: bool
 ) -> Steps[list[tuple[str, Any]]]:
     """:func:`job_ids`, then each job's hash: ``[(id, raw hash)]`` of the jobs that exist."""
-    ids: list[str] = yield job_ids(keys, states, start, end, asc)
+    ids: list[str] = yield job_ids(keys, states, start, end, asc=asc)
     raws: list[Any] = yield Read(
         tuple(("HGETALL", keys.job(i)) for i in ids), list, transaction=False
     )

@@ -229,15 +229,15 @@ class QueueBase:
 
     # --- one job (BullMQ ``Job.fromId``; the job schedulers return one too) ---------------
 
-    def get_job(self, job_id: str, required: bool = False) -> Job | None:
+    def get_job(self, job_id: str, *, required: bool = False) -> Job | None:
         """The job with id ``job_id``, or None (``required=True``: raise JobNotFound)."""
-        return self._command(self._job_command(job_id, required))
+        return self._command(self._job_command(job_id, required=required))
 
-    async def aget_job(self, job_id: str, required: bool = False) -> Job | None:
+    async def aget_job(self, job_id: str, *, required: bool = False) -> Job | None:
         """Async twin of :meth:`get_job`."""
-        return await self._acommand(self._job_command(job_id, required))
+        return await self._acommand(self._job_command(job_id, required=required))
 
-    def _job_command(self, job_id: str, required: bool = False) -> Command[Job | None]:
+    def _job_command(self, job_id: str, *, required: bool = False) -> Command[Job | None]:
         """``HGETALL`` of the job's hash, read as a :class:`Job` (or None, or JobNotFound)."""
         job_id = str(job_id)
 

@@ -61,26 +61,28 @@ class QueueGetters(QueueBase):
         self, *states: str, start: int = 0, end: int = -1, asc: bool = False
     ) -> list[str]:
         """Job ids in the given states, newest first unless ``asc`` (BullMQ ``getRanges``)."""
-        return self._read(reads.job_ids(self.keys, self._states(states), start, end, asc))
+        return self._read(reads.job_ids(self.keys, self._states(states), start, end, asc=asc))
 
     async def aget_job_ids(
         self, *states: str, start: int = 0, end: int = -1, asc: bool = False
     ) -> list[str]:
         """Async twin of :meth:`get_job_ids`."""
-        return await self._aread(reads.job_ids(self.keys, self._states(states), start, end, asc))
+        return await self._aread(
+            reads.job_ids(self.keys, self._states(states), start, end, asc=asc)
+        )
 
     def get_jobs(self, *states: str, start: int = 0, end: int = -1, asc: bool = False) -> list[Job]:
         """Jobs in the given states (ids without a hash are skipped; BullMQ ``getJobs``)."""
-        return self._drive(self._jobs(self._states(states), start, end, asc))
+        return self._drive(self._jobs(self._states(states), start, end, asc=asc))
 
     async def aget_jobs(
         self, *states: str, start: int = 0, end: int = -1, asc: bool = False
     ) -> list[Job]:
         """Async twin of :meth:`get_jobs`."""
-        return await self._adrive(self._jobs(self._states(states), start, end, asc))
+        return await self._adrive(self._jobs(self._states(states), start, end, asc=asc))
 
-    def _jobs(self, states: list[str], start: int, end: int, asc: bool) -> Steps[list[Job]]:
-        hashes = yield from reads.job_hashes(self.keys, states, start, end, asc)
+    def _jobs(self, states: list[str], start: int, end: int, *, asc: bool) -> Steps[list[Job]]:
+        hashes = yield from reads.job_hashes(self.keys, states, start, end, asc=asc)
         return [self._job(i, raw) for i, raw in hashes]
 
     # --- outcome and wait -----------------------------------------------------------------

@@ -221,7 +221,7 @@ class Queue(QueueGetters, JobSchedulers):
         """Async twin of :meth:`promote`."""
         await self._arun(calls.promote(self.keys, job_id=job_id))
 
-    def remove(self, job_id: str, remove_children: bool = True) -> bool:
+    def remove(self, job_id: str, *, remove_children: bool = True) -> bool:
         """Delete a job (BullMQ ``remove``). Returns False when a worker holds its lock.
 
         Args:
@@ -236,7 +236,7 @@ class Queue(QueueGetters, JobSchedulers):
             calls.remove_job(self.keys, job_id=job_id, remove_children=remove_children)
         )
 
-    async def aremove(self, job_id: str, remove_children: bool = True) -> bool:
+    async def aremove(self, job_id: str, *, remove_children: bool = True) -> bool:
         """Async twin of :meth:`remove`."""
         call = calls.remove_job(self.keys, job_id=job_id, remove_children=remove_children)
         return await self._arun(call)
@@ -363,28 +363,28 @@ class Queue(QueueGetters, JobSchedulers):
         """Async twin of :meth:`clean`."""
         return await self._adrive(operations.clean(self.keys, grace_ms, limit, state))
 
-    def drain(self, delayed: bool = False) -> int:
+    def drain(self, *, delayed: bool = False) -> int:
         """Remove all waiting (and, if asked, delayed) jobs; returns how many (BullMQ
         ``drain``). See :func:`~django_bullq.core.calls.operations.drain`."""
-        return self._drive(operations.drain(self.keys, delayed))
+        return self._drive(operations.drain(self.keys, delayed=delayed))
 
-    async def adrain(self, delayed: bool = False) -> int:
+    async def adrain(self, *, delayed: bool = False) -> int:
         """Async twin of :meth:`drain`."""
-        return await self._adrive(operations.drain(self.keys, delayed))
+        return await self._adrive(operations.drain(self.keys, delayed=delayed))
 
-    def obliterate(self, force: bool = False, count: int = 1000) -> None:
+    def obliterate(self, *, force: bool = False, count: int = 1000) -> None:
         """Pause, then delete the queue with all its jobs in batches of ``count`` (BullMQ
         ``obliterate``). Raises ActiveJobsError unless ``force``. See
         :func:`~django_bullq.core.calls.operations.obliterate`."""
-        self._drive(operations.obliterate(self.keys, force, count))
+        self._drive(operations.obliterate(self.keys, force=force, count=count))
 
-    async def aobliterate(self, force: bool = False, count: int = 1000) -> None:
+    async def aobliterate(self, *, force: bool = False, count: int = 1000) -> None:
         """Async twin of :meth:`obliterate`."""
-        await self._adrive(operations.obliterate(self.keys, force, count))
+        await self._adrive(operations.obliterate(self.keys, force=force, count=count))
 
     # --- cancellation (docs/cancellation.md) -----------------------------------------------
 
-    def cancel_job(self, job_id: str, reason: str = "", unrecoverable: bool = False) -> int:
+    def cancel_job(self, job_id: str, reason: str = "", *, unrecoverable: bool = False) -> int:
         """Ask every worker of this queue, in any process, to cancel a running job.
 
         Publishes ``{"action": "cancel", "jobId", "reason"}`` (JSON) on the Pub/Sub channel
@@ -399,15 +399,19 @@ class Queue(QueueGetters, JobSchedulers):
             How many subscribed workers received the message (Redis ``PUBLISH``; on Redis
             Cluster the sharded ``SPUBLISH`` to the node owning the queue's slot).
         """
-        return self._command(self._cancel_command(job_id, reason, unrecoverable))
+        return self._command(self._cancel_command(job_id, reason, unrecoverable=unrecoverable))
 
-    async def acancel_job(self, job_id: str, reason: str = "", unrecoverable: bool = False) -> int:
+    async def acancel_job(
+        self, job_id: str, reason: str = "", *, unrecoverable: bool = False
+    ) -> int:
         """Async twin of :meth:`cancel_job`."""
-        return await self._acommand(self._cancel_command(job_id, reason, unrecoverable))
+        return await self._acommand(
+            self._cancel_command(job_id, reason, unrecoverable=unrecoverable)
+        )
 
-    def _cancel_command(self, job_id: str, reason: str, unrecoverable: bool) -> Command[int]:
+    def _cancel_command(self, job_id: str, reason: str, *, unrecoverable: bool) -> Command[int]:
         from ..cancel import CONTROL_SUFFIX, cancel_message
 
-        message = cancel_message(job_id, reason, unrecoverable)
+        message = cancel_message(job_id, reason, unrecoverable=unrecoverable)
         publish = "spublish" if self.is_cluster else "publish"
         return Command(publish, (self.keys[CONTROL_SUFFIX], message), parse=int)

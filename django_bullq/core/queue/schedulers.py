@@ -68,7 +68,9 @@ class JobSchedulers(QueueBase):
             SchedulerSlotsBusy: (Lua code -11) every, 32 slots hold started iterations.
         """
         return self._drive(
-            self._upsert(scheduler_id, repeat, template, limit, start_date, end_date, immediately)
+            self._upsert(
+                scheduler_id, repeat, template, limit, start_date, end_date, immediately=immediately
+            )
         )
 
     async def aupsert_job_scheduler(
@@ -84,7 +86,9 @@ class JobSchedulers(QueueBase):
     ) -> Job | None:
         """Async twin of :meth:`upsert_job_scheduler`."""
         return await self._adrive(
-            self._upsert(scheduler_id, repeat, template, limit, start_date, end_date, immediately)
+            self._upsert(
+                scheduler_id, repeat, template, limit, start_date, end_date, immediately=immediately
+            )
         )
 
     def _upsert(
@@ -95,6 +99,7 @@ class JobSchedulers(QueueBase):
         limit: int | None,
         start_date: Any,
         end_date: Any,
+        *,
         immediately: bool | None,
     ) -> Steps[Job | None]:
         """The upsert's call (none when the schedule is over), then its pending iteration."""
@@ -125,20 +130,20 @@ class JobSchedulers(QueueBase):
         return Read(commands, scheduler)
 
     def get_job_schedulers(
-        self, start: int = 0, end: int = -1, asc: bool = False
+        self, start: int = 0, end: int = -1, *, asc: bool = False
     ) -> list[JobScheduler]:
         """Schedulers ordered by next run (latest first unless ``asc``; BullMQ
         ``getJobSchedulers``). ``start``/``end`` are inclusive ranks; entries without a hash
         (legacy v5 repeatables) are skipped."""
-        return self._drive(self._schedulers(start, end, asc))
+        return self._drive(self._schedulers(start, end, asc=asc))
 
     async def aget_job_schedulers(
-        self, start: int = 0, end: int = -1, asc: bool = False
+        self, start: int = 0, end: int = -1, *, asc: bool = False
     ) -> list[JobScheduler]:
         """Async twin of :meth:`get_job_schedulers`."""
-        return await self._adrive(self._schedulers(start, end, asc))
+        return await self._adrive(self._schedulers(start, end, asc=asc))
 
-    def _schedulers(self, start: int, end: int, asc: bool) -> Steps[list[JobScheduler]]:
+    def _schedulers(self, start: int, end: int, *, asc: bool) -> Steps[list[JobScheduler]]:
         """The ranks ``start``..``end`` of ``repeat`` with their scores, then their hashes."""
         method = "zrange" if asc else "zrevrange"
         entries: list[Any] = yield Command(

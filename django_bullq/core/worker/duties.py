@@ -62,7 +62,7 @@ class Duties(WorkerState):
         await heartbeat.abeat(self.queue.aclient, self.queue.keys, self.heartbeat_name, info)
 
     async def _every(
-        self, seconds: float, duty: Callable[[], Awaitable[None]], at_start: bool = False
+        self, seconds: float, duty: Callable[[], Awaitable[None]], *, at_start: bool = False
     ) -> None:
         if not at_start:
             await asyncio.sleep(seconds)

@@ -12,6 +12,7 @@ import contextlib
 import logging
 import signal
 from collections.abc import Callable
+from typing import Protocol
 
 logger = logging.getLogger("django_bullq.worker")
 
@@ -19,11 +20,19 @@ logger = logging.getLogger("django_bullq.worker")
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
+class Close(Protocol):
+    """The ``close(force=...)`` of what runs (a worker or a group of workers)."""
+
+    def __call__(self, *, force: bool) -> None:
+        """Stop fetching; ``force``: hand active jobs back to wait at once."""
+
+
 class SignalStop:
-    """Turns stop signals into ``close()`` (the first) and ``close(True)`` (any later one).
+    """Turns stop signals into ``close(force=False)`` (the first) and ``close(force=True)``
+    (any later one).
 
     Args:
-        close: ``close(force)`` of what runs (a worker or a group of workers).
+        close: ``close(force=...)`` of what runs (a worker or a group of workers).
         grace_s: the grace period in s, for the log line.
         closing: tells whether it is closing already (then even a first signal forces);
             by default only an earlier signal counts.
@@ -31,7 +40,7 @@ class SignalStop:
 
     def __init__(
         self,
-        close: Callable[[bool], None],
+        close: Close,
         grace_s: float,
         closing: Callable[[], bool] | None = None,
     ) -> None:
@@ -45,11 +54,11 @@ class SignalStop:
         name = signal.Signals(signum).name
         if self.signalled or (self._closing is not None and self._closing()):
             logger.warning("%s again: stopping now; active jobs go back to wait", name)
-            self._close(True)
+            self._close(force=True)
             return
         self.signalled = True
         logger.info("%s: no new jobs; active ones get %.1f s to finish", name, self._grace_s)
-        self._close(False)
+        self._close(force=False)
 
     def install(self, loop: asyncio.AbstractEventLoop) -> list[int]:
         """Handle :data:`STOP_SIGNALS` on ``loop``; returns those installed (none off the main

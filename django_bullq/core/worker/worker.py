@@ -64,11 +64,11 @@ class Worker(Execution, Outcome, Duties):
 
     # --- public control --------------------------------------------------------------------
 
-    def run(self, burst: bool = False, handle_signals: bool = True) -> None:
+    def run(self, *, burst: bool = False, handle_signals: bool = True) -> None:
         """Run the worker on a new event loop until closed (or, with ``burst``, until idle)."""
         eventloop.run(self.arun(burst=burst, handle_signals=handle_signals), self.opts.event_loop)
 
-    async def arun(self, burst: bool = False, handle_signals: bool = False) -> None:
+    async def arun(self, *, burst: bool = False, handle_signals: bool = False) -> None:
         """Run the worker on the current loop.
 
         Args:
@@ -93,7 +93,7 @@ class Worker(Execution, Outcome, Duties):
             # Name the blocking connection now, as Node does, so dashboards (Node getWorkers())
             # list a worker that is busy from its first fetch and never blocks on the marker.
             await self._blocking_client()
-            await self._main_loop(burst)
+            await self._main_loop(burst=burst)
             await self._drain_slots()
         finally:
             for timer in self._timers:
@@ -106,7 +106,7 @@ class Worker(Execution, Outcome, Duties):
                 await self._pipe.aclose()
             self._executor.shutdown(wait=not self._force, cancel_futures=True)
 
-    def close(self, force: bool = False) -> None:
+    def close(self, *, force: bool = False) -> None:
         """Stop fetching; active jobs finish (``force``: hand them back to wait at once).
 
         Safe to call from a signal handler on the loop's thread.
@@ -132,7 +132,7 @@ class Worker(Execution, Outcome, Duties):
         if self._wake is not None:
             self._wake.set()
 
-    def cancel_job(self, job_id: str, reason: str = "", unrecoverable: bool = False) -> bool:
+    def cancel_job(self, job_id: str, reason: str = "", *, unrecoverable: bool = False) -> bool:
         """Cancel a job running on this worker (BullMQ ``worker.cancelJob``).
 
         An ``async def`` processor gets ``asyncio.CancelledError`` at its current ``await``; a
@@ -148,12 +148,13 @@ class Worker(Execution, Outcome, Duties):
             True when the job was running here and is now cancelled; False otherwise.
         """
         token = self._cancel_tokens.get(str(job_id))
-        return token is not None and token.cancel(reason, unrecoverable)
+        return token is not None and token.cancel(reason, unrecoverable=unrecoverable)
 
-    def cancel_all_jobs(self, reason: str = "", unrecoverable: bool = False) -> int:
+    def cancel_all_jobs(self, reason: str = "", *, unrecoverable: bool = False) -> int:
         """Cancel every job running on this worker (BullMQ ``cancelAllJobs``); returns how many."""
         return sum(
-            token.cancel(reason, unrecoverable) for token in list(self._cancel_tokens.values())
+            token.cancel(reason, unrecoverable=unrecoverable)
+            for token in list(self._cancel_tokens.values())
         )
 
     @property
@@ -168,7 +169,7 @@ class Worker(Execution, Outcome, Duties):
 
     # --- main loop -------------------------------------------------------------------------
 
-    async def _main_loop(self, burst: bool) -> None:
+    async def _main_loop(self, *, burst: bool) -> None:
         failures = 0
         while not self._closing:
             self._checkpoint(0)
