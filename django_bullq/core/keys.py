@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from redis.crc import key_slot
 
@@ -123,6 +123,10 @@ class QueueKeys:
 
     name: str
     prefix: str = "bull"
+    #: Full key names of suffix tuples, filled by :func:`~django_bullq.core.calls.key_set`.
+    key_sets: dict[tuple[str, ...], tuple[str, ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         validate_queue_name(self.name)

@@ -12,7 +12,6 @@ each builder against its script's header.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
 from ..keys import QueueKeys
@@ -53,10 +52,13 @@ SCHEDULER_KEYS = ("repeat", *ADD_KEYS)
 BATCH_MOVE_KEYS = ("wait", "active", "meta", "events", "marker")
 
 
-@lru_cache(maxsize=1024)
 def key_set(keys: QueueKeys, suffixes: tuple[str, ...]) -> tuple[str, ...]:
-    """The full key names of ``suffixes`` in queue ``keys`` (cached: the worker's hot path)."""
-    return tuple(keys[s] for s in suffixes)
+    """The full key names of ``suffixes`` in queue ``keys`` (cached on ``keys``: the worker's
+    hot path)."""
+    found = keys.key_sets.get(suffixes)
+    if found is None:
+        found = keys.key_sets[suffixes] = tuple(keys[s] for s in suffixes)
+    return found
 
 
 def _flag(value: Any) -> str:
@@ -91,6 +93,7 @@ def add_job(
         (keys.key_prefix, job_id, name, data, opts, timestamp, delay, priority, _flag(lifo))
         + (parent_key, parent),
         job_id=job_id or None,
+        pipelined=True,
     )
 
 

@@ -42,6 +42,9 @@ class Call[T](NamedTuple):
     parse: Callable[[Any], T] = _raw
     #: Whether a negative integer reply raises; when false, the caller reads the code.
     raise_codes: bool = True
+    #: On asyncio, send it through the loop's auto-pipeline, sharing a write with the calls
+    #: other coroutines send at the same moment (a single add; its codes always raise).
+    pipelined: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,8 +87,8 @@ class Batch[T]:
     """Script calls sent in one write, each its own script run.
 
     BullMQ's ``addBulk``: not atomic as a whole unless ``transaction`` (a flow's nodes go in one
-    MULTI/EXEC). On the asyncio side a batch of one shares its write with the calls other
-    coroutines of the loop send at the same moment (the queue's auto-pipeline).
+    MULTI/EXEC). On asyncio, calls of one script outside a transaction go through the loop's
+    auto-pipeline.
 
     Attributes:
         calls: the calls, in send order. parse: turns the list of replies, in that order, into
@@ -105,52 +108,37 @@ class Batch[T]:
 Step = Call[Any] | Read[Any] | Command[Any] | Batch[Any]
 
 
-class _Cursor[R]:
-    """A driven operation, moved on step by step; its value once it returned."""
-
-    __slots__ = ("steps", "value")
-
-    def __init__(self, steps: Steps[R]) -> None:
-        self.steps = steps
-        self.value: R  # set when the operation returns
-
-    def advance(self, reply: Any = None, error: Exception | None = None) -> Step | None:
-        """Send ``reply`` into the operation (or throw ``error`` in at its ``yield``); the next
-        step it yields, or None once it returned (its value is then :attr:`value`)."""
-        try:
-            return self.steps.send(reply) if error is None else self.steps.throw(error)
-        except StopIteration as done:
-            self.value = done.value
-            return None
-
-
 def drive[R](run: Callable[[Step], Any], steps: Steps[R]) -> R:
     """Run ``steps`` to its end, each step through ``run``; returns the generator's value.
 
     An exception of a step is thrown into the generator at its ``yield`` (it may catch it);
     uncaught, it propagates from here.
     """
-    cursor = _Cursor(steps)
-    step = cursor.advance()
-    while step is not None:
-        try:
-            reply = run(step)
-        except Exception as exc:  # noqa: BLE001 - the operation decides; uncaught, re-raised
-            step = cursor.advance(error=exc)
-        else:
-            step = cursor.advance(reply)
-    return cursor.value
+    try:
+        step = steps.send(None)
+        while True:
+            try:
+                reply = run(step)
+            except Exception as exc:  # noqa: BLE001 - the operation decides; uncaught, re-raised
+                step = steps.throw(exc)
+            else:
+                step = steps.send(reply)
+    except StopIteration as done:
+        result: R = done.value
+        return result
 
 
 async def adrive[R](run: Callable[[Step], Awaitable[Any]], steps: Steps[R]) -> R:
     """Async twin of :func:`drive`: each step through the coroutine function ``run``."""
-    cursor = _Cursor(steps)
-    step = cursor.advance()
-    while step is not None:
-        try:
-            reply = await run(step)
-        except Exception as exc:  # noqa: BLE001 - see drive
-            step = cursor.advance(error=exc)
-        else:
-            step = cursor.advance(reply)
-    return cursor.value
+    try:
+        step = steps.send(None)
+        while True:
+            try:
+                reply = await run(step)
+            except Exception as exc:  # noqa: BLE001 - see drive
+                step = steps.throw(exc)
+            else:
+                step = steps.send(reply)
+    except StopIteration as done:
+        result: R = done.value
+        return result

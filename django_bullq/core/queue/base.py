@@ -129,7 +129,13 @@ class QueueBase:
         )
 
     async def _arun(self, call: Call[T]) -> T:
-        """Async twin of :meth:`_run` (the running loop's client)."""
+        """Async twin of :meth:`_run` (the running loop's client; a ``pipelined`` call goes
+        through its auto-pipeline)."""
+        if call.pipelined:
+            pipeline = self.apipeline
+            return call.parse(
+                await pipeline.run(call.script, call.keys, call.args, job_id=call.job_id)
+            )
         return call.parse(
             await self.ascripts.arun(
                 call.script, call.keys, call.args, job_id=call.job_id, raise_codes=call.raise_codes
@@ -167,14 +173,8 @@ class QueueBase:
         )
 
     def _batch(self, batch: Batch[T]) -> T:
-        """Send a batch's script calls in one pipeline (MULTI/EXEC when it asks); a batch of
-        one goes as a plain call. Its parsed replies."""
-        if len(batch.calls) == 1 and not batch.transaction:
-            call = batch.calls[0]
-            reply = self.scripts.run(
-                call.script, call.keys, call.args, job_id=call.job_id, raise_codes=False
-            )
-            return batch.parse(_checked(batch, [reply]))
+        """Send a batch's script calls in one pipeline (MULTI/EXEC when it asks); its parsed
+        replies."""
         pipe = self.client.pipeline(transaction=batch.transaction)
         for call in batch.calls:
             self.scripts.run(call.script, call.keys, call.args, client=pipe)
@@ -186,14 +186,9 @@ class QueueBase:
         their codes itself); on a Redis Cluster a cluster pipeline sends them."""
         pipeline = self.apipeline
         calls = batch.calls
-        if pipeline.enabled and not batch.transaction:
-            if len(calls) == 1:
-                call = calls[0]
-                reply = await pipeline.run(call.script, call.keys, call.args, job_id=call.job_id)
-                return batch.parse([reply])
-            if len({call.script for call in calls}) == 1:
-                pairs = [(call.keys, call.args) for call in calls]
-                return batch.parse(await pipeline.run_many(calls[0].script, pairs))
+        if pipeline.enabled and not batch.transaction and len({c.script for c in calls}) == 1:
+            pairs = [(call.keys, call.args) for call in calls]
+            return batch.parse(await pipeline.run_many(calls[0].script, pairs))
         pipe = self.aclient.pipeline(transaction=batch.transaction)
         for call in batch.calls:
             await self.ascripts.arun(call.script, call.keys, call.args, client=pipe)
