@@ -127,21 +127,18 @@ class QueueKeys:
     key_sets: dict[tuple[str, ...], tuple[str, ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
+    #: ``<prefix>:<queue>``: the "queue key" of BullMQ (used in a child's ``parent`` field).
+    queue_key: str = field(init=False, repr=False, compare=False)
+    #: ``<prefix>:<queue>:`` with the trailing colon; job keys are this plus the job id (set
+    #: once: every script call of the worker's hot path sends it).
+    key_prefix: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         validate_queue_name(self.name)
         if not self.prefix:
             raise InvalidNameError("key prefix must be non-empty")
-
-    @property
-    def queue_key(self) -> str:
-        """``<prefix>:<queue>``: the "queue key" of BullMQ (used in a child's ``parent`` field)."""
-        return f"{self.prefix}:{self.name}"
-
-    @property
-    def key_prefix(self) -> str:
-        """``<prefix>:<queue>:`` with the trailing colon; job keys are this plus the job id."""
-        return f"{self.prefix}:{self.name}:"
+        object.__setattr__(self, "queue_key", f"{self.prefix}:{self.name}")
+        object.__setattr__(self, "key_prefix", f"{self.prefix}:{self.name}:")
 
     def __getitem__(self, suffix: str) -> str:
         return f"{self.prefix}:{self.name}:{suffix}"

@@ -321,9 +321,25 @@ def move_to_finished(
     return Call(
         "moveToFinished",
         (*key_set(keys, FETCH_KEYS), keys[target], keys.job(job_id)),
-        (keys.key_prefix, job_id, now, target, value, token, keep_count, keep_age, keep_limit)
-        + (_flag(fetch_next), lock_duration, limiter_max, limiter_duration, worker_name)
-        + (attempts, stacktrace, max_metrics_size),
+        (
+            keys.key_prefix,
+            job_id,
+            now,
+            target,
+            value,
+            token,
+            keep_count,
+            keep_age,
+            keep_limit,
+            "1" if fetch_next else "0",  # the hot path: no _flag() call
+            lock_duration,
+            limiter_max,
+            limiter_duration,
+            worker_name,
+            attempts,
+            stacktrace,
+            max_metrics_size,
+        ),
         job_id=job_id,
     )
 
