@@ -20,7 +20,6 @@ from typing import Any
 
 from .. import calls, eventloop, heartbeat
 from ..autopipeline import AutoPipeline
-from ..cancel_runner import listen_control
 from ..errors import (
     RATE_LIMIT_ERROR,
     RateLimitError,
@@ -32,6 +31,7 @@ from ..job import Job
 from ..options import now_ms
 from ..scheduler import aschedule_next
 from ..serialization import dumps
+from .control import listen_control
 from .duties import Duties
 from .execution import Execution
 from .options import (

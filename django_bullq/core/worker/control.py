@@ -9,11 +9,11 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from .cancel import CONTROL_SUFFIX, parse_control
-from .connection import is_cluster
+from ..cancel import CONTROL_SUFFIX, parse_control
+from ..connection import is_cluster
 
 if TYPE_CHECKING:
-    from .worker.worker import Worker
+    from .worker import Worker
 
 logger = logging.getLogger("django_bullq.worker")
 
