@@ -66,6 +66,9 @@ nitpick_ignore_regex = [
         r"(django_tasks(\..*)?|InvalidTask|TaskResultDoesNotExist|TaskResultStatus"
         r"|TaskResult|TaskContext|TaskError)",
     ),
+    # type parameters (PEP 695) of the generic steps, Pending and the task decorator, and a
+    # type alias autodoc files as data
+    (r"py:class", r"(T|R|P|PendingT|OnAdded)"),
     (
         r"py:class",
         r"(Any|Callable|Coroutine|Iterable|Mapping|Sequence|Awaitable|AsyncIterator"

@@ -123,7 +123,7 @@ class QueueKeys:
 
     name: str
     prefix: str = "bull"
-    #: Full key names of suffix tuples, filled by :func:`~django_bullq.core.calls.key_set`.
+    #: Full key names of suffix tuples, filled by :func:`~django_bullq.core.calls.builders.key_set`.
     key_sets: dict[tuple[str, ...], tuple[str, ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )

@@ -24,7 +24,7 @@ import functools
 import logging
 import uuid
 from collections.abc import Callable
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple
 
 from django.db import transaction
 
@@ -37,10 +37,8 @@ from ..exceptions import ConfigurationError
 logger = logging.getLogger("django_bullq.enqueue")
 
 #: Called with the job once it is in Redis.
+#: Called with the added :class:`Job` once it is in Redis.
 OnAdded = Callable[[Job], None]
-#: What a deferred write returns once it ran (a Job, a flow's JobNode, a scheduler's Job/None).
-#: What :func:`submit` returns when the add waits for the commit.
-PendingT = TypeVar("PendingT", bound="Pending[Job]")
 
 
 def new_job_id() -> str:
@@ -211,18 +209,20 @@ class JobAdd[PendingT: "Pending[Job]"](NamedTuple):
     """One job to add now or after the commit: what :func:`submit` / :func:`asubmit` take
     (a named tuple: cheap to build on the enqueue hot path).
 
-    Attributes:
-        queue_name: queue (None: ``BULLQ["DEFAULT_QUEUE"]``). name: job name. data: JSON value.
-        options: :class:`~django_bullq.core.options.JobOptions` fields (``delay`` as ms,
-            timedelta or aware datetime). Without ``job_id``, a job that waits for the commit
-            gets :func:`new_job_id` in advance (``Pending.id``).
-        pending: makes what the caller gets when the add waits for the commit (called only
-            then, so an add at once builds none).
-        database: the alias whose transaction an on-commit add waits for.
-        on_commit: inside ``atomic(using=database)``, wait for its commit.
-        outbox: see :func:`outbox_enabled`.
-        on_added: called with the :class:`Job` once it is in Redis (at once, or after the
-            commit in this process; not when ``runworker``'s relay moves the row).
+    Its fields (the named tuple documents each once, below):
+
+    - ``queue_name``: queue (None: ``BULLQ["DEFAULT_QUEUE"]``); ``name``: job name; ``data``:
+      a JSON value.
+    - ``options``: :class:`~django_bullq.core.options.JobOptions` fields (``delay`` as ms,
+      timedelta or aware datetime). Without ``job_id``, a job that waits for the commit gets
+      :func:`new_job_id` in advance (``Pending.id``).
+    - ``pending``: makes what the caller gets when the add waits for the commit (called only
+      then, so an add at once builds none).
+    - ``database``: the alias whose transaction an on-commit add waits for; ``on_commit``:
+      inside ``atomic(using=database)``, wait for its commit; ``outbox``: see
+      :func:`outbox_enabled`.
+    - ``on_added``: called with the :class:`Job` once it is in Redis (at once, or after the
+      commit in this process; not when ``runworker``'s relay moves the row).
     """
 
     queue_name: str | None

@@ -44,7 +44,7 @@ ADD_KEYS = (
     "marker",
     "active",
 )
-#: KEYS of addFlowJob-11: addJob's and ``waiting-children``.
+#: KEYS of addFlowJob-11, which are addJob's and ``waiting-children``.
 FLOW_KEYS = (*ADD_KEYS, "waiting-children")
 #: KEYS of addJobScheduler-11 and updateJobScheduler-11.
 SCHEDULER_KEYS = ("repeat", *ADD_KEYS)

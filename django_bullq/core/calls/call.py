@@ -103,8 +103,8 @@ class Batch[T]:
     raise_codes: bool = True
 
 
-#: What an operation yields: a script call, a pipeline of plain commands, one client call or
-#: a batch of script calls.
+#: The steps an operation yields (a script call, a pipeline of plain commands, one client
+#: call or a batch of script calls).
 Step = Call[Any] | Read[Any] | Command[Any] | Batch[Any]
 
 
