@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..core import calls
+from ..core.errors import UnboundJobError
 from ..core.job import Job
 from ..core.serialization import dumps, loads
 from ..jobdata import DJANGO_TASK_OPTION
@@ -94,7 +95,7 @@ def write_record(job: Job, record: dict[str, Any]) -> None:
     """Store ``record`` in the job hash (nothing happens when the job was removed)."""
     queue = job.queue
     if queue is None:
-        raise RuntimeError("this Job is not bound to a Queue")
+        raise UnboundJobError("this Job is not bound to a Queue")
     queue._run(calls.record_task_run(queue.keys, job.id, record=dumps(record, "task record")))
     job.raw[RECORD_FIELD] = dumps(record)
 

@@ -69,6 +69,11 @@ class PayloadTooLargeError(SerializationError):
     """Job data whose JSON is larger than the payload limit (``BULLQ["MAX_PAYLOAD_BYTES"]``)."""
 
 
+class UnboundJobError(BullqError, RuntimeError):
+    """A :class:`~django_bullq.core.job.Job` made without a queue was asked to talk to Redis
+    (a ``RuntimeError`` too, as it was before it had a class of its own)."""
+
+
 class ScriptError(BullqError):
     """A Lua script answered with a negative code.
 

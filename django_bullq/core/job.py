@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 from . import calls
 from .calls import Command, Read, Steps, operations
-from .errors import JobFailedError, UnrecoverableError, WaitingChildrenError, script_error
+from .errors import (
+    FailedChildren,
+    JobFailedError,
+    UnboundJobError,
+    UnrecoverableError,
+    WaitingChildrenError,
+    script_error,
+)
 from .options import JobOptions, now_ms, options_from_stored, to_delay_ms
 from .serialization import dumps, loads, to_str
 
@@ -155,7 +162,7 @@ class Job:
 
     def _queue(self) -> Queue:
         if self.queue is None:
-            raise RuntimeError("this Job is not bound to a Queue")
+            raise UnboundJobError("this Job is not bound to a Queue")
         return self.queue
 
     # --- reads -----------------------------------------------------------------------------
@@ -361,7 +368,7 @@ class Job:
     def _moved(self, code: int, unsuccessful: list[str]) -> bool:
         if code == 1:
             return False
-        if code == -9:
+        if code == FailedChildren.code:
             reason = self.deferred_failure or (
                 f"child {unsuccessful[0]} failed" if unsuccessful else "job has failed children"
             )

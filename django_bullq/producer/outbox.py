@@ -283,11 +283,11 @@ def _epoch_ms(value: datetime, what: str) -> int:
     return int(round(value.timestamp() * 1000))
 
 
-async def arelay_forever(interval: float) -> None:
-    """Run :func:`relay_all` in a thread every ``interval`` s until cancelled (``runworker``)."""
+async def arelay_forever(interval_s: float) -> None:
+    """Run :func:`relay_all` in a thread every ``interval_s`` s until cancelled (``runworker``)."""
     while True:
         await asyncio.to_thread(relay_all)
-        await asyncio.sleep(interval)
+        await asyncio.sleep(interval_s)
 
 
 __all__ = [

@@ -7,8 +7,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import redis
 
-from django_bullq import JobOptions, Queue
-from django_bullq.core.errors import InvalidNameError, JobNotFound, JobNotInState
+from django_bullq import Job, JobOptions, Queue
+from django_bullq.core.errors import (
+    BullqError,
+    InvalidNameError,
+    JobNotFound,
+    JobNotInState,
+    UnboundJobError,
+)
 from tests.support.factories import add_jobs
 from tests.support.workerkit import events
 
@@ -170,3 +176,12 @@ async def test_bulk_jobs_sharing_options_store_the_same_opts_as_single_adds(
     with pytest.raises(ValueError):
         await queue.aadd_bulk([("ok", 1), ("bad", 2, {"attempts": -1})])
     queue.close()
+
+
+def test_a_job_without_a_queue_says_so_when_asked_to_use_redis() -> None:
+    """A ``Job`` built by hand (no queue) raises ``UnboundJobError``, a ``BullqError`` and,
+    as before it had a class of its own, a ``RuntimeError``."""
+    job = Job(queue=None, id="7")
+    with pytest.raises(UnboundJobError, match="not bound to a Queue"):
+        job.get_logs()
+    assert issubclass(UnboundJobError, BullqError) and issubclass(UnboundJobError, RuntimeError)
