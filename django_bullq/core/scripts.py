@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import redis.asyncio.cluster
 import redis.cluster
@@ -91,6 +91,22 @@ def load_sources() -> dict[str, ScriptSource]:
     return sources
 
 
+class RunOptions(TypedDict, total=False):
+    """Keyword options of :meth:`Scripts.run` and :meth:`Scripts.arun`.
+
+    Attributes:
+        job_id: the job the :class:`~django_bullq.core.errors.ScriptError` of a negative
+            answer names.
+        client: a pipeline to queue the call on (its answer then comes from ``execute``,
+            unchecked); default the scripts' own client.
+        raise_codes: raise a negative integer answer as its ScriptError (default True).
+    """
+
+    job_id: str | None
+    client: Any
+    raise_codes: bool
+
+
 class Scripts:
     """The registered scripts of one Redis client (sync or asyncio).
 
@@ -127,35 +143,28 @@ class Scripts:
             raise BullqError(f"script {name} takes {expected} KEYS, got {len(keys)}")
 
     def run(
-        self,
-        name: str,
-        keys: Sequence[str],
-        args: Sequence[Any],
-        *,
-        job_id: str | None = None,
-        client: Any = None,
-        raise_codes: bool = True,
+        self, name: str, keys: Sequence[str], args: Sequence[Any], **opts: Unpack[RunOptions]
     ) -> Any:
         """Run script ``name`` (``client`` may be a pipeline); returns its raw answer."""
-        result = self._start(name, keys, args, client)
-        return raise_on_code(result, name, job_id) if raise_codes and client is None else result
+        client = opts.get("client")
+        return self._checked(self._start(name, keys, args, client), name, client, opts)
 
     async def arun(
-        self,
-        name: str,
-        keys: Sequence[str],
-        args: Sequence[Any],
-        *,
-        job_id: str | None = None,
-        client: Any = None,
-        raise_codes: bool = True,
+        self, name: str, keys: Sequence[str], args: Sequence[Any], **opts: Unpack[RunOptions]
     ) -> Any:
         """Asyncio twin of :meth:`run` (``client`` may be an asyncio pipeline: await queues it)."""
+        client = opts.get("client")
         started = self._start(name, keys, args, client)
         if _is_cluster_pipeline(client):
             return started  # queued on the cluster pipeline; nothing to await or check
-        result = await started
-        return raise_on_code(result, name, job_id) if raise_codes and client is None else result
+        return self._checked(await started, name, client, opts)
+
+    @staticmethod
+    def _checked(result: Any, name: str, client: Any, opts: RunOptions) -> Any:
+        """``result``, or its code's error when codes are checked (never on a pipeline)."""
+        if client is None and opts.get("raise_codes", True):
+            return raise_on_code(result, name, opts.get("job_id"))
+        return result
 
     def _start(self, name: str, keys: Sequence[str], args: Sequence[Any], client: Any) -> Any:
         """Check the KEYS count and start script ``name``: on a cluster pipeline, queue it as

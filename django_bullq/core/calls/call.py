@@ -108,37 +108,55 @@ class Batch[T]:
 Step = Call[Any] | Read[Any] | Command[Any] | Batch[Any]
 
 
+class _Stepper[R]:
+    """The generator protocol of :func:`drive` and :func:`adrive`, written once: the step to
+    run next, and where its reply or its error goes."""
+
+    __slots__ = ("done", "step", "steps", "value")
+    step: Step
+    value: R
+
+    def __init__(self, steps: Steps[R]) -> None:
+        self.steps = steps
+        self.done = False
+        self._advance(steps.send, None)
+
+    def reply(self, reply: Any) -> None:
+        """Send ``reply`` into the generator at its ``yield``."""
+        self._advance(self.steps.send, reply)
+
+    def fail(self, error: Exception) -> None:
+        """Throw ``error`` into the generator at its ``yield`` (it may catch it)."""
+        self._advance(self.steps.throw, error)
+
+    def _advance(self, resume: Callable[[Any], Step], what: Any) -> None:
+        try:
+            self.step = resume(what)
+        except StopIteration as stop:
+            self.done, self.value = True, stop.value
+
+
 def drive[R](run: Callable[[Step], Any], steps: Steps[R]) -> R:
     """Run ``steps`` to its end, each step through ``run``; returns the generator's value.
 
     An exception of a step is thrown into the generator at its ``yield`` (it may catch it);
     uncaught, it propagates from here.
     """
-    try:
-        step = steps.send(None)
-        while True:
-            try:
-                reply = run(step)
-            except Exception as exc:  # noqa: BLE001 - the operation decides; uncaught, re-raised
-                step = steps.throw(exc)
-            else:
-                step = steps.send(reply)
-    except StopIteration as done:
-        result: R = done.value
-        return result
+    stepper = _Stepper(steps)
+    while not stepper.done:
+        try:
+            stepper.reply(run(stepper.step))
+        except Exception as exc:  # noqa: BLE001 - the operation decides; uncaught, re-raised
+            stepper.fail(exc)
+    return stepper.value
 
 
 async def adrive[R](run: Callable[[Step], Awaitable[Any]], steps: Steps[R]) -> R:
     """Async twin of :func:`drive`: each step through the coroutine function ``run``."""
-    try:
-        step = steps.send(None)
-        while True:
-            try:
-                reply = await run(step)
-            except Exception as exc:  # noqa: BLE001 - see drive
-                step = steps.throw(exc)
-            else:
-                step = steps.send(reply)
-    except StopIteration as done:
-        result: R = done.value
-        return result
+    stepper = _Stepper(steps)
+    while not stepper.done:
+        try:
+            stepper.reply(await run(stepper.step))
+        except Exception as exc:  # noqa: BLE001 - see drive
+            stepper.fail(exc)
+    return stepper.value

@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 R = TypeVar("R")
 
+#: Step kind -> the name of its sync executor; the async one is ``_a`` + the name without ``_``.
+EXECUTORS: dict[type, str] = {Call: "_run", Batch: "_batch", Read: "_read", Command: "_command"}
+
 
 @dataclass(frozen=True, slots=True)
 class _LoopClients:
@@ -151,26 +154,12 @@ class QueueBase:
         return await adrive(self._astep, steps)
 
     def _step(self, step: Step) -> Any:
-        return (
-            self._run(step)
-            if isinstance(step, Call)
-            else self._batch(step)
-            if isinstance(step, Batch)
-            else self._read(step)
-            if isinstance(step, Read)
-            else self._command(step)
-        )
+        """Run one step with the sync executor of its kind (:data:`EXECUTORS`)."""
+        return getattr(self, EXECUTORS[type(step)])(step)
 
     async def _astep(self, step: Step) -> Any:
-        return await (
-            self._arun(step)
-            if isinstance(step, Call)
-            else self._abatch(step)
-            if isinstance(step, Batch)
-            else self._aread(step)
-            if isinstance(step, Read)
-            else self._acommand(step)
-        )
+        """Async twin of :meth:`_step`: the kind's async executor (``_a`` + its name)."""
+        return await getattr(self, "_a" + EXECUTORS[type(step)][1:])(step)
 
     def _batch(self, batch: Batch[T]) -> T:
         """Send a batch's script calls in one pipeline (MULTI/EXEC when it asks); its parsed

@@ -6,7 +6,7 @@ The schedule itself (validation, the next run, the stored form) is in
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from .. import calls
 from ..calls import Command, Read, Steps
@@ -14,6 +14,23 @@ from ..job import Job
 from ..scheduler import JobScheduler, upsert_call
 from ..serialization import to_str
 from .base import QueueBase
+
+
+class SchedulerOptions(TypedDict, total=False):
+    """Keyword options of :meth:`JobSchedulers.upsert_job_scheduler` (BullMQ's
+    ``RepeatOptions`` fields of the same names; None or absent: not set).
+
+    Attributes:
+        limit: max number of iterations (BullMQ ``limit``).
+        start_date / end_date: ms since epoch or aware datetimes (``startDate`` /
+            ``endDate``).
+        immediately: cron only: the first run now instead of at the next tick.
+    """
+
+    limit: int | None
+    start_date: Any
+    end_date: Any
+    immediately: bool | None
 
 
 def _iteration_id(reply: Any) -> str | None:
@@ -32,11 +49,7 @@ class JobSchedulers(QueueBase):
         scheduler_id: str,
         repeat: dict[str, Any],
         template: dict[str, Any] | None = None,
-        *,
-        limit: int | None = None,
-        start_date: Any = None,
-        end_date: Any = None,
-        immediately: bool | None = None,
+        **options: Unpack[SchedulerOptions],
     ) -> Job | None:
         """Create or replace a job scheduler (BullMQ ``Queue.upsertJobScheduler``).
 
@@ -51,8 +64,8 @@ class JobSchedulers(QueueBase):
                 may also hold ``offset`` (ms) and the keyword options below.
             template: ``{"name": str (default the id), "data": JSON value, "opts": JobOptions
                 or a dict of JobOptions fields (no job_id / delay)}``.
-            limit: max number of iterations. start_date / end_date: ms since epoch or aware
-                datetimes. immediately: cron only, first run now instead of the next tick.
+            options: the keyword options of :class:`SchedulerOptions` (``limit``,
+                ``start_date``, ``end_date``, ``immediately``); each may also be in ``repeat``.
 
         Returns:
             The pending iteration :class:`Job`, or None (nothing is written) when
@@ -67,44 +80,27 @@ class JobSchedulers(QueueBase):
                 started.
             SchedulerSlotsBusy: (Lua code -11) every, 32 slots hold started iterations.
         """
-        return self._drive(
-            self._upsert(
-                scheduler_id, repeat, template, limit, start_date, end_date, immediately=immediately
-            )
-        )
+        return self._drive(self._upsert(scheduler_id, repeat, template, options))
 
     async def aupsert_job_scheduler(
         self,
         scheduler_id: str,
         repeat: dict[str, Any],
         template: dict[str, Any] | None = None,
-        *,
-        limit: int | None = None,
-        start_date: Any = None,
-        end_date: Any = None,
-        immediately: bool | None = None,
+        **options: Unpack[SchedulerOptions],
     ) -> Job | None:
         """Async twin of :meth:`upsert_job_scheduler`."""
-        return await self._adrive(
-            self._upsert(
-                scheduler_id, repeat, template, limit, start_date, end_date, immediately=immediately
-            )
-        )
+        return await self._adrive(self._upsert(scheduler_id, repeat, template, options))
 
     def _upsert(
         self,
         scheduler_id: str,
         repeat: dict[str, Any],
         template: dict[str, Any] | None,
-        limit: int | None,
-        start_date: Any,
-        end_date: Any,
-        *,
-        immediately: bool | None,
+        options: SchedulerOptions,
     ) -> Steps[Job | None]:
         """The upsert's call (none when the schedule is over), then its pending iteration."""
-        extra = dict(limit=limit, start_date=start_date, end_date=end_date, immediately=immediately)
-        call = upsert_call(self.keys, scheduler_id, repeat, template, extra)
+        call = upsert_call(self.keys, scheduler_id, repeat, template, dict(options))
         job_id = None if call is None else _iteration_id((yield call))
         job: Job | None = None if job_id is None else (yield self._job_command(job_id))
         return job
