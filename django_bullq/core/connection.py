@@ -76,7 +76,8 @@ def redact_options(options: dict[str, Any]) -> dict[str, Any]:
 
 @contextmanager
 def reaching(connection: Connection, what: str) -> Iterator[None]:
-    """Turn redis-py connection errors inside the block into :class:`RedisUnavailableError`.
+    """Turn redis-py connection errors inside the block into :class:`RedisUnavailableError`,
+    and a database index the server lacks into :class:`ConnectionConfigError`.
 
     Args:
         connection: the :class:`Connection` used (for its password-free description).
@@ -90,6 +91,11 @@ def reaching(connection: Connection, what: str) -> Iterator[None]:
         raise RedisUnavailableError(
             f"cannot reach Redis at {connection.describe()} to {what}: {type(exc).__name__}: {exc}"
         ) from exc
+    except redis.ResponseError as exc:
+        missing = connection.database_error(exc)  # redis://host/99 on a server of 16
+        if missing is None:
+            raise
+        raise missing from exc
 
 
 def _sentinel_parts(url: str) -> tuple[list[tuple[str, int]], str, int, str | None]:

@@ -208,3 +208,12 @@ def test_database_index_out_of_range_is_explained(redis_url: str) -> None:
     assert isinstance(error, ConnectionConfigError)
     assert f"Redis database 99 does not exist on {address} (databases = 16)" in str(error)
     assert connection.database_error(redis.ResponseError("WRONGTYPE")) is None
+
+
+async def test_producer_on_a_missing_database_index_says_so(redis_url: str) -> None:
+    queue = Queue("q", redis_url.rsplit("/", 1)[0] + "/99")
+    with pytest.raises(ConnectionConfigError, match=r"Redis database 99 does not exist on .*16"):
+        queue.add("email", {})
+    with pytest.raises(ConnectionConfigError, match="Redis database 99 does not exist"):
+        await queue.aadd("email", {})
+    queue.close()
