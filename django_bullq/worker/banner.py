@@ -43,9 +43,9 @@ def known_queue_names() -> set[str]:
     for entry in bullq_settings.SCHEDULERS.values():
         if isinstance(entry, dict) and isinstance(entry.get("queue"), str):
             names.add(entry["queue"])
-    for backend in getattr(settings, "TASKS", {}).values():
-        if isinstance(backend, dict) and "django_bullq" in str(backend.get("BACKEND", "")):
-            names.update(q for q in backend.get("QUEUES") or [] if isinstance(q, str))
+    for alias in django_tasks_backends():
+        queues = settings.TASKS[alias].get("QUEUES") or []
+        names.update(q for q in queues if isinstance(q, str))
     return names
 
 
@@ -90,7 +90,23 @@ def banner(
     for queue_name in names:
         listed = tasks.get(queue_name, [])
         lines.append(f"    {queue_name}: {', '.join(listed) if listed else '(none registered)'}")
+    backends = django_tasks_backends()
+    if backends:
+        lines.append(
+            f"    and django.tasks tasks of backend(s) {', '.join(backends)}, by import path"
+        )
     return lines
+
+
+def django_tasks_backends() -> list[str]:
+    """Aliases of ``settings.TASKS`` whose backend is django_bullq's, sorted."""
+    from django.conf import settings
+
+    return sorted(
+        alias
+        for alias, backend in getattr(settings, "TASKS", {}).items()
+        if isinstance(backend, dict) and "django_bullq" in str(backend.get("BACKEND", ""))
+    )
 
 
 def preflight(names: Sequence[str]) -> list[str]:

@@ -321,6 +321,7 @@ def test_start_banner_says_redis_queues_concurrency_loop_and_tasks(queue_name: s
     assert f"    {queue_name}: (none registered)" in out  # its jobs come from .using(queue=...)
     default_tasks = out.split("    default: ", 1)[1].splitlines()[0]
     assert "tests.testapp.tasks.add" in default_tasks.split(", ")
+    assert "and django.tasks tasks of backend(s) default, by import path" in out
 
 
 def test_start_banner_hides_the_redis_password(settings: Any) -> None:

@@ -30,6 +30,9 @@ from django_bullq.worker.supervisor import RECYCLE_EXIT, run_processes
 
 logger = logging.getLogger("django_bullq.worker")
 
+#: Delayed jobs a --burst run's summary reads per queue to count the retries among them.
+BURST_SAMPLE = 1000
+
 
 class Command(BaseCommand):
     help = (
@@ -179,17 +182,19 @@ class Command(BaseCommand):
             queue = get_queue(name)
             try:
                 count = queue.get_job_counts("delayed")["delayed"]
-                retries += sum(
-                    1 for job in queue.get_jobs("delayed", end=999) if job.attempts_made > 0
-                )
+                # a retry is a delayed job with an attempt made (the next ones due first)
+                sample = queue.get_jobs("delayed", end=BURST_SAMPLE - 1, asc=True)
             except (RedisConnectionError, RedisTimeoutError, OSError):
                 return
             delayed += count
+            retries += sum(1 for job in sample if job.attempts_made > 0)
         text = (
             f"runworker --burst: {completed + failed} job(s) processed "
             f"({completed} completed, {failed} failed); {retries} retr"
             f"{'y' if retries == 1 else 'ies'} still delayed"
         )
+        if delayed > BURST_SAMPLE:
+            text += f" among the first {BURST_SAMPLE}"
         if delayed != retries:
             text += f", {delayed} delayed job(s) in all"
         if delayed:
