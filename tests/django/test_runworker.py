@@ -462,7 +462,9 @@ def test_channels_listed_first_fails_runworker_with_what_to_do(queue_name: str) 
 
     job = sample.add.using(queue=queue_name).enqueue(2, 3)
     proc = subprocess.run(
-        [sys.executable, "-m", "django", "bullq", "runworker", queue_name, "--burst"],
+        # --processes: the children are `bullq runworker` too (`runworker` is Channels')
+        [sys.executable, "-m", "django", "bullq", "runworker", queue_name, "--burst"]
+        + ["--processes", "2"],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -472,3 +474,4 @@ def test_channels_listed_first_fails_runworker_with_what_to_do(queue_name: str) 
     assert proc.returncode == 0, proc
     assert job.wait(timeout=1) == 5
     assert f"queues:      {queue_name}" in proc.stdout
+    assert proc.stdout.count("runworker --burst: ") == 2  # one summary per process

@@ -238,7 +238,8 @@ class Command(BaseCommand):
 
     @staticmethod
     def _child_args(names: list[str], options: dict[str, Any]) -> list[str]:
-        args = [*names, "--verbosity", str(options["verbosity"])]
+        # the supervisor ran the system checks: its children do not print them again
+        args = [*names, "--verbosity", str(options["verbosity"]), "--skip-checks"]
         for flag in ("concurrency", "grace_period", "max_jobs", "max_memory"):
             if options[flag] is not None:
                 args += [f"--{flag.replace('_', '-')}", str(options[flag])]

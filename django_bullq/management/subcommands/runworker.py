@@ -17,7 +17,8 @@ HELP = "run workers for the named queues (the same as manage.py runworker)"
 
 
 def add_arguments(parser: ArgumentParser) -> None:
-    """``runworker``'s arguments, plus ``-v`` after the subcommand name."""
+    """``runworker``'s arguments, plus ``-v`` and ``--skip-checks`` after the subcommand
+    name (``manage.py bullq`` itself runs no checks)."""
     from django_bullq.management.commands.runworker import Command
 
     Command().add_arguments(parser)  # type: ignore[arg-type]
@@ -29,6 +30,7 @@ def add_arguments(parser: ArgumentParser) -> None:
         default=argparse.SUPPRESS,  # keep `bullq -v 2 runworker` working too
         help="0 warnings only, 1 the banner and start/stop lines, 2 one line per job",
     )
+    parser.add_argument("--skip-checks", action="store_true", help="skip the system checks")
 
 
 def handle(command: BaseCommand, **options: Any) -> int:
