@@ -184,6 +184,41 @@ async def test_outage_is_logged_once_then_reconnected(
     assert not [m for m in loud if " failed" in m], loud
 
 
+async def test_a_finish_retried_through_an_outage_logs_the_outage_once(
+    redis_url: str, queue_name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A job that ends while Redis is cut: its moveToFinished is retried until Redis is back
+    (within the lock), with no warning per retry."""
+    port = int(redis_url.rsplit(":", 1)[1].split("/")[0])
+    proxy = TcpProxy(port)
+    queue = Queue(queue_name, f"redis://127.0.0.1:{proxy.port}/0")
+    direct = Queue(queue_name, redis_url)
+
+    def slow(job: Any) -> int:
+        time.sleep(0.5)
+        return 7
+
+    worker = make_worker(queue, slow, name="finish", lock_duration=5000)
+    caplog.set_level(logging.INFO, logger="django_bullq")
+    task = asyncio.create_task(worker.arun())
+    try:
+        job = direct.add("slow", 1)
+        await _until(lambda: direct.get_job_state(job.id) == "active", 10, "job active")
+        proxy.cut()
+        await asyncio.sleep(1.5)  # the job ends during the cut
+        proxy.restore()
+        await _until(lambda: direct.get_job_state(job.id) == "completed", 10, "job finished")
+    finally:
+        worker.close()
+        await asyncio.wait_for(task, 15)
+        queue.close()
+        direct.close()
+        proxy.close()
+    loud = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert sum("unreachable, retrying" in m for m in loud) == 1, loud
+    assert not [m for m in loud if "moveToFinished" in m], loud
+
+
 async def test_stuck_fetch_loop_withholds_the_heartbeat(queue: Queue, r: redis.Redis) -> None:
     """A worker whose fetch loop hangs (alive process, no fetching) must not look alive."""
     worker = make_worker(queue, lambda job: None, name="stuck")

@@ -78,7 +78,7 @@ async def listen_control(worker: Worker) -> None:
             failures += 1
             delay = min(0.1 * 2 ** min(failures, 6), 5.0)
             if is_outage(exc):  # one line per outage (outage.py)
-                outages.failed(worker.queue.connection.address(), exc)
+                outages.failed(worker.queue.connection.address(), exc, consecutive=failures)
             else:
                 logger.warning(
                     "worker %s: control channel failed (%s: %s); again in %.1f s",

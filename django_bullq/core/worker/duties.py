@@ -67,15 +67,18 @@ class Duties(WorkerState):
     ) -> None:
         if not at_start:
             await asyncio.sleep(seconds)
+        failures = 0
         while True:
             pause = seconds
             try:
                 await duty()  # the fetch loop logs "reconnected": a duty may skip Redis
+                failures = 0
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - periodic duties retry soon
+                failures += 1
                 if is_outage(exc):  # logged once per outage, not once per duty per second
-                    outages.failed(self.queue.connection.address(), exc)
+                    outages.failed(self.queue.connection.address(), exc, consecutive=failures)
                 else:
                     logger.warning("worker %s: %s failed: %s", self.queue.name, duty.__name__, exc)
                 # A pooled connection that died in an outage fails its first use after it;

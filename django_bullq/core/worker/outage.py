@@ -33,11 +33,18 @@ class Outages:
         #: address -> monotonic time (s) of the first failure of the current outage
         self.down: dict[str, float] = {}
 
-    def failed(self, address: str, exc: BaseException) -> None:
+    def failed(self, address: str, exc: BaseException, *, consecutive: int = 2) -> None:
         """Record a failure to reach ``address`` (``host:port``); logs only the first one of an
-        outage (WARNING), the rest at DEBUG."""
-        if address in self.down:
-            logger.debug("Redis at %s still unreachable: %s: %s", address, type(exc).__name__, exc)
+        outage (WARNING), the rest at DEBUG.
+
+        Args:
+            address: ``host:port``. exc: the error.
+            consecutive: how many calls of the caller failed in a row. One failure alone is
+                no outage: a pooled connection that died in an outage (or was closed by the
+                server while idle) fails its first use after it, and the retry succeeds.
+        """
+        if address in self.down or consecutive < 2:
+            logger.debug("Redis at %s unreachable: %s: %s", address, type(exc).__name__, exc)
             return
         self.down[address] = time.monotonic()
         logger.warning(

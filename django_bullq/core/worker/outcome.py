@@ -21,6 +21,7 @@ from ..errors import BullqError, UnrecoverableError
 from ..job import Job
 from ..options import normalize_keep, now_ms
 from ..serialization import dumps
+from .outage import outages
 from .state import WorkerState
 
 logger = logging.getLogger("django_bullq.worker")
@@ -188,7 +189,8 @@ class Outcome(WorkerState):
                 delay = min(0.05 * 2**failures, 1.0)
                 if loop.time() + delay >= deadline:
                     raise
-                logger.warning(
+                outages.failed(self.queue.connection.address(), exc, consecutive=failures)
+                logger.debug(
                     "worker %s: %s of job %s failed (%s); retrying in %.2f s",
                     self.queue.name,
                     call.script,

@@ -251,7 +251,7 @@ class Worker(Execution, Outcome, Duties):
     async def _backoff_after_error(self, what: str, exc: BaseException, failures: int) -> None:
         delay = min(0.1 * 2 ** min(failures, 6), 5.0)
         if is_outage(exc):  # one line per outage (core/worker/outage.py)
-            outages.failed(self.queue.connection.address(), exc)
+            outages.failed(self.queue.connection.address(), exc, consecutive=failures)
         else:
             logger.warning(
                 "worker %s: %s failed (%s: %s); retrying in %.1f s",
