@@ -1,5 +1,7 @@
 """App config of django_bullq (the Django layer; the core in django_bullq.core never imports it)."""
 
+import sys
+
 from django.apps import AppConfig
 
 
@@ -20,3 +22,5 @@ class BullqConfig(AppConfig):
         for check in bullq_checks.ALL_CHECKS:
             checks.register(check, bullq_checks.TAG)
         autodiscover_modules("tasks")
+        # `manage.py runworker` owned by Channels: say what to do instead of its usage text
+        bullq_checks.refuse_foreign_runworker(sys.argv)

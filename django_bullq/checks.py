@@ -349,21 +349,105 @@ def check_task_queues(app_configs: Any = None, **kwargs: Any) -> list[CheckMessa
     return errors
 
 
-def check_runworker_command(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """W001 ``manage.py runworker`` resolves to another app's command (e.g. Channels')."""
+#: Environment variable that lets another app's ``runworker`` (Channels') run on purpose.
+FOREIGN_RUNWORKER_ENV = "BULLQ_FOREIGN_RUNWORKER"
+
+
+def runworker_owner() -> str | None:
+    """The app whose command ``manage.py runworker`` runs (None: no app ships one)."""
     from django.core.management import get_commands
 
-    owner = get_commands().get("runworker")
+    return get_commands().get("runworker")
+
+
+def foreign_runworker_message(owner: str) -> str:
+    """What to do when ``manage.py runworker`` is ``owner``'s command, not django_bullq's."""
+    return (
+        f"'manage.py runworker' is the command of {owner!r} here, not django_bullq's: "
+        f"{owner!r} is listed above 'django_bullq' in INSTALLED_APPS, and Django runs the "
+        "command of the app listed first. List 'django_bullq' above "
+        f"{owner!r} in INSTALLED_APPS, or run 'manage.py bullq runworker [queue ...]' "
+        f"(the same command). To run the runworker of {owner!r} on purpose, set "
+        f"{FOREIGN_RUNWORKER_ENV}=1."
+    )
+
+
+def refuse_foreign_runworker(argv: list[str]) -> None:
+    """Stop ``manage.py runworker`` (``argv``) with :func:`foreign_runworker_message` when the
+    name belongs to another app, before that app's command parses django_bullq's arguments
+    (Channels' prints its usage text). Called from ``AppConfig.ready``.
+
+    Raises:
+        SystemExit: 1, after writing the message to stderr.
+    """
+    import os
+    import sys
+
+    if argv[1:2] != ["runworker"] or os.environ.get(FOREIGN_RUNWORKER_ENV) == "1":
+        return
+    owner = runworker_owner()
+    if owner is not None and owner != "django_bullq":
+        sys.stderr.write(f"CommandError: {foreign_runworker_message(owner)}\n")
+        raise SystemExit(1)
+
+
+def check_runworker_command(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """W001 ``manage.py runworker`` resolves to another app's command (e.g. Channels')."""
+    owner = runworker_owner()
     if owner is not None and owner != "django_bullq":
         return [
             CheckWarning(
                 f"'manage.py runworker' runs the command of {owner!r}, not django_bullq's.",
                 hint="List 'django_bullq' above 'channels' (and any other app shipping a "
-                "runworker command) in INSTALLED_APPS; the app listed first wins.",
+                "runworker command) in INSTALLED_APPS; the app listed first wins. "
+                "'manage.py bullq runworker' runs django_bullq's worker either way.",
                 id="django_bullq.W001",
             )
         ]
     return []
+
+
+def sqlite_deferred_aliases(databases: dict[str, Any] | None = None) -> list[str]:
+    """Aliases of ``settings.DATABASES`` (or ``databases``) on SQLite without
+    ``OPTIONS["transaction_mode"] == "IMMEDIATE"`` (Django >= 5.1), sorted."""
+    if databases is None:
+        from django.conf import settings
+
+        databases = settings.DATABASES
+    found = []
+    for alias, entry in databases.items():
+        if not isinstance(entry, dict) or "sqlite3" not in str(entry.get("ENGINE", "")):
+            continue
+        options = entry.get("OPTIONS") or {}
+        mode = options.get("transaction_mode") if isinstance(options, dict) else None
+        if str(mode or "").upper() != "IMMEDIATE":
+            found.append(alias)
+    return sorted(found)
+
+
+def sqlite_concurrency_warning(concurrency: int, aliases: list[str]) -> CheckWarning:
+    """W002 for ``concurrency`` > 1 over the SQLite databases ``aliases`` that begin their
+    transactions DEFERRED (shared by the system check and ``runworker --concurrency``)."""
+    return CheckWarning(
+        f"runworker runs {concurrency} jobs at once per queue, and SQLite database(s) "
+        f"{', '.join(repr(a) for a in aliases)} begin transactions DEFERRED: two jobs that "
+        "write at once fail with 'database is locked'.",
+        hint="Set DATABASES[alias]['OPTIONS'] = {'transaction_mode': 'IMMEDIATE', "
+        "'timeout': 20} (Django >= 5.1), use another database, or run with concurrency 1.",
+        id="django_bullq.W002",
+    )
+
+
+def check_sqlite_concurrency(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """W002 ``BULLQ["WORKER"]["CONCURRENCY"]`` > 1 with a SQLite database that is not in
+    ``transaction_mode`` IMMEDIATE."""
+    raw = _settings()
+    worker = raw.get("WORKER", {}) if raw is not None else {}
+    concurrency = worker.get("CONCURRENCY", 1) if isinstance(worker, dict) else 1
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency <= 1:
+        return []
+    aliases = sqlite_deferred_aliases()
+    return [sqlite_concurrency_warning(concurrency, aliases)] if aliases else []
 
 
 def check_schedulers(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
@@ -402,4 +486,5 @@ ALL_CHECKS: tuple[Callable[..., list[CheckMessage]], ...] = (
     check_task_queues,
     check_runworker_command,
     check_schedulers,
+    check_sqlite_concurrency,
 )

@@ -76,7 +76,8 @@ def redact_options(options: dict[str, Any]) -> dict[str, Any]:
 
 @contextmanager
 def reaching(connection: Connection, what: str) -> Iterator[None]:
-    """Turn redis-py connection errors inside the block into :class:`RedisUnavailableError`.
+    """Turn redis-py connection errors inside the block into :class:`RedisUnavailableError`,
+    and a database index the server lacks into :class:`ConnectionConfigError`.
 
     Args:
         connection: the :class:`Connection` used (for its password-free description).
@@ -90,6 +91,11 @@ def reaching(connection: Connection, what: str) -> Iterator[None]:
         raise RedisUnavailableError(
             f"cannot reach Redis at {connection.describe()} to {what}: {type(exc).__name__}: {exc}"
         ) from exc
+    except redis.ResponseError as exc:
+        missing = connection.database_error(exc)  # redis://host/99 on a server of 16
+        if missing is None:
+            raise
+        raise missing from exc
 
 
 def _sentinel_parts(url: str) -> tuple[list[tuple[str, int]], str, int, str | None]:
@@ -202,6 +208,51 @@ class Connection:
         if asyncio_:
             return use_hiredis_packing(redis.asyncio.Redis.from_url(self.url, **opts))
         return redis.Redis.from_url(self.url, **opts)
+
+    def address(self) -> str:
+        """Where this connection points, as ``host:port`` (several ``host:port`` joined by
+        ``,`` for Sentinel, the socket path for ``unix://``), for log lines; no credentials."""
+        if not self.url:
+            return self.describe()
+        if self.scheme == "unix":
+            return urlsplit(self.url).path or self.describe()
+        if self.scheme == "redis+sentinel":
+            return ",".join(f"{host}:{port}" for host, port in _sentinel_parts(self.url)[0])
+        try:
+            parts = urlsplit(self.url)
+            host, port = parts.hostname or "127.0.0.1", parts.port or 6379
+        except ValueError:
+            return self.describe()
+        return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+    def database_error(self, exc: BaseException) -> ConnectionConfigError | None:
+        """A readable error for ``exc`` when it is Redis refusing this URL's database index
+        (``ERR DB index is out of range``); None for any other error.
+
+        The message names the index, the address and the server's ``databases`` setting when
+        ``CONFIG GET databases`` answers on database 0 (a short-lived sync connection).
+        """
+        if "DB index is out of range" not in str(exc) or not self.url:
+            return None
+        try:
+            index = int(urlsplit(self.url).path.strip("/") or 0)
+        except ValueError:
+            index = -1
+        count = ""
+        try:
+            url = urlsplit(self.url)._replace(path="/0").geturl()
+            probe = redis.Redis.from_url(url, **{**CLIENT_DEFAULTS, **self.options})
+            try:
+                reply: Any = probe.config_get("databases")
+                count = f" (databases = {int(reply['databases'])})"
+            finally:
+                probe.close()
+        except (redis.RedisError, KeyError, ValueError, TypeError):
+            pass
+        return ConnectionConfigError(
+            f"Redis database {index} does not exist on {self.address()}{count}; "
+            "use a database index below that number in the URL (redis://host:port/<db>)"
+        )
 
     def describe(self) -> str:
         """The URL with its password hidden, for logs and the admin."""

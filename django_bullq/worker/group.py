@@ -18,6 +18,7 @@ from typing import Any
 from ..conf import bullq_settings, get_queue, worker_options
 from ..core import eventloop
 from ..core.worker import Worker
+from ..core.worker.outage import is_outage
 from ..core.worker.shutdown import SignalStop
 from .dispatch import process_job
 from .hygiene import after_job, before_job
@@ -86,9 +87,12 @@ class WorkerGroup:
     async def _run_one(self, worker: Worker, *, burst: bool) -> None:
         try:
             await worker.arun(burst=burst)
-        except BaseException:
+        except BaseException as exc:
             # One worker crashed: stop the others gracefully instead of running half a group.
-            logger.exception("worker %s crashed; stopping the other workers", worker.queue.name)
+            # A --burst run that gave up on an unreachable Redis is no crash: runworker says
+            # so in one line.
+            if not (burst and isinstance(exc, Exception) and is_outage(exc)):
+                logger.exception("worker %s crashed; stopping the other workers", worker.queue.name)
             self.close()
             raise
 

@@ -198,7 +198,12 @@ def run_processes(count: int, worker_args: Sequence[str], name: str | None = Non
     env["DJANGO_SETTINGS_MODULE"] = settings.SETTINGS_MODULE
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
     env["BULLQ_SUPERVISED"] = "1"
-    command = [sys.executable, "-m", "django", "runworker", *worker_args]
+    from ..checks import runworker_owner
+
+    # `bullq runworker` when another app (Channels) owns the name `runworker`
+    own = runworker_owner() == "django_bullq"
+    command = [sys.executable, "-m", "django", *(["runworker"] if own else ["bullq", "runworker"])]
+    command += worker_args
 
     def child(slot: int) -> list[str]:
         return [*command, *(["--name", f"{name}-{slot}"] if name else [])]

@@ -181,3 +181,39 @@ async def test_blocking_client_socket_timeout_is_raised_to_the_minimum() -> None
         client = conn.new_blocking_client(min_socket_timeout=35.0)
     assert client.connection_pool.connection_kwargs["socket_timeout"] == 35.0
     await client.aclose()
+
+
+@pytest.mark.parametrize(
+    ("url", "address"),
+    [
+        ("redis://:s3cret@db.example:6380/2", "db.example:6380"),
+        ("rediss://cache.example/0", "cache.example:6379"),
+        ("redis://[::1]:7000/0", "[::1]:7000"),
+        ("unix:///run/redis.sock?db=1", "/run/redis.sock"),
+        ("redis+sentinel://:pw@s1:26379,s2:26380/mymaster", "s1:26379,s2:26380"),
+    ],
+)
+def test_address_is_host_and_port_without_credentials(url: str, address: str) -> None:
+    assert Connection(url).address() == address
+
+
+def test_database_index_out_of_range_is_explained(redis_url: str) -> None:
+    """``redis://host:port/99`` on a server with 16 databases: say so, not ``ERR DB index``."""
+    base = redis_url.rsplit("/", 1)[0]
+    connection = Connection(f"{base}/99")
+    with pytest.raises(redis.ResponseError) as caught:
+        connection.sync_client().ping()
+    error = connection.database_error(caught.value)
+    address = base.split("//", 1)[1]
+    assert isinstance(error, ConnectionConfigError)
+    assert f"Redis database 99 does not exist on {address} (databases = 16)" in str(error)
+    assert connection.database_error(redis.ResponseError("WRONGTYPE")) is None
+
+
+async def test_producer_on_a_missing_database_index_says_so(redis_url: str) -> None:
+    queue = Queue("q", redis_url.rsplit("/", 1)[0] + "/99")
+    with pytest.raises(ConnectionConfigError, match=r"Redis database 99 does not exist on .*16"):
+        queue.add("email", {})
+    with pytest.raises(ConnectionConfigError, match="Redis database 99 does not exist"):
+        await queue.aadd("email", {})
+    queue.close()

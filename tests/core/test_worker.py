@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 import time
 from typing import Any
@@ -442,6 +443,44 @@ async def test_task_failures_are_logged(queue: Queue, caplog: pytest.LogCaptureF
     final = [r for r in caplog.records if r.levelname == "ERROR"]
     assert "failed after 2 attempt(s): kaboom" in final[0].getMessage()
     assert "ValueError: kaboom" in final[0].getMessage()  # with its traceback
+
+
+async def test_bad_input_failure_is_one_line_at_info(
+    queue: Queue, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An error of ours (bad input: UnrecoverableError from the dispatcher) logs one readable
+    line, with the run time; its traceback only at DEBUG."""
+
+    def proc(job: Job) -> None:
+        raise UnrecoverableError("job data does not match the signature of task 'add'")
+
+    job = queue.add("add", {})
+    with caplog.at_level("INFO", logger="django_bullq.worker"):
+        await run_until(make_worker(queue, proc), lambda: queue.get_job_state(job.id) == "failed")
+    final = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert len(final) == 1, final
+    assert "failed after 1 attempt(s): job data does not match the signature" in final[0]
+    assert "ms)" in final[0] and "\n" not in final[0] and "Traceback" not in final[0]
+
+    caplog.clear()
+    again = queue.add("add", {})
+    with caplog.at_level("DEBUG", logger="django_bullq.worker"):
+        await run_until(make_worker(queue, proc), lambda: queue.get_job_state(again.id) == "failed")
+    final = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert "Traceback" in final[0]  # -v 2 asks for it
+
+
+async def test_finished_job_logs_one_debug_line(
+    queue: Queue, caplog: pytest.LogCaptureFixture
+) -> None:
+    """At DEBUG (runworker -v 2) a completed job logs name, id, run time and outcome."""
+    job = queue.add("echo", 1)
+    with caplog.at_level("DEBUG", logger="django_bullq.worker"):
+        worker = make_worker(queue, lambda job: job.data)
+        await run_until(worker, lambda: queue.get_job_state(job.id) == "completed")
+    lines = [r.getMessage() for r in caplog.records if f"job {job.id} (echo)" in r.getMessage()]
+    assert len(lines) == 1, lines
+    assert re.search(rf"job {job.id} \(echo\) completed in \d+ ms$", lines[0]), lines
 
 
 async def test_lock_renewal_warns_of_a_lost_lock_but_not_of_a_job_being_finished(

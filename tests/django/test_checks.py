@@ -30,6 +30,17 @@ def test_checks_are_registered() -> None:
         assert check in registered
 
 
+@pytest.fixture
+def immediate_sqlite(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every SQLite database of the test settings in transaction_mode IMMEDIATE (W002 quiet)."""
+    from django.conf import settings
+
+    for entry in settings.DATABASES.values():
+        options = {**entry.get("OPTIONS", {}), "transaction_mode": "IMMEDIATE"}
+        monkeypatch.setitem(entry, "OPTIONS", options)
+
+
+@pytest.mark.usefixtures("immediate_sqlite")
 def test_valid_settings_are_silent() -> None:
     assert (
         ids(
@@ -158,6 +169,65 @@ def test_w001_when_channels_is_listed_first() -> None:
     assert "above 'channels'" in (messages[0].hint or "")
 
 
+def test_w001_hint_names_the_bullq_runworker_alias() -> None:
+    from django.conf import settings
+
+    apps = [a for a in settings.INSTALLED_APPS if a != "channels"]
+    with override_settings(INSTALLED_APPS=["channels", *apps]):
+        (message,) = bullq_checks.check_runworker_command()
+    assert "manage.py bullq runworker" in (message.hint or "")
+
+
+def test_w002_concurrency_over_deferred_sqlite() -> None:
+    """CONCURRENCY > 1 with a SQLite database that begins DEFERRED: 'database is locked'."""
+    assert ids({"CONNECTIONS": {"default": URL}, "WORKER": {"CONCURRENCY": 2}}) == [
+        "django_bullq.W002"
+    ]
+    with override_settings(BULLQ={"CONNECTIONS": {"default": URL}, "WORKER": {"CONCURRENCY": 4}}):
+        (message,) = bullq_checks.check_sqlite_concurrency()
+    assert "4 jobs at once" in message.msg and "'default', 'other'" in message.msg
+    assert "database is locked" in message.msg
+    assert "'transaction_mode': 'IMMEDIATE'" in (message.hint or "")
+
+
+def test_w002_is_silent_at_concurrency_1_and_with_immediate(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert ids({"CONNECTIONS": {"default": URL}}) == []
+    assert ids({"CONNECTIONS": {"default": URL}, "WORKER": {"CONCURRENCY": 1}}) == []
+    immediate = {
+        "ENGINE": "django.db.backends.sqlite3",
+        "OPTIONS": {"transaction_mode": "IMMEDIATE"},
+    }
+    assert bullq_checks.sqlite_deferred_aliases({"a": immediate}) == []
+    postgres = {"ENGINE": "django.db.backends.postgresql"}
+    assert bullq_checks.sqlite_deferred_aliases({"a": postgres}) == []
+    deferred = {"ENGINE": "django.db.backends.sqlite3", "OPTIONS": {"timeout": 20}}
+    assert bullq_checks.sqlite_deferred_aliases({"b": deferred, "a": immediate}) == ["b"]
+
+
+def test_foreign_runworker_is_refused_with_what_to_do(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """channels above django_bullq: `manage.py runworker` stops with a message saying what
+    to do, before Channels' command prints its usage text."""
+    from django.conf import settings
+
+    apps = [a for a in settings.INSTALLED_APPS if a != "channels"]
+    monkeypatch.delenv(bullq_checks.FOREIGN_RUNWORKER_ENV, raising=False)
+    with override_settings(INSTALLED_APPS=["channels", *apps]):
+        bullq_checks.refuse_foreign_runworker(["manage.py", "migrate"])  # other commands run
+        with pytest.raises(SystemExit) as caught:
+            bullq_checks.refuse_foreign_runworker(["manage.py", "runworker", "default"])
+        monkeypatch.setenv(bullq_checks.FOREIGN_RUNWORKER_ENV, "1")
+        bullq_checks.refuse_foreign_runworker(["manage.py", "runworker"])  # on purpose
+    assert caught.value.code == 1
+    err = capsys.readouterr().err
+    assert "List 'django_bullq' above 'channels' in INSTALLED_APPS" in err
+    assert "manage.py bullq runworker" in err
+    bullq_checks.refuse_foreign_runworker(["manage.py", "runworker"])  # ours: nothing to say
+
+
 def test_every_id_is_documented() -> None:
     from pathlib import Path
 
@@ -165,3 +235,4 @@ def test_every_id_is_documented() -> None:
     for n in range(1, 12):
         assert f"django_bullq.E{n:03d}" in text
     assert "django_bullq.W001" in text
+    assert "django_bullq.W002" in text

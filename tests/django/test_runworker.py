@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import base64
+import io
 import json
+import logging
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -19,6 +22,7 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
+import django_bullq
 from django_bullq.conf import get_queue
 from django_bullq.core.job import STATES
 from tests.support.helpers_django import burst
@@ -290,5 +294,184 @@ def test_burst_without_redis_is_a_command_error(settings: Any, queue_name: str) 
         **settings.BULLQ,
         "CONNECTIONS": {"default": {"URL": f"redis://127.0.0.1:{free_port()}/0"}},
     }
-    with pytest.raises(CommandError, match="cannot reach Redis"):
-        call_command("runworker", queue_name, "--burst")
+    with pytest.raises(CommandError, match=r"Redis at 127\.0\.0\.1:\d+ unreachable"):
+        call_command("runworker", queue_name, "--burst", stdout=io.StringIO())
+
+
+# --- what a person meets (issue 14, scope 4) ---------------------------------------------
+
+
+def run_command(*args: str) -> tuple[str, str]:
+    """``call_command("runworker", *args)``; returns (stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    call_command("runworker", *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def test_start_banner_says_redis_queues_concurrency_loop_and_tasks(queue_name: str) -> None:
+    from django_bullq.conf import get_queue as queue_of
+
+    sample.add.using(queue=queue_name).enqueue(1)
+    out, _ = run_command(queue_name, "default", "--burst", "--concurrency", "3", "--name", "w9")
+    assert f"django_bullq {django_bullq.__version__} runworker w9 (burst)" in out
+    assert f"Redis:       {queue_of(queue_name).connection.describe()}" in out
+    assert f"queues:      {queue_name}, default" in out
+    assert "concurrency: 3 per queue, 1 process" in out
+    assert re.search(r"event loop:  (uvloop|asyncio)\n", out), out
+    assert f"    {queue_name}: (none registered)" in out  # its jobs come from .using(queue=...)
+    default_tasks = out.split("    default: ", 1)[1].splitlines()[0]
+    assert "tests.testapp.tasks.add" in default_tasks.split(", ")
+    assert "and django.tasks tasks of backend(s) default, by import path" in out
+
+
+def test_start_banner_hides_the_redis_password(settings: Any) -> None:
+    from django_bullq.worker.banner import banner
+
+    settings.BULLQ = {
+        **settings.BULLQ,
+        "CONNECTIONS": {"default": "redis://app:s3cret@redis.example:6380/2?password=x"},
+    }
+    text = "\n".join(banner(["q"], concurrency=None, processes=2, burst=False, name="w"))
+    assert "s3cret" not in text and "password=x" not in text
+    assert "redis://app:***@redis.example:6380/2" in text
+    assert "concurrency: 1 per queue, 2 processes" in text
+
+
+def test_unknown_queue_warns_and_suggests_close_matches() -> None:
+    """`runworker defualt` exited 0 in silence: a typo must say so and name 'default'."""
+    typo = "defualt"  # no task, no job
+    get_queue(typo).obliterate(force=True)
+    _, err = run_command(typo, "--burst")
+    assert f"queue {typo!r} has no registered task and holds no job" in err
+    assert "Did you mean 'default'?" in err
+
+
+def test_queue_with_jobs_or_tasks_does_not_warn(queue_name: str) -> None:
+    sample.add.using(queue=queue_name).enqueue(1)  # no task names the queue, but it has a job
+    _, err = run_command(queue_name, "--burst")
+    assert "has no registered task" not in err
+    _, err = run_command("default", "--burst")
+    assert "has no registered task" not in err
+
+
+def test_v2_logs_one_line_per_finished_job(
+    queue_name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="django_bullq")
+    ok = sample.add.using(queue=queue_name).enqueue(1, 2)
+    bad = sample.give_up.using(queue=queue_name).enqueue()
+    run_command(queue_name, "--burst", "-v", "2")
+    lines = [r.getMessage() for r in caplog.records]
+    done = [m for m in lines if f"job {ok.id} (tests.testapp.tasks.add)" in m]
+    assert len(done) == 1 and re.search(r"completed in \d+ ms$", done[0]), done
+    failed = [m for m in lines if f"job {bad.id} (tests.testapp.tasks.give_up)" in m]
+    assert len(failed) == 1 and "failed after 1 attempt(s): not worth retrying" in failed[0]
+
+
+def test_signature_mismatch_fails_in_one_readable_line(
+    queue_name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Bad input at the default verbosity: one ERROR line with the reason, no traceback."""
+    caplog.set_level(logging.INFO, logger="django_bullq")
+    job = get_queue(queue_name).add("tests.testapp.tasks.add", {"args": [1, 2, 3], "kwargs": {}})
+    run_command(queue_name, "--burst")
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1, errors
+    assert f"job {job.id} (tests.testapp.tasks.add) failed after 1 attempt(s)" in errors[0]
+    assert "does not match the signature of task 'tests.testapp.tasks.add'" in errors[0]
+    assert "Traceback" not in errors[0] and "\n" not in errors[0]
+
+
+def test_burst_ends_with_processed_jobs_and_delayed_retries(queue_name: str) -> None:
+    key = f"calls-{uuid.uuid4().hex}"
+    sample.always_fails.using(queue=queue_name, attempts=3, backoff=60_000).enqueue(key)
+    sample.add.using(queue=queue_name).enqueue(1)
+    out, _ = run_command(queue_name, "--burst")
+    assert (
+        "runworker --burst: 1 job(s) processed (1 completed, 0 failed); 1 retry still delayed"
+        in out
+    ), out
+    assert "run again once they are due" in out
+
+
+def test_concurrency_flag_over_sqlite_warns(queue_name: str) -> None:
+    """The test settings' SQLite databases begin DEFERRED: --concurrency 2 says so (W002)."""
+    sample.add.using(queue=queue_name).enqueue(1)
+    _, err = run_command(queue_name, "--burst", "--concurrency", "2")
+    assert "runworker runs 2 jobs at once per queue" in err
+    assert "database is locked" in err and "'transaction_mode': 'IMMEDIATE'" in err
+    _, err = run_command(queue_name, "--burst", "--concurrency", "1")
+    assert "database is locked" not in err
+
+
+def test_database_index_out_of_range_is_a_command_error(settings: Any, queue_name: str) -> None:
+    base = settings.BULLQ["CONNECTIONS"]["default"]["URL"].rsplit("/", 1)[0]
+    settings.BULLQ = {**settings.BULLQ, "CONNECTIONS": {"default": {"URL": f"{base}/99"}}}
+    address = base.split("//", 1)[1]
+    message = rf"Redis database 99 does not exist on {re.escape(address)} \(databases = 16\)"
+    with pytest.raises(CommandError, match=message):
+        call_command("runworker", queue_name, "--burst", stdout=io.StringIO())
+    with pytest.raises(CommandError, match=message):  # a long-running worker stops too
+        call_command("runworker", queue_name, stdout=io.StringIO())
+
+
+def test_burst_without_redis_is_one_line_and_exit_1(queue_name: str) -> None:
+    """`--burst` with Redis down: one clear line, no traceback, a non-zero exit."""
+    from tests.support.redis_server import free_port
+
+    port = free_port()
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings_down",
+        "BULLQ_TEST_DOWN_URL": f"redis://:s3cret@127.0.0.1:{port}/0",
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "django", "runworker", queue_name, "--burst"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 1, proc
+    assert "Traceback" not in proc.stderr, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert lines == [
+        f"CommandError: Redis at 127.0.0.1:{port} unreachable (ConnectionError: Error 111 "
+        f"connecting to 127.0.0.1:{port}. Connection refused.); --burst gives up"
+    ], proc.stderr
+
+
+def test_channels_listed_first_fails_runworker_with_what_to_do(queue_name: str) -> None:
+    """channels above django_bullq: not Channels' usage text, but what to do; and
+    `manage.py bullq runworker` runs our worker all the same."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings_channels_first"}
+    env.pop("BULLQ_FOREIGN_RUNWORKER", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "django", "runworker"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 1, proc
+    assert "usage:" not in proc.stderr + proc.stdout
+    assert "List 'django_bullq' above 'channels' in INSTALLED_APPS" in proc.stderr
+    assert "manage.py bullq runworker" in proc.stderr
+
+    job = sample.add.using(queue=queue_name).enqueue(2, 3)
+    proc = subprocess.run(
+        # --processes: the children are `bullq runworker` too (`runworker` is Channels')
+        [sys.executable, "-m", "django", "bullq", "runworker", queue_name, "--burst"]
+        + ["--processes", "2"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc
+    assert job.wait(timeout=1) == 5
+    assert f"queues:      {queue_name}" in proc.stdout
+    assert proc.stdout.count("runworker --burst: ") == 2  # one summary per process

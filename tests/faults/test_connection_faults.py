@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 import time
 from typing import Any
@@ -142,6 +143,80 @@ async def test_network_cut_mid_run_worker_resumes_and_heartbeat_follows(
         queue.close()
         direct.close()
         proxy.close()
+
+
+async def test_outage_is_logged_once_then_reconnected(
+    redis_url: str, queue_name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A cut network: one "unreachable, retrying" line and one "reconnected" line for the
+    whole outage, not a ``_heartbeat failed`` / ``_check_stalled failed`` line a second."""
+    port = int(redis_url.rsplit(":", 1)[1].split("/")[0])
+    proxy = TcpProxy(port)
+    queue = Queue(queue_name, f"redis://127.0.0.1:{proxy.port}/0")
+    direct = Queue(queue_name, redis_url)
+    # duties every 0.2 s: a chatty log would write several lines a second during the cut
+    worker = make_worker(
+        queue, lambda job: job.data, name="outage", stalled_interval=200, lock_duration=400
+    )
+    caplog.set_level(logging.DEBUG, logger="django_bullq")
+    task = asyncio.create_task(worker.arun())
+    try:
+        first = direct.add("echo", 1)
+        await _until(lambda: direct.get_job_state(first.id) == "completed", 10, "first job")
+        proxy.cut()
+        await asyncio.sleep(2.0)
+        proxy.restore()
+        after = direct.add("echo", 2)
+        await _until(lambda: direct.get_job_state(after.id) == "completed", 15, "job after")
+        await _until(
+            lambda: any("reconnected" in r.getMessage() for r in caplog.records), 10, "back"
+        )
+    finally:
+        worker.close()
+        await asyncio.wait_for(task, 15)
+        queue.close()
+        direct.close()
+        proxy.close()
+    loud = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    address = f"127.0.0.1:{proxy.port}"
+    assert sum(f"Redis at {address} unreachable, retrying" in m for m in loud) == 1, loud
+    assert sum(f"Redis at {address} reconnected" in m for m in loud) == 1, loud
+    assert not [m for m in loud if " failed" in m], loud
+
+
+async def test_a_finish_retried_through_an_outage_logs_the_outage_once(
+    redis_url: str, queue_name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A job that ends while Redis is cut: its moveToFinished is retried until Redis is back
+    (within the lock), with no warning per retry."""
+    port = int(redis_url.rsplit(":", 1)[1].split("/")[0])
+    proxy = TcpProxy(port)
+    queue = Queue(queue_name, f"redis://127.0.0.1:{proxy.port}/0")
+    direct = Queue(queue_name, redis_url)
+
+    def slow(job: Any) -> int:
+        time.sleep(0.5)
+        return 7
+
+    worker = make_worker(queue, slow, name="finish", lock_duration=5000)
+    caplog.set_level(logging.INFO, logger="django_bullq")
+    task = asyncio.create_task(worker.arun())
+    try:
+        job = direct.add("slow", 1)
+        await _until(lambda: direct.get_job_state(job.id) == "active", 10, "job active")
+        proxy.cut()
+        await asyncio.sleep(1.5)  # the job ends during the cut
+        proxy.restore()
+        await _until(lambda: direct.get_job_state(job.id) == "completed", 10, "job finished")
+    finally:
+        worker.close()
+        await asyncio.wait_for(task, 15)
+        queue.close()
+        direct.close()
+        proxy.close()
+    loud = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert sum("unreachable, retrying" in m for m in loud) == 1, loud
+    assert not [m for m in loud if "moveToFinished" in m], loud
 
 
 async def test_stuck_fetch_loop_withholds_the_heartbeat(queue: Queue, r: redis.Redis) -> None:

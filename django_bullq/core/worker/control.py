@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..cancel import CONTROL_SUFFIX, parse_control
 from ..connection import is_cluster
+from .outage import is_outage, outages
 
 if TYPE_CHECKING:
     from .worker import Worker
@@ -76,13 +77,16 @@ async def listen_control(worker: Worker) -> None:
         except Exception as exc:  # noqa: BLE001 - Redis trouble: subscribe again
             failures += 1
             delay = min(0.1 * 2 ** min(failures, 6), 5.0)
-            logger.warning(
-                "worker %s: control channel failed (%s: %s); again in %.1f s",
-                worker.queue.name,
-                type(exc).__name__,
-                exc,
-                delay,
-            )
+            if is_outage(exc):  # one line per outage (outage.py)
+                outages.failed(worker.queue.connection.address(), exc, consecutive=failures)
+            else:
+                logger.warning(
+                    "worker %s: control channel failed (%s: %s); again in %.1f s",
+                    worker.queue.name,
+                    type(exc).__name__,
+                    exc,
+                    delay,
+                )
             await asyncio.sleep(delay)
         finally:
             with contextlib.suppress(Exception):

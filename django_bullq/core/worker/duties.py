@@ -12,6 +12,7 @@ from .. import calls, heartbeat
 from ..options import normalize_keep, now_ms
 from ..serialization import to_str
 from .options import DUTY_RETRY_S
+from .outage import is_outage, outages
 from .state import WorkerState
 
 logger = logging.getLogger("django_bullq.worker")
@@ -66,14 +67,20 @@ class Duties(WorkerState):
     ) -> None:
         if not at_start:
             await asyncio.sleep(seconds)
+        failures = 0
         while True:
             pause = seconds
             try:
-                await duty()
+                await duty()  # the fetch loop logs "reconnected": a duty may skip Redis
+                failures = 0
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - periodic duties retry soon
-                logger.warning("worker %s: %s failed: %s", self.queue.name, duty.__name__, exc)
+                failures += 1
+                if is_outage(exc):  # logged once per outage, not once per duty per second
+                    outages.failed(self.queue.connection.address(), exc, consecutive=failures)
+                else:
+                    logger.warning("worker %s: %s failed: %s", self.queue.name, duty.__name__, exc)
                 # A pooled connection that died in an outage fails its first use after it;
                 # try again within a second rather than a whole interval (heartbeat, locks).
                 pause = min(seconds, DUTY_RETRY_S)

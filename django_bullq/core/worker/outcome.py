@@ -21,6 +21,7 @@ from ..errors import BullqError, UnrecoverableError
 from ..job import Job
 from ..options import normalize_keep, now_ms
 from ..serialization import dumps
+from .outage import outages
 from .state import WorkerState
 
 logger = logging.getLogger("django_bullq.worker")
@@ -87,6 +88,11 @@ def failed_reason(exc: BaseException) -> str:
     return text or type(exc).__name__
 
 
+def _run_ms(job: Job) -> int:
+    """ms from the attempt's start (``processedOn``) to now; 0 when unknown."""
+    return max(0, now_ms() - job.processed_on) if job.processed_on else 0
+
+
 def _stacktrace(exc: BaseException) -> list[str]:
     try:
         return ["".join(traceback.format_exception(exc))[-8000:]]
@@ -113,26 +119,31 @@ class Outcome(WorkerState):
         verdict = decide(job, exc)
         if isinstance(verdict, Retry):
             logger.info(
-                "worker %s: job %s (%s) attempt %d failed: %s; retry in %d ms",
+                "worker %s: job %s (%s) attempt %d failed: %s; retry in %d ms (ran %d ms)",
                 self.queue.name,
                 job.id,
                 job.name,
                 job.attempts_made + 1,
                 verdict.reason,
                 verdict.delay_ms,
+                _run_ms(job),
             )
             await self._retry(job, verdict.delay_ms, verdict.reason, trace)
             return None
         # The formatted trace, not exc_info: a log record holding the traceback would keep
-        # the job's frames (and e.g. its database connection) alive.
+        # the job's frames (and e.g. its database connection) alive. An error of ours (bad
+        # input: no such task, data that does not fit its signature) is one readable line;
+        # the traceback is for errors from the task's code, or asked for at DEBUG (-v 2).
+        expected = isinstance(exc, BullqError) and not logger.isEnabledFor(logging.DEBUG)
         logger.error(
-            "worker %s: job %s (%s) failed after %d attempt(s): %s\n%s",
+            "worker %s: job %s (%s) failed after %d attempt(s): %s (ran %d ms)%s",
             self.queue.name,
             job.id,
             job.name,
             job.attempts_made + 1,
             verdict.reason,
-            trace[-1] if trace else "",
+            _run_ms(job),
+            "" if expected or not trace else "\n" + trace[-1],
         )
         self.failed += 1
         return await self._finish(job, "failed", verdict.reason, dumps(trace))
@@ -178,7 +189,8 @@ class Outcome(WorkerState):
                 delay = min(0.05 * 2**failures, 1.0)
                 if loop.time() + delay >= deadline:
                     raise
-                logger.warning(
+                outages.failed(self.queue.connection.address(), exc, consecutive=failures)
+                logger.debug(
                     "worker %s: %s of job %s failed (%s); retrying in %.2f s",
                     self.queue.name,
                     call.script,
@@ -228,6 +240,14 @@ class Outcome(WorkerState):
         reply = await self._settle(call, job.id)
         if target == "completed":
             self.processed += 1
+            if logger.isEnabledFor(logging.DEBUG):  # one line per job at -v 2
+                logger.debug(
+                    "worker %s: job %s (%s) completed in %d ms",
+                    self.queue.name,
+                    job.id,
+                    job.name,
+                    _run_ms(job),
+                )
         if isinstance(reply, list):
             nxt, _, _ = self._parse_fetch(reply, token)
             return nxt

@@ -43,6 +43,7 @@ from .options import (
     Processor,
     WorkerOptions,
 )
+from .outage import is_outage, outages
 from .outcome import Outcome, failed_reason
 from .shutdown import SignalStop
 from .state import parse_score
@@ -177,6 +178,8 @@ class Worker(Execution, Outcome, Duties):
                 continue
             try:
                 started, rate_ttl, due = await self._fetch_into_slots()
+                if outages.down:  # Redis answered: an outage logged before is over
+                    outages.reached(self.queue.connection.address())
                 failures = 0
             except Exception as exc:  # connection trouble must never end a long-running loop
                 failures += 1
@@ -247,14 +250,17 @@ class Worker(Execution, Outcome, Duties):
 
     async def _backoff_after_error(self, what: str, exc: BaseException, failures: int) -> None:
         delay = min(0.1 * 2 ** min(failures, 6), 5.0)
-        logger.warning(
-            "worker %s: %s failed (%s: %s); retrying in %.1f s",
-            self.queue.name,
-            what,
-            type(exc).__name__,
-            exc,
-            delay,
-        )
+        if is_outage(exc):  # one line per outage (core/worker/outage.py)
+            outages.failed(self.queue.connection.address(), exc, consecutive=failures)
+        else:
+            logger.warning(
+                "worker %s: %s failed (%s: %s); retrying in %.1f s",
+                self.queue.name,
+                what,
+                type(exc).__name__,
+                exc,
+                delay,
+            )
         await self._reset_blocking()
         await self._sleep_unless_woken(delay)
 

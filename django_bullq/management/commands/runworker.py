@@ -14,17 +14,24 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from django_bullq.conf import bullq_settings
+from django_bullq.checks import sqlite_concurrency_warning, sqlite_deferred_aliases
+from django_bullq.conf import bullq_settings, get_queue
 from django_bullq.core.errors import InvalidNameError
+from django_bullq.core.worker.outage import outages
 from django_bullq.exceptions import ConfigurationError
 from django_bullq.producer.schedules import upsert_declared
+from django_bullq.worker.banner import banner, preflight
 from django_bullq.worker.group import WorkerGroup, run_workers
 from django_bullq.worker.hygiene import in_flight
 from django_bullq.worker.recycle import Recycler
 from django_bullq.worker.supervisor import RECYCLE_EXIT, run_processes
 
 logger = logging.getLogger("django_bullq.worker")
+
+#: Delayed jobs a --burst run's summary reads per queue to count the retries among them.
+BURST_SAMPLE = 1000
 
 
 class Command(BaseCommand):
@@ -88,6 +95,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        self._verbosity = int(options["verbosity"])
         self._configure_logging(int(options["verbosity"]))
         names = list(options["queues"]) or [bullq_settings.DEFAULT_QUEUE]
         if not options["name"]:  # dashboards (and the admin's Workers table) tell them apart
@@ -95,6 +103,8 @@ class Command(BaseCommand):
         self._check(options)
         recycler = Recycler(options["max_jobs"], options["max_memory"])
         supervised = os.environ.get("BULLQ_SUPERVISED") == "1"
+        if not supervised:  # a supervised child: its supervisor said all this already
+            self._start(names, options)
         if options["processes"] > 1 or (recycler.enabled and not supervised):
             code = run_processes(
                 options["processes"], self._child_args(names, options), name=options["name"]
@@ -117,10 +127,80 @@ class Command(BaseCommand):
             )
         except (ConfigurationError, InvalidNameError) as exc:
             raise CommandError(str(exc)) from exc
-        except RedisConnectionError as exc:
+        except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
             # only a --burst run gives up; a long-running worker keeps retrying
-            raise CommandError(f"cannot reach Redis: {exc}") from exc
+            raise CommandError(self._unreachable(names, exc, burst=options["burst"])) from exc
         self._exit(group, names, recycler)
+        if options["burst"]:
+            self._burst_summary(group, names)
+
+    def _start(self, names: list[str], options: dict[str, Any]) -> None:
+        """The start banner, the checks that need Redis, and their warnings (stderr).
+
+        Raises:
+            CommandError: bad settings or queue name, a database index the server lacks, or
+                (``--burst`` only) an unreachable Redis.
+        """
+        try:
+            lines = banner(
+                names,
+                concurrency=options["concurrency"],
+                processes=options["processes"],
+                burst=options["burst"],
+                name=options["name"],
+            )
+            if options["verbosity"] >= 1:
+                self.stdout.write("\n".join(lines))
+            concurrency = options["concurrency"]
+            aliases = sqlite_deferred_aliases()
+            if concurrency is not None and concurrency > 1 and aliases:
+                warning = sqlite_concurrency_warning(concurrency, aliases)
+                self.stderr.write(self.style.WARNING(f"Warning: {warning.msg} {warning.hint}"))
+            for text in preflight(names):
+                self.stderr.write(self.style.WARNING(f"Warning: {text}"))
+        except (ConfigurationError, InvalidNameError) as exc:
+            raise CommandError(str(exc)) from exc
+        except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+            if options["burst"]:
+                raise CommandError(self._unreachable(names, exc, burst=True)) from exc
+            # a long-running worker waits for Redis; the worker logs "reconnected" once it is up
+            outages.failed(get_queue(names[0]).connection.address(), exc)
+
+    @staticmethod
+    def _unreachable(names: list[str], exc: BaseException, *, burst: bool) -> str:
+        address = get_queue(names[0]).connection.address()
+        then = "; --burst gives up" if burst else ""
+        return f"Redis at {address} unreachable ({type(exc).__name__}: {exc}){then}"
+
+    def _burst_summary(self, group: WorkerGroup, names: list[str]) -> None:
+        """End a --burst run by saying what it did and what is left for later: jobs delayed
+        (a retry waiting out its backoff, or a delayed job) that no worker ran yet."""
+        completed = sum(w.processed for w in group.workers)
+        failed = sum(w.failed for w in group.workers)
+        delayed = retries = 0
+        for name in names:
+            queue = get_queue(name)
+            try:
+                count = queue.get_job_counts("delayed")["delayed"]
+                # a retry is a delayed job with an attempt made (the next ones due first)
+                sample = queue.get_jobs("delayed", end=BURST_SAMPLE - 1, asc=True)
+            except (RedisConnectionError, RedisTimeoutError, OSError):
+                return
+            delayed += count
+            retries += sum(1 for job in sample if job.attempts_made > 0)
+        text = (
+            f"runworker --burst: {completed + failed} job(s) processed "
+            f"({completed} completed, {failed} failed); {retries} retr"
+            f"{'y' if retries == 1 else 'ies'} still delayed"
+        )
+        if delayed > BURST_SAMPLE:
+            text += f" among the first {BURST_SAMPLE}"
+        if delayed != retries:
+            text += f", {delayed} delayed job(s) in all"
+        if delayed:
+            text += "; run again once they are due, or run without --burst"
+        if int(self._verbosity) >= 1:
+            self.stdout.write(text)
 
     @staticmethod
     def _check(options: dict[str, Any]) -> None:
@@ -158,7 +238,8 @@ class Command(BaseCommand):
 
     @staticmethod
     def _child_args(names: list[str], options: dict[str, Any]) -> list[str]:
-        args = [*names, "--verbosity", str(options["verbosity"])]
+        # the supervisor ran the system checks: its children do not print them again
+        args = [*names, "--verbosity", str(options["verbosity"]), "--skip-checks"]
         for flag in ("concurrency", "grace_period", "max_jobs", "max_memory"):
             if options[flag] is not None:
                 args += [f"--{flag.replace('_', '-')}", str(options[flag])]
@@ -168,9 +249,12 @@ class Command(BaseCommand):
 
     @staticmethod
     def _configure_logging(verbosity: int) -> None:
-        """Log to stderr unless logging is configured (LOGGING, a root handler)."""
+        """Log to stderr unless logging is configured (LOGGING, a root handler); ``-v 2``
+        lowers the package logger to DEBUG either way (one line per job)."""
         package_logger = logging.getLogger("django_bullq")
         if package_logger.hasHandlers():
+            if verbosity >= 2 and package_logger.getEffectiveLevel() > logging.DEBUG:
+                package_logger.setLevel(logging.DEBUG)
             return
         handler = logging.StreamHandler()
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))

@@ -1,0 +1,65 @@
+"""A Redis outage as the worker's log tells it: one line when it starts, one when it ends.
+
+Every part of a running worker that talks to Redis (the fetch loop, the marker wait, the
+heartbeat, lock renewal, the stalled check, retention) meets the same outage, each about once
+a second. They report to :data:`outages`, which logs ``Redis at host:port unreachable,
+retrying`` on the first failure for that address and ``Redis at host:port reconnected`` on the
+first success after it, whichever queue or duty saw them, and nothing in between.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+logger = logging.getLogger("django_bullq.worker")
+
+
+def is_outage(exc: BaseException) -> bool:
+    """True when ``exc`` says Redis could not be reached (refused, reset, timed out), which
+    the worker rides out by retrying; False for any other error (a script's error, bad data).
+    """
+    return isinstance(exc, RedisConnectionError | RedisTimeoutError | OSError | TimeoutError)
+
+
+class Outages:
+    """The Redis addresses a worker process currently cannot reach (one instance per process,
+    :data:`outages`; the worker's loop is its only writer)."""
+
+    def __init__(self) -> None:
+        #: address -> monotonic time (s) of the first failure of the current outage
+        self.down: dict[str, float] = {}
+
+    def failed(self, address: str, exc: BaseException, *, consecutive: int = 2) -> None:
+        """Record a failure to reach ``address`` (``host:port``); logs only the first one of an
+        outage (WARNING), the rest at DEBUG.
+
+        Args:
+            address: ``host:port``. exc: the error.
+            consecutive: how many calls of the caller failed in a row. One failure alone is
+                no outage: a pooled connection that died in an outage (or was closed by the
+                server while idle) fails its first use after it, and the retry succeeds.
+        """
+        if address in self.down or consecutive < 2:
+            logger.debug("Redis at %s unreachable: %s: %s", address, type(exc).__name__, exc)
+            return
+        self.down[address] = time.monotonic()
+        logger.warning(
+            "Redis at %s unreachable, retrying (%s: %s)", address, type(exc).__name__, exc
+        )
+
+    def reached(self, address: str) -> None:
+        """Record a successful call to ``address``; logs ``reconnected`` (WARNING) when it
+        ends an outage."""
+        since = self.down.pop(address, None)
+        if since is not None:
+            logger.warning(
+                "Redis at %s reconnected after %.1f s", address, time.monotonic() - since
+            )
+
+
+#: The process's outage log.
+outages = Outages()
