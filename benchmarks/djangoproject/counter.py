@@ -34,7 +34,7 @@ class RunTally(common.Tally):
     that ends this process's children (worker processes, a task pool) before it reports."""
 
     def __init__(self, spec: dict[str, Any]) -> None:
-        super().__init__(spec)
+        super().__init__(spec, sample_rss=spec["kind"] == "memory")
         #: last round-trip count reported by each worker process, by pid
         self.child_round_trips: dict[int, int] = {}
         #: on (``BENCH_PROFILE=path``) from the handshake; its stats are written at the end
@@ -62,7 +62,8 @@ class RunTally(common.Tally):
             self.profiler.dump_stats(os.environ[PROFILE_ENV])
         seconds = time.perf_counter() - (self.first or time.perf_counter())
         theirs = sum(self.child_round_trips.values())
-        common.finish(count, seconds, round_trips=common.round_trips() + theirs)
+        extra = {"rss_mb": self.rss} if self.every else {}
+        common.finish(count, seconds, round_trips=common.round_trips() + theirs, **extra)
 
 
 #: Set by the adapter in its own process; None in other processes.
