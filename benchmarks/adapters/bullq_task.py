@@ -65,15 +65,15 @@ def job_count(spec: dict[str, Any]) -> int:
 
 
 def bulk(task_: Any, spec: dict[str, Any]) -> float:
-    calls = [(i,) for i in range(job_count(spec))]
     start = time.perf_counter()
+    calls = [(i,) for i in range(job_count(spec))]
     task_.enqueue_many(calls, chunk_size=int(spec["chunk"]))
     return time.perf_counter() - start
 
 
 async def abulk(task_: Any, spec: dict[str, Any]) -> float:
-    calls = [(i,) for i in range(job_count(spec))]
     start = time.perf_counter()
+    calls = [(i,) for i in range(job_count(spec))]
     await task_.aenqueue_many(calls, chunk_size=int(spec["chunk"]))
     return time.perf_counter() - start
 
@@ -120,26 +120,26 @@ def main(spec: dict[str, Any], flavour: Flavour) -> None:
         common.not_applicable(CPU_ONLY)
     setup(spec)
     task_ = task_for(spec, flavour)
-    if spec["kind"] in ("process", "memory"):
-        process(task_, spec, flavour)
-    elif flavour is Flavour.ASYNC:
+    if flavour is Flavour.ASYNC and spec["kind"] in ("bulk_insert", "single_insert"):
         from django_bullq.core import eventloop
 
-        eventloop.run(_insert_async(task_, spec), os.environ.get("BENCH_EVENT_LOOP", "auto"))
-    elif spec["kind"] == "bulk_insert" and not hasattr(task_, "enqueue_many"):
+        eventloop.run(insert_async(task_, spec), os.environ.get("BENCH_EVENT_LOOP", "auto"))
+        return
+    bulk_or_reason = (lambda: bulk(task_, spec)) if hasattr(task_, "enqueue_many") else NO_BULK
+    common.dispatch_threads(
+        spec, bulk_or_reason, task_.enqueue, lambda: process(task_, spec, flavour)
+    )
+
+
+async def insert_async(task_: Any, spec: dict[str, Any]) -> None:
+    """The insert kinds of ``async def`` projects: ``aenqueue_many``, ``.aenqueue()``."""
+    if spec["kind"] == "single_insert":
+        await common.timed_coroutines(int(spec["producers"]), job_count(spec), task_.aenqueue)
+        return
+    if not hasattr(task_, "aenqueue_many"):
         common.not_applicable(NO_BULK)
-    else:
-        common.dispatch_threads(spec, lambda: bulk(task_, spec), task_.enqueue, lambda: None)
-
-
-async def _insert_async(task_: Any, spec: dict[str, Any]) -> None:
-    if spec["kind"] == "bulk_insert" and not hasattr(task_, "aenqueue_many"):
-        common.not_applicable(NO_BULK)
-    await common.dispatch_async(spec, lambda: abulk(task_, spec), task_.aenqueue, _unused)
-
-
-async def _unused() -> None:  # processing does not go through dispatch_async
-    raise AssertionError
+    common.ready_and_wait()
+    common.finish(job_count(spec), await abulk(task_, spec))
 
 
 if __name__ == "__main__":

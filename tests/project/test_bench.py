@@ -27,7 +27,7 @@ COST_FIELDS = {
 }
 
 
-def bench(out_json: Path, out_md: Path, *args: str) -> dict[str, Any]:
+def bench(out_json: Path, out_md: Path, *args: str, timeout_s: float = 100) -> dict[str, Any]:
     done = subprocess.run(
         [
             sys.executable,
@@ -50,7 +50,7 @@ def bench(out_json: Path, out_md: Path, *args: str) -> dict[str, Any]:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=100,
+        timeout=timeout_s,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     data: dict[str, Any] = json.loads(out_json.read_text())
@@ -185,6 +185,7 @@ def test_bench_task_adapters_run_what_a_django_project_runs(tmp_path: Path) -> N
         "0",
         "--memory-jobs",
         "0",
+        timeout_s=300,  # 16 child runs, each setting Django up; 2 cores shared with others
     )
 
     def jobs(scenario: str, lib: str) -> list[int]:
