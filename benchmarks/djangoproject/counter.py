@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import cProfile
 import os
+import shutil
 import signal
 import socket
 import tempfile
@@ -39,6 +40,8 @@ class RunTally(common.Tally):
         self.child_round_trips: dict[int, int] = {}
         #: on (``BENCH_PROFILE=path``) from the handshake; its stats are written at the end
         self.profiler: cProfile.Profile | None = None
+        #: the directory of the socket of :func:`listen`, removed at the end
+        self.socket_dir = ""
 
     def started(self) -> None:
         if self.first is not None:
@@ -57,13 +60,18 @@ class RunTally(common.Tally):
             self.ended = True
             count = self.count
         kill_children()
+        if self.socket_dir:
+            shutil.rmtree(self.socket_dir, ignore_errors=True)
         if self.profiler is not None:
             self.profiler.disable()
             self.profiler.dump_stats(os.environ[PROFILE_ENV])
         seconds = time.perf_counter() - (self.first or time.perf_counter())
         theirs = sum(self.child_round_trips.values())
         extra = {"rss_mb": self.rss} if self.every else {}
-        common.finish(count, seconds, round_trips=common.round_trips() + theirs, **extra)
+        try:
+            common.finish(count, seconds, round_trips=common.round_trips() + theirs, **extra)
+        finally:  # a harness gone (broken pipe) must not leave this process behind
+            os._exit(1)
 
 
 #: Set by the adapter in its own process; None in other processes.
@@ -104,7 +112,8 @@ def _send(message: bytes) -> None:
 
 def listen(tally: RunTally) -> None:
     """Count the jobs other processes report: bind the socket, export its path, read it."""
-    path = os.path.join(tempfile.mkdtemp(prefix="bench-tally-"), "tally.sock")
+    tally.socket_dir = tempfile.mkdtemp(prefix="bench-tally-")
+    path = os.path.join(tally.socket_dir, "tally.sock")
     server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     server.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
     server.bind(path)
