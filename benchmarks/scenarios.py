@@ -80,6 +80,25 @@ class Library:
 
 LIBRARIES: tuple[Library, ...] = (
     Library("django_bullq", "django_bullq", "benchmarks.adapters.bullq", "django-bullq"),
+    Library("bullq-task", "@task def, runworker", "benchmarks.adapters.bullq_task", "django-bullq"),
+    Library(
+        "bullq-task-async",
+        "@task async def, runworker",
+        "benchmarks.adapters.bullq_task_async",
+        "django-bullq",
+    ),
+    Library(
+        "bullq-task-p2",
+        "@task def, runworker --processes 2",
+        "benchmarks.adapters.bullq_task_p2",
+        "django-bullq",
+    ),
+    Library(
+        "bullq-task-pool",
+        "@task(process=True)",
+        "benchmarks.adapters.bullq_task_pool",
+        "django-bullq",
+    ),
     Library("bullmq", "bullmq (PyPI)", "benchmarks.adapters.bullmq_py", "bullmq"),
     Library("node-bullmq", "bullmq (Node)", "", ""),
     Library("rq", "RQ", "benchmarks.adapters.rq_", "rq"),

@@ -27,7 +27,7 @@ COST_FIELDS = {
 }
 
 
-def bench(out_json: Path, out_md: Path, *args: str) -> dict[str, Any]:
+def bench(out_json: Path, out_md: Path, *args: str, timeout_s: float = 100) -> dict[str, Any]:
     done = subprocess.run(
         [
             sys.executable,
@@ -50,7 +50,7 @@ def bench(out_json: Path, out_md: Path, *args: str) -> dict[str, Any]:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=100,
+        timeout=timeout_s,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     data: dict[str, Any] = json.loads(out_json.read_text())
@@ -155,3 +155,54 @@ def test_bench_base_runs_an_earlier_commit_side_by_side(tmp_path: Path) -> None:
     assert f"django_bullq @ {short}" in out_md.read_text()
     after = subprocess.run(worktrees, capture_output=True, text=True, check=True).stdout
     assert after == before
+
+
+TASK_LIBS = ["bullq-task", "bullq-task-async", "bullq-task-p2", "bullq-task-pool"]
+CPU_VARIANTS = ["bullq-task-p2", "bullq-task-pool"]
+
+
+def test_bench_task_adapters_run_what_a_django_project_runs(tmp_path: Path) -> None:
+    """The ``bullq-task*`` adapters (benchmarks/djangoproject through ``manage.py runworker``)
+    run every kind: bulk and single inserts through the task API, no-op jobs, and CPU-bound jobs
+    under ``runworker --processes 2`` and ``@task(process=True)``; each run counts exactly the
+    jobs asked for from inside the task, and the round trips of the worker processes reach it."""
+    from django_bullq.producer.task import Task
+
+    scenarios = ["bulk_insert", "single_insert_p10", "noop_c10", "cpu_c10"]
+    out_json, out_md = tmp_path / "results.json", tmp_path / "benchmarks.md"
+    data = bench(
+        out_json,
+        out_md,
+        "--libs",
+        ",".join(TASK_LIBS),
+        "--scenarios",
+        ",".join(scenarios),
+        "--jobs",
+        str(JOBS),
+        "--max-seconds",
+        "0",
+        "--growth-size",
+        "0",
+        "--memory-jobs",
+        "0",
+        timeout_s=300,  # 16 child runs, each setting Django up; 2 cores shared with others
+    )
+
+    def jobs(scenario: str, lib: str) -> list[int]:
+        return [run["jobs"] for run in data["runs"][scenario][lib]]
+
+    assert data["errors"] == {s: {} for s in scenarios}
+    na = data["not_applicable"]
+    for lib in ("bullq-task", "bullq-task-async"):
+        if hasattr(Task, "enqueue_many"):
+            assert jobs("bulk_insert", lib) == [JOBS]
+        else:
+            assert na["bulk_insert"][lib] == "Task.enqueue_many missing"
+        for scenario in ("single_insert_p10", "noop_c10", "cpu_c10"):
+            assert jobs(scenario, lib) == [JOBS], (scenario, lib)
+    for lib in CPU_VARIANTS:
+        assert jobs("cpu_c10", lib) == [JOBS]
+        for scenario in ("bulk_insert", "single_insert_p10", "noop_c10"):
+            assert na[scenario][lib] == "CPU-bound rows only"
+    for lib in TASK_LIBS:
+        assert data["redis_cost"]["cpu_c10"][lib]["round_trips_per_job"] > 0, lib
