@@ -111,7 +111,7 @@ def cost_table(data: dict[str, Any], scenario_key: str, libraries: Sequence[Libr
         lines.append(
             f"| {lib.title} | {c['commands_per_job']:.1f} | {c['scripts_per_job']:.2f}"
             f" | {c['cpu_us_per_job']:.1f} | {_num(c['ceiling_jobs_per_s'])}"
-            f" | {c['round_trips_per_job']:.2f} |"
+            f" | {_num(c['round_trips_per_job'], 2)} |"
         )
     return lines
 
@@ -281,7 +281,8 @@ def markdown(
         "",
         "From the server's counters (`INFO commandstats`, `INFO cpu` used_cpu_sys + "
         "used_cpu_user) read before and after each run; commands include those run inside "
-        "scripts; round trips are counted in the client (a pipeline counts once). The "
+        "scripts; round trips are counted in the client (a pipeline counts once; — where "
+        "the bench has no counter for the library's client). The "
         "predicted ceiling is 1,000,000 / Redis CPU µs per job: what one Redis core could "
         "serve if nothing else limited it.",
         "",
