@@ -30,6 +30,8 @@ from typing import Any
 
 _sends = itertools.count()
 _base = 0
+#: The running loop's kind ("uvloop" / "asyncio"), noted by dispatch_async; "" for threads.
+_loop = ""
 
 
 def spec_from_argv() -> dict[str, Any]:
@@ -130,7 +132,12 @@ def ready_and_wait() -> None:
 
 
 def finish(jobs: int, seconds: float, **extra: Any) -> None:
-    """Print the result line and leave at once (no library shutdown, which is not measured)."""
+    """Print the result line and leave at once (no library shutdown, which is not measured).
+
+    The line also names the event loop an asyncio adapter ran on (``event_loop``, noted by
+    :func:`dispatch_async`)."""
+    if _loop:
+        extra["event_loop"] = _loop
     emit({"jobs": jobs, "seconds": seconds, "round_trips": round_trips(), **extra})
     os._exit(0)
 
@@ -289,6 +296,10 @@ async def dispatch_async(
             has no bulk insert. add_one: ``(i) -> awaitable`` adding job ``i``. work: fills
             the queue (if needed), then processes it.
     """
+    global _loop
+    _loop = (
+        "uvloop" if type(asyncio.get_running_loop()).__module__.startswith("uvloop") else "asyncio"
+    )
     kind = spec["kind"]
     if kind == "bulk_insert":
         if isinstance(bulk, str):

@@ -45,26 +45,21 @@ async def bulk(producer: Worker, task: Any, spec: dict[str, Any]) -> float:
     return time.perf_counter() - start
 
 
-async def work(spec: dict[str, Any]) -> None:
-    producer, task = make_worker(spec)
-    async with producer:
-        await bulk(producer, task, spec)
+async def work(producer: Worker, task: Any, spec: dict[str, Any]) -> None:
+    await bulk(producer, task, spec)
     worker, _ = make_worker(spec, common.Tally(spec))
     common.ready_and_wait()
     await worker.run_async()
 
 
 async def main(spec: dict[str, Any]) -> None:
-    if spec["kind"] == "process":
-        await work(spec)
-        return
     producer, task = make_worker(spec)
     async with producer:
         await common.dispatch_async(
             spec,
             lambda: bulk(producer, task, spec),
             lambda i: task.enqueue(i),
-            lambda: work(spec),
+            lambda: work(producer, task, spec),
         )
 
 

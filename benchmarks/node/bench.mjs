@@ -41,7 +41,8 @@ async function readyAndWait() {
 // A run that did jobs always writes; none seen means the counter missed the client: null, not 0.
 function finish(jobs, seconds) {
   const roundTrips = sends - base > 0 ? sends - base : null;
-  process.stdout.write(JSON.stringify({ jobs, seconds, round_trips: roundTrips }) + '\n',
+  const line = { jobs, seconds, round_trips: roundTrips, event_loop: 'node' };
+  process.stdout.write(JSON.stringify(line) + '\n',
                        () => process.exit(0));
 }
 
