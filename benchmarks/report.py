@@ -73,6 +73,11 @@ def _num(value: float | None, digits: int = 0) -> str:
     return "—" if value is None else f"{value:,.{digits}f}"
 
 
+def _trips(value: float | None) -> str:
+    """Round trips per job: "—" when not measured, 3 places below 0.1 (bulk inserts)."""
+    return _num(value, 2 if value is None or value >= 0.1 else 3)
+
+
 def throughput_table(
     data: dict[str, Any], scenarios: Sequence[Scenario], libraries: Sequence[Library]
 ) -> list[str]:
@@ -119,7 +124,7 @@ def cost_table(data: dict[str, Any], scenario_key: str, libraries: Sequence[Libr
         lines.append(
             f"| {lib.title} | {c['commands_per_job']:.1f} | {c['scripts_per_job']:.2f}"
             f" | {c['cpu_us_per_job']:.1f} | {_num(c['ceiling_jobs_per_s'])}"
-            f" | {_num(c['round_trips_per_job'], 2)} |"
+            f" | {_trips(c['round_trips_per_job'])} |"
         )
     return lines
 

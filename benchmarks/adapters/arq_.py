@@ -22,6 +22,8 @@ from benchmarks.adapters import common
 
 FILL_BATCH = 200
 POLL_DELAY_S = 0.01
+#: arq's default keep_result (s), spelled out so that remove_completed can set 0
+KEEP_RESULT_S = 3600
 
 
 async def main(spec: dict[str, Any]) -> None:
@@ -40,14 +42,13 @@ async def main(spec: dict[str, Any]) -> None:
         total = int(spec["jobs"])
         for part in common.chunks(total, FILL_BATCH):  # the fill is not timed
             await asyncio.gather(*(pool.enqueue_job("bench", i) for i in part))
-        keep = {"keep_result": 0} if spec.get("remove_completed") else {}
         worker = Worker(
             functions=[func(bench, name="bench")],
             queue_name=spec["queue"],
             redis_settings=settings,
             max_jobs=int(spec["concurrency"]),
             poll_delay=POLL_DELAY_S,
-            **keep,
+            keep_result=0 if spec.get("remove_completed") else KEEP_RESULT_S,
         )
         common.ready_and_wait()
         await worker.async_run()
