@@ -38,7 +38,9 @@ $(VENV52)/.installed: pyproject.toml
 
 venv52: $(VENV52)/.installed
 
-# The peers of `make bench` (PyPI bullmq, RQ, Celery, Dramatiq) live in their own venv.
+# The peers of `make bench` (PyPI bullmq, RQ, Celery, Dramatiq, streaq, taskiq) live in their
+# own venv; SAQ and arq, whose redis-py pins clash with those, in one venv each
+# (.venv-bench-saq, .venv-bench-arq: pyproject's groups bench-saq / bench-arq, no django_bullq).
 $(VENVB)/.installed: pyproject.toml
 	@test -n "$(PYTHON)" || { echo "no Python >= 3.12 found (pyenv or PATH)"; exit 1; }
 	$(PYTHON) -m venv $(VENVB)
@@ -46,7 +48,14 @@ $(VENVB)/.installed: pyproject.toml
 	$(VENVB)/bin/python -m pip install -q -e . --group bench
 	touch $@
 
-venv-bench: $(VENVB)/.installed
+$(VENVB)-%/.installed: pyproject.toml
+	@test -n "$(PYTHON)" || { echo "no Python >= 3.12 found (pyenv or PATH)"; exit 1; }
+	$(PYTHON) -m venv $(VENVB)-$*
+	$(VENVB)-$*/bin/python -m pip install -q --upgrade pip
+	$(VENVB)-$*/bin/python -m pip install -q --group bench-$*
+	touch $@
+
+venv-bench: $(VENVB)/.installed $(VENVB)-saq/.installed $(VENVB)-arq/.installed
 
 # Debian's redis-server binary: tests start their own on a free port; the demo needs one at REDIS_URL.
 redis-server:
@@ -98,7 +107,7 @@ docs: venv
 
 # Both passes run even when the first fails (each reports); tests/support/pytest_pass.py fails a
 # pass whose pytest process ended before its session did (an os._exit from a test).
-test: venv venv52 redis-server browser node-deps lint typecheck docs
+test: venv venv52 venv-bench redis-server browser node-deps lint typecheck docs
 	status=0; \
 	$(PY) -m tests.support.pytest_pass -p no:cacheprovider || status=1; \
 	$(VENV52)/bin/python -m tests.support.pytest_pass -p no:cacheprovider -m django_layer || status=1; \
@@ -120,4 +129,4 @@ bench: venv-bench redis-server node-deps
 	$(VENVB)/bin/python -m benchmarks $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) $(VENV52) $(VENVB) tests/interop/node_modules docs/_build .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(VENV52) $(VENVB) $(VENVB)-saq $(VENVB)-arq tests/interop/node_modules docs/_build .mypy_cache .ruff_cache

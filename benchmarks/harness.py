@@ -42,7 +42,8 @@ class Measurement:
     """The outcome of one child run: a rate and its Redis cost, or why there is none.
 
     Attributes:
-        jobs: jobs done. seconds: their span, s. round_trips: the client's requests.
+        jobs: jobs done. seconds: their span, s. round_trips: the client's requests, None
+            when the adapter's counters do not see its client ("not measured", never 0).
         cost: :meth:`redis_cost.Cost.as_dict` of the run. na: reason the library cannot run it.
         error: what went wrong (the run then counts as missing).
         extra: other fields of the result line (``rss_mb``).
@@ -50,7 +51,7 @@ class Measurement:
 
     jobs: int = 0
     seconds: float = 0.0
-    round_trips: int = 0
+    round_trips: int | None = 0
     cost: dict[str, Any] = field(default_factory=dict)
     na: str = ""
     error: str = ""
@@ -65,7 +66,10 @@ class Measurement:
         return self.jobs / self.seconds if self.ok else 0.0
 
     @property
-    def round_trips_per_job(self) -> float:
+    def round_trips_per_job(self) -> float | None:
+        """Round trips per job; None when they were not measured."""
+        if self.round_trips is None:
+            return None
         return self.round_trips / self.jobs if self.jobs else 0.0
 
 
@@ -132,6 +136,8 @@ def spec_for(
     jobs: int,
     concurrency: int = 1,
     work: str = "noop",
+    *,
+    remove_completed: bool = False,
     **extra: Any,
 ) -> dict[str, Any]:
     """The JSON spec an adapter gets (see benchmarks/adapters/common.py)."""
@@ -147,6 +153,7 @@ def spec_for(
         "chunk": settings.chunk,
         "producers": settings.producers,
         "max_seconds": settings.max_seconds if kind == "process" else 0,
+        "remove_completed": remove_completed,
         **extra,
     }
 
@@ -158,7 +165,10 @@ def measure(library: Library, spec: dict[str, Any], settings: Settings, client: 
         client: a sync redis-py client of the same server (reads INFO only).
     """
     command = library.command(spec, settings.python, settings.node)
-    child = Child(command, settings.timeout, cwd=library.root)
+    try:
+        child = Child(command, settings.timeout, cwd=library.root)
+    except OSError as exc:  # its interpreter is missing (a venv not built)
+        return Measurement(error=f"{library.key}: cannot start {command[0]}: {exc}")
     try:
         first = child.message()
         if "na" in first:
@@ -175,7 +185,7 @@ def measure(library: Library, spec: dict[str, Any], settings: Settings, client: 
     measurement = Measurement(
         jobs=jobs,
         seconds=float(result["seconds"]),
-        round_trips=int(result["round_trips"]),
+        round_trips=None if result["round_trips"] is None else int(result["round_trips"]),
         extra={k: v for k, v in result.items() if k not in ("jobs", "seconds", "round_trips")},
     )
     if jobs > 0:

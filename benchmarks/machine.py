@@ -24,8 +24,23 @@ def cpu_model() -> str:
 
 
 def python_versions(python: str) -> dict[str, str]:
-    """Python and Python library versions, as the adapters' interpreter sees them."""
-    names = [lib.distribution for lib in LIBRARIES if lib.distribution]
+    """Python and Python library versions, as the adapters' interpreters see them: ``python``
+    for the libraries without a venv of their own, each library's venv for the others
+    (a venv not built gives "")."""
+    by_python: dict[str, list[str]] = {}
+    for lib in LIBRARIES:
+        if lib.distribution:
+            by_python.setdefault(lib.python(python), []).append(lib.distribution)
+    out = {"python": _versions(python, [])["python"]}
+    for interpreter, names in by_python.items():
+        try:
+            out.update({k: v for k, v in _versions(interpreter, names).items() if k != "python"})
+        except (OSError, subprocess.CalledProcessError):
+            out.update(dict.fromkeys(names, ""))
+    return out
+
+
+def _versions(python: str, names: list[str]) -> dict[str, str]:
     code = (
         "import importlib.metadata as m, json, platform\n"
         "out = {'python': platform.python_version()}\n"

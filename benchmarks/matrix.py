@@ -14,6 +14,22 @@ from .scenarios import Library, Scenario
 Runs = dict[str, dict[str, list[Measurement]]]
 
 
+def library_order(
+    libraries: Sequence[Library], round_index: int, scenario_index: int, rounds: int
+) -> list[Library]:
+    """The order of ``libraries`` for one scenario of one round: a row of a cyclic Latin square.
+
+    Row ``round_index + scenario_index * rounds`` (mod the number of libraries): the rounds
+    of one scenario take consecutive rows and each scenario starts where the last one left
+    off, so once scenarios x rounds reaches the number of libraries every library has run in
+    every position, and no library is always first after a flush or always after the same
+    heavy neighbour.
+    """
+    n = len(libraries)
+    shift = (round_index + scenario_index * rounds) % n if n else 0
+    return list(libraries[shift:]) + list(libraries[:shift])
+
+
 def run_matrix(
     scenarios: Sequence[Scenario],
     libraries: Sequence[Library],
@@ -22,18 +38,15 @@ def run_matrix(
     settings: Settings,
     client: Any,
 ) -> Runs:
-    """``rounds`` rounds; in each, every scenario for every library (order rotated per round).
+    """``rounds`` rounds; in each, every scenario for every library (order: :func:`library_order`).
 
     The private server is flushed before each run. A library that answers "n/a" for a
     scenario is not asked again in later rounds.
     """
     runs: Runs = {s.key: {lib.key: [] for lib in libraries} for s in scenarios}
     for index in range(rounds):
-        order = list(libraries[index % len(libraries) :]) + list(
-            libraries[: index % len(libraries)]
-        )
-        for scenario in scenarios:
-            for library in order:
+        for position, scenario in enumerate(scenarios):
+            for library in library_order(libraries, index, position, rounds):
                 done = runs[scenario.key][library.key]
                 if done and done[0].na:
                     continue
@@ -45,6 +58,7 @@ def run_matrix(
                     sizes[scenario.key],
                     scenario.concurrency,
                     scenario.work,
+                    remove_completed=scenario.remove_completed,
                 )
                 result = measure(library, spec, settings, client)
                 done.append(result)
@@ -58,13 +72,14 @@ def _progress(index: int, scenario: Scenario, library: Library, m: Measurement) 
     elif m.error:
         text = f"ERROR {m.error}"
     else:
+        per_job = m.round_trips_per_job
         text = (
             f"{m.jobs_per_second:,.0f} jobs/s ({m.jobs} jobs in {m.seconds:.2f} s, "
             f"{m.cost.get('cpu_us_per_job', 0):.0f} µs Redis CPU/job, "
-            f"{m.round_trips_per_job:.2f} round trips/job)"
+            f"{'—' if per_job is None else f'{per_job:.2f}'} round trips/job)"
         )
     print(
-        f"[round {index + 1}] {scenario.key:18} {library.key:13} {text}",
+        f"[round {index + 1}] {scenario.key:18} {library.key:16} {text}",
         file=sys.stderr,
         flush=True,
     )
@@ -83,7 +98,10 @@ def median_cost(runs: list[Measurement]) -> dict[str, Any] | None:
         return None
     fields = ("commands_per_job", "scripts_per_job", "cpu_us_per_job", "main_thread_cpu_pct")
     out: dict[str, Any] = {f: round(statistics.median(m.cost[f] for m in good), 2) for f in fields}
-    out["round_trips_per_job"] = round(statistics.median(m.round_trips_per_job for m in good), 2)
+    # None ("not measured") when the adapter's counters do not see the library's client.
+    trips = [t for m in good if (t := m.round_trips_per_job) is not None]
+    # 4 places: a bulk insert's one round trip per chunk is 0.001 per job, not 0
+    out["round_trips_per_job"] = round(statistics.median(trips), 4) if trips else None
     out["ceiling_jobs_per_s"] = round(1e6 / out["cpu_us_per_job"]) if out["cpu_us_per_job"] else 0
     # The command mix of the median-rate run (it hardly varies between runs).
     middle = sorted(good, key=lambda m: m.jobs_per_second)[len(good) // 2]

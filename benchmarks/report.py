@@ -18,9 +18,10 @@ def results(
 ) -> dict[str, Any]:
     """The JSON document: ``{scenario: {library: jobs/s | null}}`` plus the other keys.
 
-    Other keys: ``redis_cost`` (scenario -> library -> per-job figures), ``not_applicable``
-    and ``errors`` (scenario -> library -> reason), ``runs`` (every run's jobs and seconds),
-    ``growth``, ``machine``, ``config``.
+    Other keys: ``redis_cost`` (scenario -> library -> per-job figures; ``round_trips_per_job``
+    null when not measured), ``not_applicable`` and ``errors`` (scenario -> library -> reason),
+    ``runs`` (every run's jobs, seconds and round trips), ``growth``, ``machine`` (with
+    ``event_loops``: library -> the loop its adapter ran on), ``config``.
     """
     out: dict[str, Any] = {}
     cost: dict[str, Any] = {}
@@ -45,6 +46,13 @@ def results(
             ]
             for lib, r in by_lib.items()
         }
+    loops = {
+        lib: m.extra["event_loop"]
+        for by_lib in runs.values()
+        for lib, r in by_lib.items()
+        for m in r
+        if m.extra.get("event_loop")
+    }
     return {
         **out,
         "redis_cost": cost,
@@ -52,7 +60,7 @@ def results(
         "errors": errors,
         "runs": raw,
         "growth": growth,
-        "machine": machine,
+        "machine": {**machine, "event_loops": loops},
         "config": config,
     }
 
@@ -63,6 +71,11 @@ def _round(value: float | None) -> float | None:
 
 def _num(value: float | None, digits: int = 0) -> str:
     return "—" if value is None else f"{value:,.{digits}f}"
+
+
+def _trips(value: float | None) -> str:
+    """Round trips per job: "—" when not measured, 3 places below 0.1 (bulk inserts)."""
+    return _num(value, 2 if value is None or value >= 0.1 else 3)
 
 
 def throughput_table(
@@ -111,7 +124,7 @@ def cost_table(data: dict[str, Any], scenario_key: str, libraries: Sequence[Libr
         lines.append(
             f"| {lib.title} | {c['commands_per_job']:.1f} | {c['scripts_per_job']:.2f}"
             f" | {c['cpu_us_per_job']:.1f} | {_num(c['ceiling_jobs_per_s'])}"
-            f" | {c['round_trips_per_job']:.2f} |"
+            f" | {_trips(c['round_trips_per_job'])} |"
         )
     return lines
 
@@ -248,6 +261,19 @@ def machine_lines(machine: dict[str, Any], libraries: Sequence[Library]) -> list
         f"- Python {machine['python']}, Node {machine['node']}, Redis {machine['redis']} "
         f"(a private server started by the bench: no persistence, default config)",
         f"- Versions: {versions}",
+        *(
+            [
+                "- Event loops: "
+                + ", ".join(
+                    f"{lib.title} {machine['event_loops'][lib.key]}"
+                    for lib in libraries
+                    if lib.key in machine.get("event_loops", {})
+                )
+                + " (thread-based libraries: none)"
+            ]
+            if machine.get("event_loops")
+            else []
+        ),
     ]
 
 
@@ -281,7 +307,8 @@ def markdown(
         "",
         "From the server's counters (`INFO commandstats`, `INFO cpu` used_cpu_sys + "
         "used_cpu_user) read before and after each run; commands include those run inside "
-        "scripts; round trips are counted in the client (a pipeline counts once). The "
+        "scripts; round trips are counted in the client (a pipeline counts once; — where "
+        "the bench has no counter for the library's client). The "
         "predicted ceiling is 1,000,000 / Redis CPU µs per job: what one Redis core could "
         "serve if nothing else limited it.",
         "",
@@ -289,6 +316,16 @@ def markdown(
         "",
         *cost_table(data, COST_SCENARIO, libraries),
         "",
+        *(
+            [
+                "### Processing no-op jobs at concurrency 10, completed jobs removed",
+                "",
+                *cost_table(data, f"{COST_SCENARIO}_removed", libraries),
+                "",
+            ]
+            if data["redis_cost"].get(f"{COST_SCENARIO}_removed")
+            else []
+        ),
         "### Single inserts from 10 producers",
         "",
         *cost_table(data, "single_insert_p10", libraries),

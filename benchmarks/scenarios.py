@@ -20,6 +20,9 @@ class Scenario:
         jobs: jobs of a full run (scaled by ``--scale``, replaced by ``--jobs``).
         concurrency: jobs run at once by the worker (processing scenarios).
         work: ``noop`` | ``cpu`` (``--cpu-iterations`` sin/cos) | ``io`` (``--io-ms`` sleep).
+        remove_completed: every library that keeps finished jobs (records, results) is told to
+            remove each one when it completes (the spec field ``remove_completed``), for the
+            row beside the one with each library's default retention.
     """
 
     key: str
@@ -28,6 +31,7 @@ class Scenario:
     jobs: int
     concurrency: int = 1
     work: str = "noop"
+    remove_completed: bool = False
 
 
 SCENARIOS: tuple[Scenario, ...] = (
@@ -36,6 +40,22 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("noop_c1", "No-op jobs, concurrency 1", "process", 5_000, 1),
     Scenario("noop_c10", "No-op jobs, concurrency 10", "process", 20_000, 10),
     Scenario("noop_c50", "No-op jobs, concurrency 50", "process", 20_000, 50),
+    Scenario(
+        "noop_c10_removed",
+        "No-op jobs, concurrency 10, completed jobs removed",
+        "process",
+        20_000,
+        10,
+        remove_completed=True,
+    ),
+    Scenario(
+        "noop_c50_removed",
+        "No-op jobs, concurrency 50, completed jobs removed",
+        "process",
+        20_000,
+        50,
+        remove_completed=True,
+    ),
     Scenario(
         "cpu_c10", "CPU-bound jobs (1,000 sin/cos), concurrency 10", "process", 5_000, 10, "cpu"
     ),
@@ -58,6 +78,9 @@ class Library:
         distribution: PyPI distribution whose version is reported ("" for Node).
         root: the tree whose code the child runs (its working directory): this checkout, or
             another commit's worktree for ``--base``.
+        venv: the venv (a directory of this checkout) whose ``bin/python`` runs the adapter,
+            for a library whose pins clash with the others (``make venv-bench`` builds it);
+            "" = the bench's ``--python``.
     """
 
     key: str
@@ -65,17 +88,22 @@ class Library:
     module: str
     distribution: str
     root: Path = ROOT
+    venv: str = ""
 
     @property
     def is_node(self) -> bool:
         return not self.module
+
+    def python(self, default: str) -> str:
+        """The interpreter of this library's adapter: its venv's, else ``default``."""
+        return str(ROOT / self.venv / "bin" / "python") if self.venv else default
 
     def command(self, spec: dict[str, object], python: str, node: str) -> list[str]:
         """The child process that runs one measurement of ``spec``."""
         text = json.dumps(spec)
         if self.is_node:
             return [node, str(self.root / "benchmarks" / "node" / "bench.mjs"), text]
-        return [python, "-m", self.module, text]
+        return [self.python(python), "-m", self.module, text]
 
 
 LIBRARIES: tuple[Library, ...] = (
@@ -104,6 +132,10 @@ LIBRARIES: tuple[Library, ...] = (
     Library("rq", "RQ", "benchmarks.adapters.rq_", "rq"),
     Library("celery", "Celery", "benchmarks.adapters.celery_", "celery"),
     Library("dramatiq", "Dramatiq", "benchmarks.adapters.dramatiq_", "dramatiq"),
+    Library("saq", "SAQ", "benchmarks.adapters.saq_", "saq", venv=".venv-bench-saq"),
+    Library("streaq", "streaq", "benchmarks.adapters.streaq_", "streaq"),
+    Library("taskiq", "taskiq", "benchmarks.adapters.taskiq_", "taskiq"),
+    Library("arq", "arq", "benchmarks.adapters.arq_", "arq", venv=".venv-bench-arq"),
 )
 LIBRARY_KEYS = tuple(lib.key for lib in LIBRARIES)
 OURS = "django_bullq"

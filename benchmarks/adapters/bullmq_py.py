@@ -1,4 +1,6 @@
-"""PyPI ``bullmq`` (the official Python port): Queue.addBulk / add and an asyncio Worker."""
+"""PyPI ``bullmq`` (the official Python port): Queue.addBulk / add and an asyncio Worker with
+``concurrency``, on uvloop like every asyncio adapter (:func:`common.run_async`); completed jobs
+kept (BullMQ's default) unless the spec says ``remove_completed`` (Worker ``removeOnComplete``)."""
 
 from __future__ import annotations
 
@@ -30,11 +32,10 @@ async def work(queue: Queue, spec: dict[str, Any]) -> None:
     await bulk(queue, spec)
     common.ready_and_wait()
     tally.arm()
-    Worker(
-        spec["queue"],
-        processor,
-        {"connection": spec["url"], "concurrency": int(spec["concurrency"])},
-    )
+    opts: dict[str, Any] = {"connection": spec["url"], "concurrency": int(spec["concurrency"])}
+    if spec.get("remove_completed"):
+        opts["removeOnComplete"] = True
+    Worker(spec["queue"], processor, opts)
     await asyncio.Event().wait()
 
 
@@ -50,4 +51,4 @@ async def main(spec: dict[str, Any]) -> None:
 
 if __name__ == "__main__":
     common.count_round_trips()
-    asyncio.run(main(common.spec_from_argv()))
+    common.run_async(main(common.spec_from_argv()))

@@ -29,9 +29,10 @@ async def work(queue: Queue, spec: dict[str, Any]) -> None:
         await body()
         tally.done()
 
-    options = WorkerOptions(
-        concurrency=int(spec["concurrency"]), remove_on_complete=spec.get("keep_completed")
-    )
+    # remove_completed (the *_removed rows): each job's hash goes when it completes;
+    # otherwise BullMQ's default (kept), or the growth runs' bound (keep_completed).
+    remove = True if spec.get("remove_completed") else spec.get("keep_completed")
+    options = WorkerOptions(concurrency=int(spec["concurrency"]), remove_on_complete=remove)
     worker = Worker(queue, processor, options)
     if spec["kind"] == "process":
         await bulk(queue, spec)

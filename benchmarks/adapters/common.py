@@ -3,12 +3,16 @@
 A spec (JSON, the child's only argument) holds: ``url`` (Redis), ``queue``, ``kind``
 (``bulk_insert`` | ``single_insert`` | ``process`` | ``memory``), ``jobs``, ``concurrency``,
 ``work`` (``noop`` | ``cpu`` | ``io``), ``cpu_iterations``, ``io_ms``, ``producers``,
-``chunk`` (bulk chunk size), ``max_seconds`` (cap of a processing run) and, for the growth
-runs of django_bullq, ``keep_completed``.
+``chunk`` (bulk chunk size), ``max_seconds`` (cap of a processing run, counted from the
+start of the first job), ``remove_completed`` (bool: the worker removes each job's record and
+result when it completes, for the ``*_removed`` scenarios; libraries that store nothing ignore
+it) and, for the growth runs of django_bullq, ``keep_completed``.
 
-The result line: ``{"jobs": int, "seconds": float, "round_trips": int}`` plus, for ``memory``,
-``"rss_mb": [float, ...]``. For processing, ``seconds`` runs from the start of the first job to
-the end of the last one, so a library's start-up time is not counted against it.
+The result line: ``{"jobs": int, "seconds": float, "round_trips": int | None}`` plus, for
+``memory``, ``"rss_mb": [float, ...]``. For processing, ``seconds`` runs from the start of the
+first job to the end of the last one, so a library's start-up time is not counted against it.
+``round_trips`` is None ("not measured") when no counter saw the library's client send anything:
+a client the counters of :func:`count_round_trips` do not know is never reported as 0.
 """
 
 from __future__ import annotations
@@ -21,11 +25,13 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 _sends = itertools.count()
 _base = 0
+#: The running loop's kind ("uvloop" / "asyncio"), noted by dispatch_async; "" for threads.
+_loop = ""
 
 
 def spec_from_argv() -> dict[str, Any]:
@@ -35,29 +41,75 @@ def spec_from_argv() -> dict[str, Any]:
 
 
 def count_round_trips() -> None:
-    """Count every request redis-py sends (a pipeline counts once): the client's round trips."""
-    import redis.asyncio.connection as async_conn
-    import redis.connection as sync_conn
+    """Count every request the library's Redis client sends: its round trips.
 
-    sync_send = sync_conn.AbstractConnection.send_packed_command
-    async_send = async_conn.AbstractConnection.send_packed_command
+    redis-py: each ``send_packed_command`` (a pipeline counts once; the commands a connection
+    sends when it opens -- HELLO, AUTH, CLIENT SETINFO, SELECT -- go through it too, so a
+    connection opened during the timed part is counted whole). coredis (streaq's client): each
+    write of its connection's writer task (``ConnectionStatistics.data_sent``; its handshake
+    goes through the same writer). A client neither of these sees reports None, never 0.
+    """
+    try:
+        import redis.asyncio.connection as async_conn
+        import redis.connection as sync_conn
+    except ImportError:
+        pass
+    else:
+        sync_send = sync_conn.AbstractConnection.send_packed_command
+        async_send = async_conn.AbstractConnection.send_packed_command
 
-    # check_health stays positional: these replace redis-py's send_packed_command.
-    def send(self: Any, command: Any, check_health: bool = True) -> Any:  # noqa: FBT001, FBT002
+        # check_health stays positional: these replace redis-py's send_packed_command.
+        def send(self: Any, command: Any, check_health: bool = True) -> Any:  # noqa: FBT001, FBT002
+            next(_sends)
+            return sync_send(self, command, check_health)  # type: ignore[no-untyped-call]
+
+        async def asend(self: Any, command: Any, check_health: bool = True) -> Any:  # noqa: FBT001, FBT002
+            next(_sends)
+            return await async_send(self, command, check_health)
+
+        sync_conn.AbstractConnection.send_packed_command = send  # type: ignore[method-assign]
+        async_conn.AbstractConnection.send_packed_command = asend  # type: ignore[method-assign]
+    try:
+        from coredis.connection._statistics import ConnectionStatistics
+    except ImportError:
+        return
+    data_sent = ConnectionStatistics.data_sent
+
+    def sent(self: Any, num_bytes: int) -> None:
         next(_sends)
-        return sync_send(self, command, check_health)  # type: ignore[no-untyped-call]
+        data_sent(self, num_bytes)
 
-    async def asend(self: Any, command: Any, check_health: bool = True) -> Any:  # noqa: FBT001, FBT002
-        next(_sends)
-        return await async_send(self, command, check_health)
-
-    sync_conn.AbstractConnection.send_packed_command = send  # type: ignore[method-assign]
-    async_conn.AbstractConnection.send_packed_command = asend  # type: ignore[method-assign]
+    ConnectionStatistics.data_sent = sent  # type: ignore[method-assign]
 
 
-def round_trips() -> int:
-    """Requests sent since :func:`ready_and_wait` returned."""
-    return next(_sends) - _base - 1
+def round_trips() -> int | None:
+    """Requests sent since :func:`ready_and_wait` returned; None when no counter saw any (a
+    run that did jobs always sends something, so 0 means the client is not counted)."""
+    sent = next(_sends) - _base - 1
+    return sent if sent > 0 else None
+
+
+def event_loop() -> str:
+    """The loop every asyncio adapter runs on: uvloop when installed (as django_bullq's
+    ``runworker`` picks it), ``asyncio``'s own when not or when ``BENCH_EVENT_LOOP=asyncio``."""
+    if os.environ.get("BENCH_EVENT_LOOP", "auto") == "asyncio":
+        return "asyncio"
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return "asyncio"
+    return "uvloop"
+
+
+def run_async(main: Coroutine[Any, Any, Any]) -> None:
+    """Run an asyncio adapter's ``main`` on :func:`event_loop`'s loop."""
+    if event_loop() == "uvloop":
+        import uvloop
+
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            runner.run(main)
+    else:
+        asyncio.run(main)
 
 
 def emit(payload: dict[str, Any]) -> None:
@@ -80,7 +132,12 @@ def ready_and_wait() -> None:
 
 
 def finish(jobs: int, seconds: float, **extra: Any) -> None:
-    """Print the result line and leave at once (no library shutdown, which is not measured)."""
+    """Print the result line and leave at once (no library shutdown, which is not measured).
+
+    The line also names the event loop an asyncio adapter ran on (``event_loop``, noted by
+    :func:`dispatch_async`)."""
+    if _loop:
+        extra["event_loop"] = _loop
     emit({"jobs": jobs, "seconds": seconds, "round_trips": round_trips(), **extra})
     os._exit(0)
 
@@ -93,7 +150,8 @@ def rss_mb() -> float:
 
 
 class Tally:
-    """Counts processed jobs; ends the run at ``jobs`` jobs or after ``max_seconds`` s.
+    """Counts processed jobs; ends the run at ``jobs`` jobs or ``max_seconds`` s after the first
+    job started (so a worker's start-up never eats into the cap).
 
     ``started()`` / ``done()`` are called by the library's job function (any thread).
     With ``sample_rss``, the RSS is read at every 5% of the jobs.
@@ -110,15 +168,20 @@ class Tally:
         self.every = max(self.jobs // 20, 1) if sample_rss else 0
 
     def arm(self) -> None:
-        """Start the cap's timer (call right after :func:`ready_and_wait`)."""
+        """Kept for adapters that call it after :func:`ready_and_wait`: the cap's timer now
+        starts at the first :meth:`started`, so this does nothing."""
+
+    def started(self) -> None:
+        if self.first is not None:
+            return
+        with self.lock:
+            if self.first is not None:
+                return
+            self.first = time.perf_counter()
         if self.max_seconds > 0:
             timer = threading.Timer(self.max_seconds, self.end)
             timer.daemon = True
             timer.start()
-
-    def started(self) -> None:
-        if self.first is None:
-            self.first = time.perf_counter()
 
     def done(self) -> None:
         with self.lock:
@@ -222,18 +285,26 @@ async def timed_coroutines(producers: int, total: int, add_one: Callable[[int], 
 
 async def dispatch_async(
     spec: dict[str, Any],
-    bulk: Callable[[], Any],
+    bulk: Callable[[], Any] | str,
     add_one: Callable[[int], Any],
     work: Callable[[], Any],
 ) -> None:
     """Run the spec's kind with an asyncio library's three coroutine functions.
 
     Args:
-        bulk: ``() -> seconds`` inserting ``jobs`` jobs in chunks. add_one: ``(i) -> awaitable``
-            adding job ``i``. work: fills the queue (if needed), then processes it.
+        bulk: ``() -> seconds`` inserting ``jobs`` jobs in chunks, or the reason the library
+            has no bulk insert. add_one: ``(i) -> awaitable`` adding job ``i``. work: fills
+            the queue (if needed), then processes it.
     """
+    global _loop
+    _loop = (
+        "uvloop" if type(asyncio.get_running_loop()).__module__.startswith("uvloop") else "asyncio"
+    )
     kind = spec["kind"]
     if kind == "bulk_insert":
+        if isinstance(bulk, str):
+            not_applicable(bulk)
+            return
         ready_and_wait()
         finish(int(spec["jobs"]), await bulk())
     elif kind == "single_insert":

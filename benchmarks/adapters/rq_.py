@@ -1,5 +1,6 @@
 """RQ: ``Queue.enqueue_many`` / ``enqueue`` and a ``SimpleWorker`` (no fork per job; RQ runs one
-job at a time per worker process, so concurrency above 1 is not applicable)."""
+job at a time per worker process, so concurrency above 1 is not applicable). Results kept for
+RQ's default ``result_ttl`` (500 s); ``remove_completed`` enqueues with ``result_ttl=0``."""
 
 from __future__ import annotations
 
@@ -12,10 +13,16 @@ from rq import Queue, SimpleWorker
 from benchmarks.adapters import common, jobs
 
 
+def retention(spec: dict[str, Any]) -> dict[str, Any]:
+    """RQ's per-job option that drops the job and its result when it completes."""
+    return {"result_ttl": 0} if spec.get("remove_completed") else {}
+
+
 def bulk(queue: Queue, spec: dict[str, Any]) -> float:
     start = time.perf_counter()
+    keep = retention(spec)
     for part in common.chunks(int(spec["jobs"]), int(spec["chunk"])):
-        queue.enqueue_many([Queue.prepare_data(jobs.run_job, args=(i,)) for i in part])
+        queue.enqueue_many([Queue.prepare_data(jobs.run_job, args=(i,), **keep) for i in part])
     return time.perf_counter() - start
 
 

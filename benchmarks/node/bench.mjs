@@ -38,9 +38,11 @@ async function readyAndWait() {
   base = sends;
 }
 
+// A run that did jobs always writes; none seen means the counter missed the client: null, not 0.
 function finish(jobs, seconds) {
-  const roundTrips = sends - base;
-  process.stdout.write(JSON.stringify({ jobs, seconds, round_trips: roundTrips }) + '\n',
+  const roundTrips = sends - base > 0 ? sends - base : null;
+  const line = { jobs, seconds, round_trips: roundTrips, event_loop: 'node' };
+  process.stdout.write(JSON.stringify(line) + '\n',
                        () => process.exit(0));
 }
 
@@ -90,14 +92,19 @@ async function work(queue) {
     finish(count, (performance.now() - (first ?? performance.now())) / 1000);
   };
   await readyAndWait();
-  if (spec.max_seconds > 0) setTimeout(end, spec.max_seconds * 1000);
+  const opts = { connection: connection(spec.url), concurrency: spec.concurrency };
+  if (spec.remove_completed) opts.removeOnComplete = { count: 0 };
   // eslint-disable-next-line no-new
   new Worker(spec.queue, async () => {
-    if (first === null) first = performance.now();
+    if (first === null) {
+      first = performance.now();
+      // the cap runs from the first job's start, as in the Python adapters
+      if (spec.max_seconds > 0) setTimeout(end, spec.max_seconds * 1000);
+    }
     await run();
     count += 1;
     if (count === spec.jobs) end();
-  }, { connection: connection(spec.url), concurrency: spec.concurrency });
+  }, opts);
 }
 
 const queue = new Queue(spec.queue, { connection: connection(spec.url) });

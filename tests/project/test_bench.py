@@ -1,4 +1,5 @@
-"""Smoke of ``make bench``: the harness runs django_bullq and PyPI bullmq on a few dozen jobs.
+"""Smoke of ``make bench``: the harness runs django_bullq and PyPI bullmq on a few dozen jobs,
+and every adapter runs every kind through the bench's venvs.
 
 Checks the shape of results.json / docs and that every run processed exactly the jobs asked
 for; never the speeds (the test machine's numbers mean nothing).
@@ -7,10 +8,17 @@ for; never the speeds (the test machine's numbers mean nothing).
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
+import redis
+
+from benchmarks.harness import Settings, measure, spec_for
+from benchmarks.scenarios import LIBRARIES
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ["bulk_insert", "single_insert_p10", "noop_c10", "io10ms_c50"]
@@ -206,3 +214,94 @@ def test_bench_task_adapters_run_what_a_django_project_runs(tmp_path: Path) -> N
             assert na[scenario][lib] == "CPU-bound rows only"
     for lib in TASK_LIBS:
         assert data["redis_cost"]["cpu_c10"][lib]["round_trips_per_job"] > 0, lib
+
+
+#: Every adapter, each kind at a tiny size, through the bench's own venvs (``make venv-bench``,
+#: which ``make test`` builds): the peers are not installed in the test venv.
+BENCH_PYTHON = ROOT / ".venv-bench" / "bin" / "python"
+SMOKE_JOBS = 30
+#: (kind, concurrency, remove_completed) of the smoke runs
+SMOKE_KINDS = [
+    ("bulk_insert", 1, False),
+    ("single_insert", 1, False),
+    ("process", 1, False),
+    ("process", 1, True),
+    ("process", 2, False),
+]
+#: Libraries that have no bulk insert, and those that run one job at a time per process.
+NO_BULK = {"celery", "dramatiq", "saq", "taskiq", "arq"}
+ONE_AT_A_TIME = {"rq"}
+#: The asyncio libraries: each runs on uvloop (the fairness rule of benchmarks/method.md).
+ASYNCIO = {"django_bullq", "bullmq", "saq", "streaq", "taskiq", "arq"}
+#: Libraries that store nothing of a finished job (no results backend): remove_completed is moot.
+STORE_NOTHING = {"celery", "dramatiq"}
+
+
+def _keys(client: Any) -> int:
+    return int(client.dbsize())
+
+
+#: The adapters of this smoke: the core and every peer (the ``bullq-task*`` adapters of
+#: benchmarks/djangoproject have a test of their own: they run only some kinds).
+ADAPTERS = [
+    "django_bullq",
+    "bullmq",
+    "node-bullmq",
+    "rq",
+    "celery",
+    "dramatiq",
+    "saq",
+    "streaq",
+    "taskiq",
+    "arq",
+]
+
+
+@pytest.mark.parametrize("key", ADAPTERS)
+def test_every_adapter_runs_every_kind(key: str, redis_url: str) -> None:
+    """Each adapter does each kind on the test's Redis and reports its jobs and round trips
+    (never "not measured": every client of the bench is counted); where the library keeps
+    finished jobs, the removed run leaves fewer keys than jobs and the kept run at least one
+    per job; each asyncio adapter names the loop it ran on."""
+    assert BENCH_PYTHON.exists(), "the bench venvs are missing: run `make venv-bench`"
+    library = next(lib for lib in LIBRARIES if lib.key == key)
+    if library.venv:
+        assert Path(library.python("")).exists(), f"run `make venv-bench` ({library.venv})"
+    settings = Settings(
+        url=redis_url, python=str(BENCH_PYTHON), node=shutil.which("node") or "node", timeout=90
+    )
+    client = redis.Redis.from_url(redis_url)
+    kept: dict[bool, int] = {}
+    try:
+        for kind, concurrency, remove in SMOKE_KINDS:
+            client.flushdb()
+            spec = spec_for(
+                settings,
+                f"smoke-{key}",
+                kind,
+                SMOKE_JOBS,
+                concurrency,
+                remove_completed=remove,
+            )
+            spec["max_seconds"] = 0
+            m = measure(library, spec, settings, client)
+            run = f"{key} {kind} c={concurrency} remove={remove}"
+            if (kind == "bulk_insert" and key in NO_BULK) or (
+                concurrency > 1 and key in ONE_AT_A_TIME
+            ):
+                assert m.na, f"{run}: expected n/a, got {m}"
+                continue
+            assert not m.na and not m.error, f"{run}: {m.na or m.error}"
+            assert m.jobs == SMOKE_JOBS, f"{run}: {m.jobs} jobs"
+            assert m.round_trips is not None and m.round_trips > 0, f"{run}: round trips"
+            if kind == "process" and concurrency == 1:
+                kept[remove] = _keys(client)
+                if key in ASYNCIO:
+                    assert m.extra.get("event_loop") == "uvloop", f"{run}: {m.extra}"
+    finally:
+        client.close()
+    if key in STORE_NOTHING:
+        assert kept[False] < SMOKE_JOBS and kept[True] < SMOKE_JOBS, kept
+    else:
+        # the last job or two may finish after the adapter has exited: a margin, not exact
+        assert kept[False] >= SMOKE_JOBS - 5 and kept[True] < SMOKE_JOBS // 2, kept
