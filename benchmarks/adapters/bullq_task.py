@@ -42,9 +42,15 @@ def setup(spec: dict[str, Any]) -> None:
     os.environ["BENCH_QUEUE"] = spec["queue"]
     os.environ["BENCH_CPU_ITERATIONS"] = str(spec["cpu_iterations"])
     os.environ["BENCH_IO_MS"] = str(spec["io_ms"])
+    os.environ["BENCH_REMOVE_COMPLETED"] = "1" if spec.get("remove_completed") else "0"
     import django
 
     django.setup()
+    from django_bullq.core import eventloop
+
+    # the loop runworker (and insert_async) will create from BULLQ["WORKER"]["EVENT_LOOP"]
+    factory = eventloop.loop_factory(os.environ.get("BENCH_EVENT_LOOP", "auto"))
+    common.set_event_loop("asyncio" if factory is None else "uvloop")
     # worker processes started from here count their requests (this one already does)
     os.environ["BENCH_COUNT_ROUND_TRIPS"] = "1"
 

@@ -101,6 +101,13 @@ def event_loop() -> str:
     return "uvloop"
 
 
+def set_event_loop(name: str) -> None:
+    """Name the loop this adapter runs on (``uvloop`` | ``asyncio``) for its result line, where
+    it is not :func:`dispatch_async` that sees it (``runworker`` creates its own)."""
+    global _loop
+    _loop = name
+
+
 def run_async(main: Coroutine[Any, Any, Any]) -> None:
     """Run an asyncio adapter's ``main`` on :func:`event_loop`'s loop."""
     if event_loop() == "uvloop":

@@ -31,8 +31,8 @@ PROFILE_ENV = "BENCH_PROFILE"
 
 
 class RunTally(common.Tally):
-    """:class:`common.Tally` whose cap starts with the first job (the worker is ready then), and
-    that ends this process's children (worker processes, a task pool) before it reports."""
+    """:class:`common.Tally` (its cap starts with the first job: the worker is ready then) that
+    ends this process's children (worker processes, a task pool) before it reports."""
 
     def __init__(self, spec: dict[str, Any]) -> None:
         super().__init__(spec, sample_rss=spec["kind"] == "memory")
@@ -42,16 +42,6 @@ class RunTally(common.Tally):
         self.profiler: cProfile.Profile | None = None
         #: the directory of the socket of :func:`listen`, removed at the end
         self.socket_dir = ""
-
-    def started(self) -> None:
-        if self.first is not None:
-            return
-        with self.lock:
-            first = self.first is None
-            if first:
-                self.first = time.perf_counter()
-        if first:
-            self.arm()
 
     def end(self) -> None:
         with self.lock:
@@ -69,7 +59,9 @@ class RunTally(common.Tally):
         theirs = sum(self.child_round_trips.values())
         extra = {"rss_mb": self.rss} if self.every else {}
         try:
-            common.finish(count, seconds, round_trips=common.round_trips() + theirs, **extra)
+            common.finish(
+                count, seconds, round_trips=(common.round_trips() or 0) + theirs or None, **extra
+            )
         finally:  # a harness gone (broken pipe) must not leave this process behind
             os._exit(1)
 

@@ -10,6 +10,9 @@ Read from the environment (the ``bullq-task*`` adapters set them from their spec
 ``BENCH_EVENT_LOOP``
     ``BULLQ["WORKER"]["EVENT_LOOP"]``, default ``auto`` (uvloop when installed), as a project
     that does not set it gets.
+``BENCH_REMOVE_COMPLETED``
+    ``1``: ``BULLQ["WORKER"]["REMOVE_ON_COMPLETE"] = True`` (the ``*_removed`` rows); else
+    completed jobs are kept, BullMQ's default.
 ``BENCH_COUNT_ROUND_TRIPS``
     ``1``: count redis-py's requests in this process too (worker processes of
     ``runworker --processes``, which report them with each finished job).
@@ -34,5 +37,8 @@ DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memor
 BULLQ = {
     "CONNECTIONS": {"default": os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")},
     "DEFAULT_QUEUE": os.environ.get("BENCH_QUEUE", "bench"),
-    "WORKER": {"EVENT_LOOP": os.environ.get("BENCH_EVENT_LOOP", "auto")},
+    "WORKER": {
+        "EVENT_LOOP": os.environ.get("BENCH_EVENT_LOOP", "auto"),
+        "REMOVE_ON_COMPLETE": True if os.environ.get("BENCH_REMOVE_COMPLETED") == "1" else None,
+    },
 }

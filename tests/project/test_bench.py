@@ -232,7 +232,16 @@ SMOKE_KINDS = [
 NO_BULK = {"celery", "dramatiq", "saq", "taskiq", "arq"}
 ONE_AT_A_TIME = {"rq"}
 #: The asyncio libraries: each runs on uvloop (the fairness rule of benchmarks/method.md).
-ASYNCIO = {"django_bullq", "bullmq", "saq", "streaq", "taskiq", "arq"}
+ASYNCIO = {
+    "django_bullq",
+    "bullq-task",
+    "bullq-task-async",
+    "bullmq",
+    "saq",
+    "streaq",
+    "taskiq",
+    "arq",
+}
 #: Libraries that store nothing of a finished job (no results backend): remove_completed is moot.
 STORE_NOTHING = {"celery", "dramatiq"}
 
@@ -241,10 +250,12 @@ def _keys(client: Any) -> int:
     return int(client.dbsize())
 
 
-#: The adapters of this smoke: the core and every peer (the ``bullq-task*`` adapters of
-#: benchmarks/djangoproject have a test of their own: they run only some kinds).
+#: The adapters of this smoke: the core, the task adapters and every peer (the CPU-only
+#: ``bullq-task-p2`` / ``-pool`` are in the test above, with the other task kinds).
 ADAPTERS = [
     "django_bullq",
+    "bullq-task",
+    "bullq-task-async",
     "bullmq",
     "node-bullmq",
     "rq",
