@@ -1,0 +1,217 @@
+"""Group commit: the script calls threads make while a write is in flight go out in the next one.
+
+redis-py's sync client takes a pooled connection per call, writes one command and waits for its
+reply; ten threads adding jobs (the views of a threaded WSGI server) pay ten round trips where
+one write would carry all ten. :class:`ThreadPipeline` does for threads what
+:class:`~django_bullq.core.autopipeline.AutoPipeline` does for coroutines, without a thread of
+its own: the first thread to call becomes the writer (the leader) and sends its call at once; calls
+other threads make while that write is in flight queue up, and once its replies are in the
+leader hands the writing over to the first of them, which sends everything queued meanwhile in
+one pipeline, and so on. A lone thread pays exactly one round trip, as it would alone.
+
+What goes over the wire is the same ``EVALSHA`` each call would send alone (no MULTI), so every
+call stays its own atomic script run and other BullMQ clients see nothing new. The write is a
+redis-py pipeline (``transaction=False``), so the client's settings apply as to any call: its
+``Retry`` (a dropped connection is retried as a single call is), timeouts, TLS, Sentinel.
+
+Failure rules (as :class:`~django_bullq.core.autopipeline.AutoPipeline`'s):
+
+- A Redis error reply (a Lua error, NOSCRIPT) and a negative code belong to their own call
+  only. After NOSCRIPT (SCRIPT FLUSH, a restarted Redis) the script is loaded once for all the
+  calls of the write that met it and they go out again; one that meets NOSCRIPT twice is sent as
+  ``EVAL`` of its source.
+- An argument that cannot be packed is its own caller's error: the write is then sent call by
+  call, each caller getting its own outcome.
+- A connection error or timeout the client's retries did not overcome fails every call of the
+  write (their outcome is unknown, as with any client) with that redis ``ConnectionError`` /
+  ``TimeoutError``; calls queued after it go out in the next write.
+
+Redis Cluster clients (their pipeline refuses ``EVALSHA``) fall back to one
+:meth:`Scripts.run` per call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import NoScriptError, RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from .connection import is_cluster
+from .scripts import Scripts, raise_on_code
+
+#: A slot's reply before its write was read.
+_UNSET: Any = object()
+
+
+class _Slot:
+    """One thread's call: its command, and its reply or error once the write is read.
+
+    ``gate`` is held from the start and released once, by the thread that filled the slot or
+    that hands this thread the writing (``lead``).
+    """
+
+    __slots__ = ("command", "error", "gate", "lead", "name", "reply")
+
+    def __init__(self, name: str, command: tuple[Any, ...]) -> None:
+        self.name = name
+        self.command = command
+        self.reply: Any = _UNSET
+        self.error: BaseException | None = None
+        self.lead = False
+        self.gate = threading.Lock()
+        self.gate.acquire()
+
+
+class ThreadPipeline:
+    """Group-commits the script calls of the threads using one sync client.
+
+    Args:
+        client: a sync ``redis.Redis`` (its pool and settings carry every write).
+        scripts: the :class:`Scripts` registered on ``client``.
+
+    Thread-safe; holds no connection and no thread of its own.
+    """
+
+    def __init__(self, client: Any, scripts: Scripts) -> None:
+        self._client = client
+        self._scripts = scripts
+        self._lock = threading.Lock()
+        self._pending: list[_Slot] = []
+        self._busy = False
+        #: Whether calls are group-committed (not on Redis Cluster: one by one there).
+        self.enabled = getattr(client, "connection_pool", None) is not None and not is_cluster(
+            client
+        )
+        #: writes sent and calls carried (for tests and benchmarks)
+        self.writes = 0
+        self.calls = 0
+
+    def run(
+        self,
+        name: str,
+        keys: Sequence[str],
+        args: Sequence[Any],
+        *,
+        job_id: str | None = None,
+        raise_codes: bool = True,
+    ) -> Any:
+        """Run script ``name`` as :meth:`Scripts.run` does, sharing a write with other threads.
+
+        Returns:
+            The script's raw reply.
+
+        Raises:
+            ScriptError: the script answered a negative error code (with ``raise_codes``).
+            BullqError: ``keys`` is not the script's number of KEYS.
+            redis.exceptions.ResponseError: the script raised an error in Redis.
+            redis.exceptions.ConnectionError / TimeoutError: the connection failed and the
+                client's retries gave up (the call may or may not have run).
+        """
+        if not self.enabled:
+            return self._scripts.run(name, keys, args, job_id=job_id, raise_codes=raise_codes)
+        slot = _Slot(name, self._scripts.evalsha_command(name, keys, args))
+        with self._lock:
+            self._pending.append(slot)
+            lead = not self._busy
+            self._busy = True
+        if not lead:
+            slot.gate.acquire()  # released with this call's reply, or to hand it the writing
+        if lead or slot.lead:
+            self._lead(slot)
+        if slot.error is not None:
+            raise slot.error
+        return raise_on_code(slot.reply, name, job_id) if raise_codes else slot.reply
+
+    def _lead(self, own: _Slot) -> None:
+        """Write every queued call (``own`` among them), hand the writing to the next queued
+        thread, then wake the callers of this write."""
+        with self._lock:
+            batch, self._pending = self._pending, []
+        try:
+            self._write(batch)
+        finally:
+            for slot in batch:
+                if slot.reply is _UNSET and slot.error is None:  # interrupted mid-write
+                    slot.error = RedisConnectionError("the thread writing this call was stopped")
+            with self._lock:
+                following = self._pending[0] if self._pending else None
+                if following is None:
+                    self._busy = False
+                else:
+                    following.lead = True
+            if following is not None:
+                following.gate.release()
+            for slot in batch:
+                if slot is not own:
+                    slot.gate.release()
+
+    def _write(self, batch: list[_Slot]) -> None:
+        """Send ``batch`` in one pipeline and fill each slot with its reply or error."""
+        try:
+            replies = self._send([slot.command for slot in batch])
+        except (RedisConnectionError, RedisTimeoutError) as exc:
+            for slot in batch:
+                slot.error = exc
+            return
+        except Exception:  # noqa: BLE001 - DataError, TypeError: a bad argument, not sent
+            replies = [self._alone(slot.command) for slot in batch]
+        missing = [slot for slot, reply in zip(batch, replies, strict=True) if _noscript(reply)]
+        if missing:
+            self._rerun(missing)
+        for slot, reply in zip(batch, replies, strict=True):
+            if slot in missing:
+                continue
+            if isinstance(reply, BaseException):
+                slot.error = reply
+            else:
+                slot.reply = reply
+
+    def _send(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+        """The replies of ``commands`` sent in one pipeline; an error reply in its place."""
+        pipe = self._client.pipeline(transaction=False)
+        for command in commands:
+            pipe.execute_command(*command)
+        replies: list[Any] = pipe.execute(raise_on_error=False)
+        self.writes += 1
+        self.calls += len(commands)
+        return replies
+
+    def _alone(self, command: tuple[Any, ...]) -> Any:
+        """``command``'s reply, sent by itself; its error in its place."""
+        try:
+            return self._send([command])[0]
+        except Exception as exc:  # noqa: BLE001 - this call's own outcome
+            return exc
+
+    def _rerun(self, missing: list[_Slot]) -> None:
+        """Calls that met NOSCRIPT: load each script once, send them again in one write; one
+        that meets NOSCRIPT again is sent as ``EVAL`` of its source."""
+        for name in {slot.name for slot in missing}:
+            with contextlib.suppress(RedisError):  # the EVAL below needs no loaded script
+                self._scripts.load(name)
+        try:
+            replies = self._send([slot.command for slot in missing])
+        except Exception as exc:  # noqa: BLE001 - every one of them gets it
+            replies = [exc] * len(missing)
+        for slot, reply in zip(missing, replies, strict=True):
+            if _noscript(reply):
+                try:
+                    reply = self._scripts.eval_evalsha(slot.name, slot.command)
+                except Exception as exc:  # noqa: BLE001 - this call's own outcome
+                    reply = exc
+            if isinstance(reply, BaseException):
+                slot.error = reply
+            else:
+                slot.reply = reply
+
+
+def _noscript(reply: Any) -> bool:
+    return isinstance(reply, NoScriptError)
+
+
+__all__ = ["ThreadPipeline"]
