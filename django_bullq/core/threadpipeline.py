@@ -115,17 +115,58 @@ class ThreadPipeline:
         if not self.enabled:
             return self._scripts.run(name, keys, args, job_id=job_id, raise_codes=raise_codes)
         slot = _Slot(name, self._scripts.evalsha_command(name, keys, args))
-        with self._lock:
-            self._pending.append(slot)
-            lead = not self._busy
-            self._busy = True
-        if not lead:
-            slot.gate.acquire()  # released with this call's reply, or to hand it the writing
-        if lead or slot.lead:
-            self._lead(slot)
+        self._commit([slot])
         if slot.error is not None:
             raise slot.error
         return raise_on_code(slot.reply, name, job_id) if raise_codes else slot.reply
+
+    def run_many(
+        self, name: str, calls: Sequence[tuple[Sequence[str], Sequence[Any]]]
+    ) -> list[Any]:
+        """Run script ``name`` once per ``(keys, args)`` of ``calls``, all in one write (shared
+        with other threads' calls).
+
+        Not atomic as a whole (BullMQ ``addBulk`` semantics): each call is its own script run.
+
+        Returns:
+            The raw replies, in the order of ``calls``.
+
+        Raises:
+            The first error among the calls (see :meth:`run`), once every reply is in; the
+            calls before and after it have run.
+        """
+        if not self.enabled:
+            return [self._scripts.run(name, keys, args) for keys, args in calls]
+        slots = [_Slot(name, self._scripts.evalsha_command(name, k, a)) for k, a in calls]
+        if slots:
+            self._commit(slots)
+        results: list[Any] = []
+        error: BaseException | None = None
+        for slot in slots:
+            try:
+                if slot.error is not None:
+                    raise slot.error
+                results.append(raise_on_code(slot.reply, name, None))
+            except Exception as exc:  # noqa: BLE001 - the first one is raised below
+                error = error or exc
+                results.append(None)
+        if error is not None:
+            raise error
+        return results
+
+    def _commit(self, slots: list[_Slot]) -> None:
+        """Queue ``slots`` (one caller's, so they go in one write) and return once their
+        replies are in: written by this thread when no write is under way or when the writing
+        is handed to it, else by the thread writing then."""
+        own = slots[0]
+        with self._lock:
+            self._pending.extend(slots)
+            lead = not self._busy
+            self._busy = True
+        if not lead:
+            own.gate.acquire()  # released with the replies, or to hand this thread the writing
+        if lead or own.lead:
+            self._lead(own)
 
     def _lead(self, own: _Slot) -> None:
         """Write every queued call (``own`` among them), hand the writing to the next queued

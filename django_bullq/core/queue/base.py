@@ -188,7 +188,13 @@ class QueueBase:
 
     def _batch(self, batch: Batch[T]) -> T:
         """Send a batch's script calls in one pipeline (MULTI/EXEC when it asks); its parsed
-        replies."""
+        replies. Outside a transaction, calls of one script go through the :attr:`pipeline`
+        (one write, shared with other threads' calls; it raises their codes itself)."""
+        pipeline = self.pipeline
+        calls = batch.calls
+        if pipeline.enabled and not batch.transaction and len({c.script for c in calls}) == 1:
+            pairs = [(call.keys, call.args) for call in calls]
+            return batch.parse(pipeline.run_many(calls[0].script, pairs))
         pipe = self.client.pipeline(transaction=batch.transaction)
         for call in batch.calls:
             self.scripts.run(call.script, call.keys, call.args, client=pipe)

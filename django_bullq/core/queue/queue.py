@@ -158,12 +158,16 @@ class Queue(QueueGetters, JobSchedulers):
         )
 
     def add_bulk(
-        self, jobs: Iterable[tuple[str, Any] | tuple[str, Any, dict[str, Any]]]
+        self,
+        jobs: Iterable[tuple[str, Any] | tuple[str, Any, dict[str, Any]]],
+        *,
+        chunk_size: int = 0,
     ) -> list[Job]:
         """Add many jobs in one round trip (BullMQ ``addBulk``: a pipeline, not atomic as a whole).
 
         Args:
             jobs: ``(name, data)`` or ``(name, data, {JobOptions field: value})`` tuples.
+            chunk_size: at most this many jobs per write (one round trip each); 0 = all in one.
 
         Returns:
             The jobs, in input order. Every job is validated before anything is sent.
@@ -171,25 +175,36 @@ class Queue(QueueGetters, JobSchedulers):
         Raises:
             ParentMissing: a job names a parent that does not exist (the other jobs are added,
                 as with BullMQ's ``addBulk``). Validation errors as :meth:`add`.
+            RedisUnavailableError: as :meth:`add`; the chunks written before it stay added.
+            ValueError: ``chunk_size`` below 0.
         """
-        return self._drive(self._add_bulk_steps(jobs))
+        return self._drive(self._add_bulk_steps(jobs, chunk_size))
 
     async def aadd_bulk(
-        self, jobs: Iterable[tuple[str, Any] | tuple[str, Any, dict[str, Any]]]
+        self,
+        jobs: Iterable[tuple[str, Any] | tuple[str, Any, dict[str, Any]]],
+        *,
+        chunk_size: int = 0,
     ) -> list[Job]:
         """Async twin of :meth:`add_bulk`."""
-        return await self._adrive(self._add_bulk_steps(jobs))
+        return await self._adrive(self._add_bulk_steps(jobs, chunk_size))
 
     def _add_bulk_steps(
-        self, jobs: Iterable[tuple[str, Any] | tuple[str, Any, dict[str, Any]]]
+        self, jobs: Iterable[tuple[str, Any] | tuple[str, Any, dict[str, Any]]], chunk_size: int
     ) -> Steps[list[Job]]:
+        if not isinstance(chunk_size, int) or chunk_size < 0:
+            raise ValueError(f"chunk_size must be an int >= 0, got {chunk_size!r}")
         jobs = list(jobs)
         memo: dict[Any, Any] = {}
         adds = [
             self._add_call(j[0], j[1], None, dict(j[2]) if len(j) > 2 else {}, memo) for j in jobs
         ]
-        with reaching(self.connection, f"add {len(adds)} jobs to queue {self.name!r}"):
-            ids = yield Batch(tuple(add[0] for add in adds))
+        step = chunk_size or max(len(adds), 1)
+        ids: list[Any] = []
+        for start in range(0, len(adds), step):
+            chunk = adds[start : start + step]
+            with reaching(self.connection, f"add {len(chunk)} jobs to queue {self.name!r}"):
+                ids += yield Batch(tuple(add[0] for add in chunk))
         return [
             self._new_job(str(to_str(i)), j[0], j[1], a[2], a[1])
             for i, a, j in zip(ids, adds, jobs, strict=True)
