@@ -10,9 +10,10 @@ leader hands the writing over to the first of them, which sends everything queue
 one pipeline, and so on. A lone thread pays exactly one round trip, as it would alone.
 
 What goes over the wire is the same ``EVALSHA`` each call would send alone (no MULTI), so every
-call stays its own atomic script run and other BullMQ clients see nothing new. The write is a
-redis-py pipeline (``transaction=False``), so the client's settings apply as to any call: its
-``Retry`` (a dropped connection is retried as a single call is), timeouts, TLS, Sentinel.
+call stays its own atomic script run and other BullMQ clients see nothing new. The write goes out
+on a connection of the client's pool as a redis-py pipeline (``transaction=False``) would send
+it, so the client's settings apply as to any call: its ``Retry`` (a dropped connection is
+retried as a single call is), timeouts, TLS, Sentinel.
 
 Failure rules (as :class:`~django_bullq.core.autopipeline.AutoPipeline`'s):
 
@@ -38,10 +39,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoScriptError, RedisError
+from redis.exceptions import NoScriptError, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .connection import is_cluster
+from .packing import hiredis_packer
 from .scripts import Scripts, raise_on_code
 
 #: A slot's reply before its write was read.
@@ -83,6 +85,8 @@ class ThreadPipeline:
         self._lock = threading.Lock()
         self._pending: list[_Slot] = []
         self._busy = False
+        self._pool: Any = getattr(client, "connection_pool", None)
+        self._hiredis = hiredis_packer(self._pool)
         #: Whether calls are group-committed (not on Redis Cluster: one by one there).
         self.enabled = getattr(client, "connection_pool", None) is not None and not is_cluster(
             client
@@ -213,11 +217,30 @@ class ThreadPipeline:
                 slot.reply = reply
 
     def _send(self, commands: list[tuple[Any, ...]]) -> list[Any]:
-        """The replies of ``commands`` sent in one pipeline; an error reply in its place."""
-        pipe = self._client.pipeline(transaction=False)
-        for command in commands:
-            pipe.execute_command(*command)
-        replies: list[Any] = pipe.execute(raise_on_error=False)
+        """The replies of ``commands`` sent in one write on a pooled connection; an error
+        reply in its place.
+
+        As a redis-py pipeline (``transaction=False``) sends them, without its per-command
+        bookkeeping: packed by hiredis where it fits (:func:`hiredis_packer`), the exchange
+        retried by the connection's ``Retry`` after a connection error (the connection is
+        dropped first), the connection given back to the pool only with nothing left unread.
+        """
+        pool = self._pool
+        conn = pool.get_connection()
+        try:
+            data = (
+                [self._hiredis(command) for command in commands]
+                if self._hiredis is not None
+                else conn.pack_commands(commands)
+            )
+            replies: list[Any] = conn.retry.call_with_retry(
+                lambda: _exchange(conn, data, len(commands)), lambda _error: conn.disconnect()
+            )
+        except BaseException:
+            conn.disconnect()  # replies may be left unread: never hand it out again as it is
+            raise
+        finally:
+            pool.release(conn)
         self.writes += 1
         self.calls += len(commands)
         return replies
@@ -249,6 +272,19 @@ class ThreadPipeline:
                 slot.error = reply
             else:
                 slot.reply = reply
+
+
+def _exchange(conn: Any, data: list[bytes], count: int) -> list[Any]:
+    """Send ``data`` (``count`` packed commands) on ``conn`` and read their ``count`` replies;
+    an error reply in its place."""
+    conn.send_packed_command(data)
+    replies: list[Any] = []
+    for _ in range(count):
+        try:
+            replies.append(conn.read_response())
+        except ResponseError as exc:
+            replies.append(exc)
+    return replies
 
 
 def _noscript(reply: Any) -> bool:
