@@ -76,7 +76,8 @@ class ThreadPipeline:
         client: a sync ``redis.Redis`` (its pool and settings carry every write).
         scripts: the :class:`Scripts` registered on ``client``.
 
-    Thread-safe; holds no connection and no thread of its own.
+    Thread-safe; no thread of its own, and a connection of the client's pool only while a
+    write is under way.
     """
 
     def __init__(self, client: Any, scripts: Scripts) -> None:
@@ -88,9 +89,7 @@ class ThreadPipeline:
         self._pool: Any = getattr(client, "connection_pool", None)
         self._hiredis = hiredis_packer(self._pool)
         #: Whether calls are group-committed (not on Redis Cluster: one by one there).
-        self.enabled = getattr(client, "connection_pool", None) is not None and not is_cluster(
-            client
-        )
+        self.enabled = self._pool is not None and not is_cluster(client)
         #: writes sent and calls carried (for tests and benchmarks)
         self.writes = 0
         self.calls = 0
