@@ -88,7 +88,7 @@ class ThreadPipeline:
         self._busy = False
         self._pool: Any = getattr(client, "connection_pool", None)
         self._hiredis = hiredis_packer(self._pool)
-        #: Whether calls are group-committed (not on Redis Cluster: one by one there).
+        #: Whether calls are group-committed; on Redis Cluster they go one by one.
         self.enabled = self._pool is not None and not is_cluster(client)
         #: writes sent and calls carried (for tests and benchmarks)
         self.writes = 0

@@ -296,9 +296,9 @@ class Task[**P, R]:
             together after the commit, or by ``runworker``'s relay). A rollback writes none.
 
         Raises:
-            SerializationError / TypeError: an item is not JSON, not a call of the function's
-                signature or not one of the item kinds; the message names the task and the
-                item's index, and nothing of the batch is written.
+            SerializationError: an item's arguments are not JSON. TypeError: an item is not a
+                call of the function's signature or not one of the item kinds. The message
+                names the task and the item's index, and nothing of the batch is written.
             ValueError: bad options or ``chunk_size``. ParentMissing: as ``Queue.add_bulk``.
             RedisUnavailableError: Redis unreachable (the chunks written before it stay).
         """

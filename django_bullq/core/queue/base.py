@@ -97,8 +97,8 @@ class QueueBase:
 
     @property
     def pipeline(self) -> ThreadPipeline:
-        """The sync client's :class:`ThreadPipeline`: concurrent adds of threads share a write
-        (one per queue, made on first use)."""
+        """The sync client's :class:`~django_bullq.core.threadpipeline.ThreadPipeline`:
+        concurrent adds of threads share a write (one per queue, made on first use)."""
         if self._thread_pipeline is None:
             with self._thread_pipeline_lock:
                 if self._thread_pipeline is None:
