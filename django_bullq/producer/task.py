@@ -316,26 +316,33 @@ class Task[**P, R]:
             raise ValueError(
                 f"task {self.name!r}: chunk_size must be an int >= 1, got {chunk_size!r}"
             )
+        options = _resolve(dict(self.job_options))  # one dict for the batch: add_bulk shares it
+        bind = None if self.raw else self.signature().bind
         adds = []
         for index, item in enumerate(calls):
             args, kwargs = _item_call(self.name, index, item)
-            if not self.raw:
+            if bind is not None:
                 try:
-                    self.signature().bind(*args, **kwargs)
+                    bind(*args, **kwargs)
                 except TypeError as exc:
                     raise TypeError(f"task {self.name!r}, item {index}: {exc}") from exc
-            adds.append(self._add(args, kwargs, item=index))
+            adds.append(self._add(args, kwargs, index, options))
         return adds
 
     def _add(
-        self, args: tuple[Any, ...], kwargs: dict[str, Any], item: int | None = None
+        self,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        item: int | None = None,
+        options: dict[str, Any] | None = None,
     ) -> JobAdd[PendingEnqueue]:
-        data, options = self._prepare(args, kwargs, item)
+        """The :class:`JobAdd` of one call (``item``: its index in an ``enqueue_many``, whose
+        ``options`` are resolved once for the batch)."""
         return JobAdd(
             self.queue_name,
             self.name,
-            data,
-            _resolve(options),
+            self._data(args, kwargs, item),
+            _resolve(dict(self.job_options)) if options is None else options,
             functools.partial(PendingEnqueue, self.name, list(args), dict(kwargs)),
             database=self.database,
             on_commit=self.on_commit,
@@ -345,10 +352,18 @@ class Task[**P, R]:
     def _queue(self) -> Queue:
         return get_queue(self.queue_name)
 
-    def _prepare(
-        self, args: tuple[Any, ...], kwargs: dict[str, Any], item: int | None = None
-    ) -> tuple[Any, dict[str, Any]]:
-        """The job data and options of one call; ``item``: its index in an ``enqueue_many``."""
+    def _prepare(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """The job data and options of one call."""
+        return self._data(args, kwargs), dict(self.job_options)
+
+    def _data(self, args: tuple[Any, ...], kwargs: dict[str, Any], item: int | None = None) -> Any:
+        """The job data of one call, its arguments checked as JSON; ``item``: its index in an
+        ``enqueue_many``, named in the error.
+
+        Raises:
+            SerializationError: an argument is not JSON. TypeError: a raw task not given one
+                value.
+        """
         where = f"task {self.name!r}" if item is None else f"task {self.name!r}, item {item}"
         if self.raw:
             if len(args) != 1 or kwargs:
@@ -358,12 +373,12 @@ class Task[**P, R]:
                     f"{len(kwargs)} keyword argument(s)"
                 )
             dumps(args[0], f"data of {where}")
-            return args[0], dict(self.job_options)
+            return args[0]
         for index, value in enumerate(args):
             dumps(value, f"argument {index} (positional) of {where}")
         for key, value in kwargs.items():
             dumps(value, f"argument {key!r} (keyword) of {where}")
-        return {"args": list(args), "kwargs": dict(kwargs)}, dict(self.job_options)
+        return {"args": list(args), "kwargs": dict(kwargs)}
 
     # --- job schedulers --------------------------------------------------------------------
 

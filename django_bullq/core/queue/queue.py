@@ -49,20 +49,26 @@ class Queue(QueueGetters, JobSchedulers):
         """The ``addJob`` call of one job, its stored options and (timestamp, delay, priority).
 
         ``memo`` (one per bulk call) lets jobs that share one options object (no per-job
-        options) share its validation and stored JSON instead of redoing them per job.
+        options, or one ``overrides`` dict for many jobs) share its validation and stored JSON
+        instead of redoing them per job.
         ``flow`` (a node of :class:`~django_bullq.core.flow.FlowProducer`: its id when the
         options name none, whether its parent is in the same flow, whether it has children)
         builds ``addFlowJob`` instead.
         """
-        opts = (
-            (options or self.default_job_options).merged(**overrides)
-            if overrides
-            else (options or self.default_job_options)
-        )
+        shared = memo.get(("overrides", id(overrides))) if memo is not None else None
+        if shared is not None and shared[0] is overrides:
+            opts = shared[1]  # another job of this bulk call passed this very dict
+        else:
+            opts = (
+                (options or self.default_job_options).merged(**overrides)
+                if overrides
+                else (options or self.default_job_options)
+            )
+            if memo is not None and overrides:
+                memo[("overrides", id(overrides))] = (overrides, opts)  # held: ids stay unique
         if not isinstance(name, str):
             raise TypeError("job name must be a string")
         now = now_ms()
-        memo = None if overrides else memo
         if memo is None or memo.get(id(opts)) is not opts:
             opts.validate()
             if memo is not None:
@@ -196,9 +202,7 @@ class Queue(QueueGetters, JobSchedulers):
             raise ValueError(f"chunk_size must be an int >= 0, got {chunk_size!r}")
         jobs = list(jobs)
         memo: dict[Any, Any] = {}
-        adds = [
-            self._add_call(j[0], j[1], None, dict(j[2]) if len(j) > 2 else {}, memo) for j in jobs
-        ]
+        adds = [self._add_call(j[0], j[1], None, j[2] if len(j) > 2 else {}, memo) for j in jobs]
         step = chunk_size or max(len(adds), 1)
         ids: list[Any] = []
         for start in range(0, len(adds), step):
