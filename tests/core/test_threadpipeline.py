@@ -188,3 +188,20 @@ def test_an_unreachable_redis_fails_every_caller_clearly(queue_name: str) -> Non
     assert all(isinstance(result, RedisUnavailableError) for result in results), results
     assert all("127.0.0.1:1" in str(result) for result in results)
     queue.close()
+
+
+def test_close_drops_the_pipelines_connection_and_a_later_add_reconnects(
+    queue: Queue, r: redis.Redis
+) -> None:
+    queue.add("t", 1)
+    name = f"bullq-tp-{queue.name}"
+    queue.pipeline._conn.send_command("CLIENT", "SETNAME", name)
+    assert queue.pipeline._conn.read_response() in (b"OK", "OK")
+    assert any(c["name"] == name for c in r.client_list())
+    queue.close()
+    deadline = time.monotonic() + 10  # the server notices the closed socket on its next pass
+    while any(c["name"] == name for c in r.client_list()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not any(c["name"] == name for c in r.client_list())
+    assert isinstance(queue.add("t", 2), Job)
+    assert queue.count() == 2

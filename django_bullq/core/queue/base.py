@@ -272,6 +272,8 @@ class QueueBase:
 
     def close(self) -> None:
         """Close the synchronous client's connections (asyncio ones close with their loop)."""
+        if self._thread_pipeline is not None:
+            self._thread_pipeline.close()
         if self.connection.client is not None:
             self.connection.client.close()
 
