@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 __all__ = [
+    "BoundCall",
     "Connection",
     "FlowProducer",
     "Job",
@@ -31,13 +32,13 @@ from .core.queue import Queue
 from .core.worker import Worker
 
 if TYPE_CHECKING:
-    from .producer.task import task
+    from .producer.task import BoundCall, task
 else:
 
     def __getattr__(name: str) -> Any:
         # The Django layer is imported lazily so the core stays usable without settings.
-        if name == "task":
-            from .producer.task import task
+        if name in ("task", "BoundCall"):
+            from .producer import task as task_module
 
-            return task
+            return getattr(task_module, name)
         raise AttributeError(name)

@@ -203,8 +203,7 @@ class AutoPipeline:
 
     def _submit(self, name: str, keys: Sequence[str], args: Sequence[Any]) -> asyncio.Future[Any]:
         """Queue one ``EVALSHA`` for the writer; the future gets its reply."""
-        self._scripts.check_keys(name, keys)
-        command = ("EVALSHA", self._scripts.sha(name), len(keys), *keys, *args)
+        command = self._scripts.evalsha_command(name, keys, args)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending.append((command, future))
         if self._writer is None:

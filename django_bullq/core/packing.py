@@ -47,17 +47,31 @@ def hiredis_pack(connection: Any) -> Callable[[tuple[Any, ...]], bytes] | None:
     return pack
 
 
+def hiredis_packer(pool: Any) -> Callable[[tuple[Any, ...]], bytes] | None:
+    """``hiredis.pack_command`` when it packs commands for ``pool`` (a redis-py connection
+    pool, sync or asyncio) byte for byte as the pool's connections would; else None.
+
+    None when hiredis is missing, there is no pool (Cluster) or the pool's ``encoding`` is not
+    strict UTF-8 (hiredis always writes str as UTF-8).
+    """
+    if not HIREDIS_AVAILABLE or pool is None:
+        return None
+    encoding = str(pool.connection_kwargs.get("encoding", "utf-8")).lower().replace("-", "")
+    if encoding != "utf8" or pool.connection_kwargs.get("encoding_errors", "strict") != "strict":
+        return None
+    import hiredis
+
+    pack: Callable[[tuple[Any, ...]], bytes] = hiredis.pack_command
+    return pack
+
+
 def use_hiredis_packing(client: Any) -> Any:
     """Make ``client`` (a redis-py asyncio client) pack commands with hiredis; returns it.
 
-    Left as it is when hiredis is missing, when the client has no connection pool (Cluster)
-    or when its ``encoding`` is not UTF-8 (hiredis always writes str as UTF-8).
+    Left as it is when :func:`hiredis_packer` finds hiredis unfit for its pool.
     """
-    pool = getattr(client, "connection_pool", None)
-    if not HIREDIS_AVAILABLE or pool is None:
-        return client
-    encoding = str(pool.connection_kwargs.get("encoding", "utf-8")).lower().replace("-", "")
-    if encoding != "utf8" or pool.connection_kwargs.get("encoding_errors", "strict") != "strict":
+    pool: Any = getattr(client, "connection_pool", None)
+    if hiredis_packer(pool) is None:
         return client
     base = pool.connection_class
     if base.__name__.startswith("Hiredis"):
@@ -66,4 +80,4 @@ def use_hiredis_packing(client: Any) -> Any:
     return client
 
 
-__all__ = ["hiredis_pack", "use_hiredis_packing"]
+__all__ = ["hiredis_pack", "hiredis_packer", "use_hiredis_packing"]

@@ -125,16 +125,35 @@ class Scripts:
         sha: str = self._scripts[name].sha
         return sha
 
+    def evalsha_command(
+        self, name: str, keys: Sequence[str], args: Sequence[Any]
+    ) -> tuple[Any, ...]:
+        """The ``EVALSHA`` command of one call of script ``name``, as a pipeline sends it.
+
+        Raises:
+            BullqError: ``keys`` is not the script's number of KEYS.
+        """
+        self.check_keys(name, keys)
+        return ("EVALSHA", self.sha(name), len(keys), *keys, *args)
+
+    def load(self, name: str) -> None:
+        """``SCRIPT LOAD`` script ``name`` (sync client), e.g. after NOSCRIPT."""
+        self._client.script_load(self._scripts[name].script)
+
     async def aload(self, name: str) -> None:
-        """``SCRIPT LOAD`` script ``name`` (asyncio client), e.g. after NOSCRIPT."""
+        """Async twin of :meth:`load` (asyncio client)."""
         await self._client.script_load(self._scripts[name].script)
+
+    def eval_evalsha(self, name: str, command: tuple[Any, ...]) -> Any:
+        """Run an :meth:`evalsha_command` of script ``name`` as ``EVAL`` of its source (sync
+        client): never NOSCRIPT, whatever happens to the script cache. Returns the raw answer."""
+        return self._client.execute_command("EVAL", load_sources()[name].source, *command[2:])
 
     async def aeval(self, name: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
         """Run script ``name`` as ``EVAL`` of its source (asyncio client): never NOSCRIPT,
         whatever happens to the script cache meanwhile. Returns the raw answer."""
-        self.check_keys(name, keys)
-        source = load_sources()[name].source
-        return await self._client.execute_command("EVAL", source, len(keys), *keys, *args)
+        command = self.evalsha_command(name, keys, args)
+        return await self._client.execute_command("EVAL", load_sources()[name].source, *command[2:])
 
     def check_keys(self, name: str, keys: Sequence[str]) -> None:
         """Raise :class:`BullqError` unless ``keys`` has as many KEYS as script ``name`` takes."""

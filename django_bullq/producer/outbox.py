@@ -60,6 +60,21 @@ def write(database: str, queue_name: str, name: str, data: Any, options: dict[st
         ValueError: bad options (InvalidNameError for a bad name). SerializationError: not
             JSON.
     """
+    row = job_row(queue_name, name, data, options)
+    row.save(using=database, force_insert=True)
+    return row
+
+
+def write_many(database: str, rows: list[Any]) -> list[int]:
+    """Store :func:`job_row` rows on ``database`` in one ``bulk_create`` (inside the caller's
+    transaction); their pks, in order."""
+    from ..models import OutboxJob
+
+    return [row.pk for row in OutboxJob.objects.using(database).bulk_create(rows)]
+
+
+def job_row(queue_name: str, name: str, data: Any, options: dict[str, Any]) -> Any:
+    """An unsaved :class:`~django_bullq.models.OutboxJob` of kind job (see :func:`write`)."""
     from ..models import OutboxJob
 
     stored = dict(options)
@@ -70,7 +85,7 @@ def write(database: str, queue_name: str, name: str, data: Any, options: dict[st
     JobOptions(**stored).validate()
     if delay is not None:
         stored["due"] = now + to_delay_ms(delay, now)
-    return OutboxJob.objects.using(database).create(
+    return OutboxJob(
         job_id=stored.pop("job_id"),
         queue=queue_name,
         name=name,
@@ -164,11 +179,65 @@ def push(row: Any) -> Any:
         return get_queue(row.queue).upsert_job_scheduler(
             row.name, loads(row.options, {}), loads(row.data)
         )
-    options = loads(row.options, {})
+    return get_queue(row.queue).add(row.name, loads(row.data), **_job_options(row))
+
+
+def _job_options(row: Any) -> dict[str, Any]:
+    """The JobOptions fields of a job row: its custom id, a due time back to a delay."""
+    options: dict[str, Any] = loads(row.options, {})
     due = options.pop("due", None)
     if due is not None:
         options["delay"] = max(0, int(due) - now_ms())
-    return get_queue(row.queue).add(row.name, loads(row.data), job_id=row.job_id, **options)
+    return {**options, "job_id": row.job_id}
+
+
+def relay_jobs(
+    database: str, pks: list[int], chunk_size: int, on_moved: Callable[[list[Any]], None]
+) -> bool:
+    """Move job rows of one queue to Redis in bulk: delete them and add their jobs
+    (``Queue.add_bulk``, ``chunk_size`` per round trip) in one transaction of ``database``.
+
+    Args:
+        database: database alias. pks: the rows (kind job, one queue). chunk_size: jobs per
+            write. on_moved: called with the added jobs, in the order of ``pks``, once the move
+            committed.
+
+    Returns:
+        True when this call moved them all; False when another relay took one of them first
+        (nothing is moved: the relay moves the rest) or the move failed (logged; the rows stay
+        for ``runworker``'s relay).
+    """
+    from ..models import OutboxJob
+
+    rows = OutboxJob.objects.using(database)
+    if connections[database].features.has_select_for_update_skip_locked:
+        rows = rows.select_for_update(skip_locked=True)
+    try:
+        with transaction.atomic(using=database):
+            found = {row.pk: row for row in rows.filter(pk__in=pks)}
+            if len(found) != len(pks):
+                return False
+            deleted = OutboxJob.objects.using(database).filter(pk__in=pks).delete()[0]
+            if deleted != len(pks):
+                raise _Raced
+            ordered = [found[pk] for pk in pks]
+            jobs = get_queue(ordered[0].queue).add_bulk(
+                [(row.name, loads(row.data), _job_options(row)) for row in ordered],
+                chunk_size=chunk_size,
+            )
+    except _Raced:
+        return False
+    except Exception:
+        logger.exception(
+            "outbox: %s rows on database %r not moved to Redis yet", len(pks), database
+        )
+        return False
+    on_moved(jobs)
+    return True
+
+
+class _Raced(Exception):
+    """Another relay deleted a row between the read and the delete: roll the move back."""
 
 
 def relay_row(database: str, pk: int, on_moved: Callable[[Any], None] | None = None) -> bool:
@@ -295,12 +364,15 @@ __all__ = [
     "KIND_JOB",
     "KIND_SCHEDULER",
     "arelay_forever",
+    "job_row",
     "new_job_id",
     "push",
     "relay",
     "relay_all",
+    "relay_jobs",
     "relay_row",
     "write",
+    "write_many",
     "write_flow",
     "write_scheduler",
 ]

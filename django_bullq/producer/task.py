@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ParamSpec, TypeVar, Unpack, overload
 
@@ -24,7 +25,7 @@ from ..core.serialization import dumps
 from ..timeutils import aware
 from .registry import import_path, registry
 from .schedules import ScheduleSpec, aschedule, schedule
-from .transaction import JobAdd, Pending, asubmit, submit
+from .transaction import JobAdd, Pending, asubmit, asubmit_many, submit, submit_many
 
 #: Options of a task that are not BullMQ job options.
 TASK_OPTIONS = ("queue", "on_commit", "database", "process", "outbox")
@@ -37,6 +38,22 @@ JOB_OPTIONS = tuple(name for name in JobOptions.__dataclass_fields__)
 P = ParamSpec("P")
 #: The decorated function's return type (a coroutine type for ``async def`` functions).
 R = TypeVar("R")
+
+
+@dataclass(frozen=True, slots=True)
+class BoundCall:
+    """One call of a task for :meth:`Task.enqueue_many`, made by :meth:`Task.bind`.
+
+    Attributes:
+        args: the positional arguments (raw tasks: the one value). kwargs: the keyword ones.
+    """
+
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+#: An item of :meth:`Task.enqueue_many`: positional arguments, keyword arguments, or a bound call.
+EnqueueItem = tuple[Any, ...] | Mapping[str, Any] | BoundCall
 
 
 class PendingEnqueue(Pending[Job]):
@@ -255,13 +272,77 @@ class Task[**P, R]:
         """Async twin of :meth:`enqueue` (same returns and errors)."""
         return await asubmit(self._add(args, kwargs))
 
-    def _add(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> JobAdd[PendingEnqueue]:
-        data, options = self._prepare(args, kwargs)
+    def bind(self, *args: P.args, **kwargs: P.kwargs) -> BoundCall:
+        """One call of this task, checked against the function's signature later, for
+        :meth:`enqueue_many` (``task.bind(1, x=2)``)."""
+        return BoundCall(args, dict(kwargs))
+
+    def enqueue_many(
+        self, calls: Iterable[EnqueueItem], *, chunk_size: int = 1000
+    ) -> list[Job] | list[PendingEnqueue]:
+        """Add one job per item of ``calls``, ``chunk_size`` per round trip (``Queue.add_bulk``,
+        BullMQ ``addBulk``; RQ's ``enqueue_many``).
+
+        Args:
+            calls: each item a tuple of positional arguments (``(1,)``), a mapping of keyword
+                arguments (``{"x": 1}``) or :meth:`bind`'s :class:`BoundCall`; for a raw task
+                a 1-tuple or a bound call of the one value.
+            chunk_size: jobs per write (one round trip each), >= 1.
+
+        Returns:
+            The jobs, in the order of ``calls``; inside ``transaction.atomic(using=database)``
+            with ``on_commit``, a :class:`PendingEnqueue` each, the whole batch written once
+            after the commit (with the outbox: stored as rows in one ``bulk_create`` and moved
+            together after the commit, or by ``runworker``'s relay). A rollback writes none.
+
+        Raises:
+            SerializationError: an item's arguments are not JSON. TypeError: an item is not a
+                call of the function's signature or not one of the item kinds. The message
+                names the task and the item's index, and nothing of the batch is written.
+            ValueError: bad options or ``chunk_size``. ParentMissing: as ``Queue.add_bulk``.
+            RedisUnavailableError: Redis unreachable (the chunks written before it stay).
+        """
+        return submit_many(self._adds(calls, chunk_size), chunk_size)
+
+    async def aenqueue_many(
+        self, calls: Iterable[EnqueueItem], *, chunk_size: int = 1000
+    ) -> list[Job] | list[PendingEnqueue]:
+        """Async twin of :meth:`enqueue_many` (same returns and errors)."""
+        return await asubmit_many(self._adds(calls, chunk_size), chunk_size)
+
+    def _adds(self, calls: Iterable[EnqueueItem], chunk_size: int) -> list[JobAdd[PendingEnqueue]]:
+        """Every call of ``calls`` checked and made a :class:`JobAdd`, before any is written."""
+        if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+            raise ValueError(
+                f"task {self.name!r}: chunk_size must be an int >= 1, got {chunk_size!r}"
+            )
+        options = _resolve(dict(self.job_options))  # one dict for the batch: add_bulk shares it
+        bind = None if self.raw else self.signature().bind
+        adds = []
+        for index, item in enumerate(calls):
+            args, kwargs = _item_call(self.name, index, item)
+            if bind is not None:
+                try:
+                    bind(*args, **kwargs)
+                except TypeError as exc:
+                    raise TypeError(f"task {self.name!r}, item {index}: {exc}") from exc
+            adds.append(self._add(args, kwargs, index, options))
+        return adds
+
+    def _add(
+        self,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        item: int | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> JobAdd[PendingEnqueue]:
+        """The :class:`JobAdd` of one call (``item``: its index in an ``enqueue_many``, whose
+        ``options`` are resolved once for the batch)."""
         return JobAdd(
             self.queue_name,
             self.name,
-            data,
-            _resolve(options),
+            self._data(args, kwargs, item),
+            _resolve(dict(self.job_options)) if options is None else options,
             functools.partial(PendingEnqueue, self.name, list(args), dict(kwargs)),
             database=self.database,
             on_commit=self.on_commit,
@@ -272,20 +353,32 @@ class Task[**P, R]:
         return get_queue(self.queue_name)
 
     def _prepare(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """The job data and options of one call."""
+        return self._data(args, kwargs), dict(self.job_options)
+
+    def _data(self, args: tuple[Any, ...], kwargs: dict[str, Any], item: int | None = None) -> Any:
+        """The job data of one call, its arguments checked as JSON; ``item``: its index in an
+        ``enqueue_many``, named in the error.
+
+        Raises:
+            SerializationError: an argument is not JSON. TypeError: a raw task not given one
+                value.
+        """
+        where = f"task {self.name!r}" if item is None else f"task {self.name!r}, item {item}"
         if self.raw:
             if len(args) != 1 or kwargs:
                 raise TypeError(
-                    f"raw task {self.name!r} is enqueued with exactly one value "
+                    f"raw {where} is enqueued with exactly one value "
                     f"(the job data), got {len(args)} positional and "
                     f"{len(kwargs)} keyword argument(s)"
                 )
-            dumps(args[0], f"data of task {self.name!r}")
-            return args[0], dict(self.job_options)
+            dumps(args[0], f"data of {where}")
+            return args[0]
         for index, value in enumerate(args):
-            dumps(value, f"argument {index} (positional) of task {self.name!r}")
+            dumps(value, f"argument {index} (positional) of {where}")
         for key, value in kwargs.items():
-            dumps(value, f"argument {key!r} (keyword) of task {self.name!r}")
-        return {"args": list(args), "kwargs": dict(kwargs)}, dict(self.job_options)
+            dumps(value, f"argument {key!r} (keyword) of {where}")
+        return {"args": list(args), "kwargs": dict(kwargs)}
 
     # --- job schedulers --------------------------------------------------------------------
 
@@ -354,6 +447,20 @@ class Task[**P, R]:
             "opts": _resolve(options),
             "children": [],
         }
+
+
+def _item_call(name: str, index: int, item: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The ``(args, kwargs)`` of one item of ``enqueue_many``."""
+    if isinstance(item, BoundCall):
+        return tuple(item.args), dict(item.kwargs)
+    if isinstance(item, tuple):
+        return item, {}
+    if isinstance(item, Mapping):
+        return (), dict(item)
+    raise TypeError(
+        f"task {name!r}, item {index}: expected a tuple of positional arguments, a mapping of "
+        f"keyword arguments or task.bind(...), got {type(item).__name__}"
+    )
 
 
 def _check_job_options(name: str, options: dict[str, Any]) -> None:
@@ -439,4 +546,4 @@ def task(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     return decorate
 
 
-__all__ = ["JOB_OPTIONS", "TASK_OPTIONS", "PendingEnqueue", "Task", "task"]
+__all__ = ["JOB_OPTIONS", "TASK_OPTIONS", "BoundCall", "PendingEnqueue", "Task", "task"]

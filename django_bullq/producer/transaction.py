@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from django.db import transaction
@@ -275,16 +275,137 @@ async def asubmit[PendingT: "Pending[Job]"](add: JobAdd[PendingT]) -> Job | Pend
     )
 
 
-def _add_on_commit[PendingT: "Pending[Job]"](add: JobAdd[PendingT]) -> PendingT:
-    queue = get_queue(add.queue_name)
-    name, database = add.name, add.database
+def submit_many[PendingT: "Pending[Job]"](
+    adds: list[JobAdd[PendingT]], chunk_size: int
+) -> list[Job] | list[PendingT]:
+    """Add the jobs of ``adds`` (one queue, database, ``on_commit`` and ``outbox`` for all)
+    now, ``chunk_size`` per round trip (``Queue.add_bulk``), or after the commit as one batch.
+
+    Returns:
+        The jobs when added at once; one ``add.pending()`` each when they wait for the commit
+        (without the outbox they are written once after the commit, ``chunk_size`` per round
+        trip; with it they are stored in one ``bulk_create`` and moved together after it).
+
+    Raises:
+        As :func:`submit`; every job is validated before anything is written.
+    """
+    return (
+        _many_on_commit(adds, chunk_size)
+        if adds and adds[0].waits()
+        else _added_many(
+            adds, get_queue(_queue_of(adds)).add_bulk(_bulk(adds), chunk_size=chunk_size)
+        )
+    )
+
+
+async def asubmit_many[PendingT: "Pending[Job]"](
+    adds: list[JobAdd[PendingT]], chunk_size: int
+) -> list[Job] | list[PendingT]:
+    """Async twin of :func:`submit_many` (a native async bulk add when it does not wait)."""
+    return (
+        _many_on_commit(adds, chunk_size)
+        if adds and adds[0].waits()
+        else _added_many(
+            adds, await get_queue(_queue_of(adds)).aadd_bulk(_bulk(adds), chunk_size=chunk_size)
+        )
+    )
+
+
+def _queue_of(adds: list[JobAdd[Any]]) -> str | None:
+    return adds[0].queue_name if adds else None
+
+
+def _bulk(adds: list[JobAdd[Any]]) -> list[tuple[str, Any, dict[str, Any]]]:
+    return [(add.name, add.data, add.options) for add in adds]
+
+
+def _added_many(adds: list[JobAdd[Any]], jobs: list[Job]) -> list[Job]:
+    return [add.added(job) for add, job in zip(adds, jobs, strict=True)]
+
+
+def _many_on_commit[PendingT: "Pending[Job]"](
+    adds: list[JobAdd[PendingT]], chunk_size: int
+) -> list[PendingT]:
+    """Keep the adds for the commit as one batch: one hook writes them all (or, with the
+    outbox, rows stored now in one ``bulk_create`` are moved together)."""
+    queue = get_queue(adds[0].queue_name)
+    first = adds[0]
+    prepared = [_prepare_pending(add, queue.name) for add in adds]
+    pendings = [pending for pending, _, _ in prepared]
+    jobs = [
+        (add.name, data, options) for add, (_, data, options) in zip(adds, prepared, strict=True)
+    ]
+
+    def write() -> list[Job]:
+        return queue.add_bulk(jobs, chunk_size=chunk_size)
+
+    hook: Callable[[], None]
+    if outbox_enabled(choice=first.outbox):
+        from . import outbox as outbox_mod
+
+        rows = [outbox_mod.job_row(queue.name, name, data, options) for name, data, options in jobs]
+        pks = outbox_mod.write_many(first.database, rows)
+        for pending, pk in zip(pendings, pks, strict=True):
+            pending.outbox_pk = pk
+        hook = functools.partial(
+            _relay_many_after_commit, first.database, pks, chunk_size, pendings
+        )
+        transaction.on_commit(hook, using=first.database, robust=True)
+    else:
+        hook = functools.partial(_write_many_after_commit, write, pendings)
+        transaction.on_commit(hook, using=first.database)
+    for pending in pendings:
+        pending._watch(first.database, hook)
+    return pendings
+
+
+def _prepare_pending[PendingT: "Pending[Job]"](
+    add: JobAdd[PendingT], queue_name: str
+) -> tuple[PendingT, Any, dict[str, Any]]:
+    """What an add that waits for the commit keeps: its pending (id given in advance), its
+    data as of this call and its options with that id."""
+    name = add.name
     data = loads(dumps(add.data, f"data of job {name!r}"))  # the values as of this call
     options = {**add.options, "job_id": add.options.get("job_id") or new_job_id()}
     pending = add.pending()
     pending.what = f"job {name!r} (id {options['job_id']})"
-    pending.id, pending.queue_name = options["job_id"], queue.name
+    pending.id, pending.queue_name = options["job_id"], queue_name
     if add.on_added is not None:
         pending.on_done(add.on_added)
+    return pending, data, options
+
+
+def _write_many_after_commit(
+    write: Callable[[], list[Job]], pendings: Sequence[Pending[Job]]
+) -> None:
+    try:
+        jobs = write()
+    except Exception as exc:
+        for pending in pendings:
+            pending._fail(exc)
+        raise
+    for pending, job in zip(pendings, jobs, strict=True):
+        pending._finish(job)
+
+
+def _relay_many_after_commit(
+    database: str, pks: list[int], chunk_size: int, pendings: Sequence[Pending[Job]]
+) -> None:
+    from .outbox import relay_jobs
+
+    def moved(jobs: list[Job]) -> None:
+        for pending, job in zip(pendings, jobs, strict=True):
+            pending._finish(job)
+
+    if not relay_jobs(database, pks, chunk_size, moved):
+        for pending in pendings:
+            pending._state = "outbox"
+
+
+def _add_on_commit[PendingT: "Pending[Job]"](add: JobAdd[PendingT]) -> PendingT:
+    queue = get_queue(add.queue_name)
+    name, database = add.name, add.database
+    pending, data, options = _prepare_pending(add, queue.name)
 
     def to_outbox() -> int:
         from . import outbox as outbox_mod
@@ -323,9 +444,11 @@ __all__ = [
     "JobAdd",
     "Pending",
     "asubmit",
+    "asubmit_many",
     "defer",
     "new_job_id",
     "outbox_enabled",
     "submit",
+    "submit_many",
     "waits_for_commit",
 ]

@@ -77,3 +77,41 @@ def test_flows_and_schedulers_go_through_the_outbox_in_the_same_transaction(
     assert seen["crash_flow_after_relay"] == "waiting-children"
     assert seen["crash_scheduler_after_relay"] is True
     assert seen["crash_relay_again"] == 0
+
+
+def test_enqueue_many_on_commit_and_through_the_outbox(
+    postgres: PostgresServer, queue_name: str
+) -> None:
+    """Issue 14 item 3 on real PostgreSQL: a batch waits for the commit and is written once
+    after it (a rollback writes none); with the outbox its rows are in the caller's
+    transaction, invisible to other connections until the commit, moved together after it,
+    and left for another process's relay by a crash right after the commit."""
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings_pg",
+        "BULLQ_TEST_PG_PORT": str(postgres.port),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.support.enqueue_many_pg", queue_name],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["plain_inside_redis"] == 0
+    assert seen["plain_states"] == ["done"]
+    assert seen["plain_args"] == list(range(50))
+    assert seen["plain_rolled_back"] == [False] * 5
+    assert seen["outbox_inside_rows"] == 30
+    assert seen["outbox_inside_other"] == {"rows": 0, "relayed": 0}  # not committed: invisible
+    assert seen["outbox_after_rows"] == 0
+    assert seen["outbox_states"] == ["done"]
+    assert seen["outbox_added"] == 30
+    assert seen["outbox_rollback_rows"] == 0
+    assert seen["crash_rows"] == 10 and seen["crash_before_relay"] == 0
+    assert seen["crash_relay"] == {"rows": 10, "relayed": 10}
+    assert seen["crash_after_relay"] == list(range(10))
+    assert seen["crash_relay_again"] == 0

@@ -23,6 +23,7 @@ from ..keys import QueueKeys, has_hash_tag
 from ..options import JobOptions
 from ..scripts import Scripts, raise_on_code
 from ..serialization import DEFAULT_MAX_PAYLOAD_BYTES
+from ..threadpipeline import ThreadPipeline
 
 if TYPE_CHECKING:
     from .queue import Queue
@@ -65,6 +66,8 @@ class QueueBase:
         self.max_payload_bytes = max_payload_bytes
         self._local = threading.local()
         self._sync_scripts: Scripts | None = None
+        self._thread_pipeline: ThreadPipeline | None = None
+        self._thread_pipeline_lock = threading.Lock()
         self._fetch_keys = [self.keys[s] for s in FETCH_KEYS]
         #: Whether the queue is on Redis Cluster, where every key of the queue must hash to
         #: one slot (case B32).
@@ -95,6 +98,16 @@ class QueueBase:
             self._sync_scripts = Scripts(self.client)
         return self._sync_scripts
 
+    @property
+    def pipeline(self) -> ThreadPipeline:
+        """The sync client's :class:`~django_bullq.core.threadpipeline.ThreadPipeline`:
+        concurrent adds of threads share a write (one per queue, made on first use)."""
+        if self._thread_pipeline is None:
+            with self._thread_pipeline_lock:
+                if self._thread_pipeline is None:
+                    self._thread_pipeline = ThreadPipeline(self.client, self.scripts)
+        return self._thread_pipeline
+
     def _loop_clients(self) -> _LoopClients:
         """The running event loop's clients, made on its first use (one set per loop)."""
         loop = asyncio.get_running_loop()
@@ -124,9 +137,10 @@ class QueueBase:
     # --- script calls (django_bullq.core.calls) --------------------------------------------
 
     def _run(self, call: Call[T]) -> T:
-        """Run one script call on the sync client; its parsed reply."""
+        """Run one script call on the sync client; its parsed reply (a ``pipelined`` call goes
+        through the :attr:`pipeline`, sharing a write with other threads' calls)."""
         return call.parse(
-            self.scripts.run(
+            (self.pipeline if call.pipelined else self.scripts).run(
                 call.script, call.keys, call.args, job_id=call.job_id, raise_codes=call.raise_codes
             )
         )
@@ -163,7 +177,13 @@ class QueueBase:
 
     def _batch(self, batch: Batch[T]) -> T:
         """Send a batch's script calls in one pipeline (MULTI/EXEC when it asks); its parsed
-        replies."""
+        replies. Outside a transaction, calls of one script go through the :attr:`pipeline`
+        (one write, shared with other threads' calls; it raises their codes itself)."""
+        pipeline = self.pipeline
+        calls = batch.calls
+        if pipeline.enabled and not batch.transaction and len({c.script for c in calls}) == 1:
+            pairs = [(call.keys, call.args) for call in calls]
+            return batch.parse(pipeline.run_many(calls[0].script, pairs))
         pipe = self.client.pipeline(transaction=batch.transaction)
         for call in batch.calls:
             self.scripts.run(call.script, call.keys, call.args, client=pipe)
@@ -241,6 +261,8 @@ class QueueBase:
 
     def close(self) -> None:
         """Close the synchronous client's connections (asyncio ones close with their loop)."""
+        if self._thread_pipeline is not None:
+            self._thread_pipeline.close()
         if self.connection.client is not None:
             self.connection.client.close()
 

@@ -49,20 +49,26 @@ class Queue(QueueGetters, JobSchedulers):
         """The ``addJob`` call of one job, its stored options and (timestamp, delay, priority).
 
         ``memo`` (one per bulk call) lets jobs that share one options object (no per-job
-        options) share its validation and stored JSON instead of redoing them per job.
+        options, or one ``overrides`` dict for many jobs) share its validation and stored JSON
+        instead of redoing them per job.
         ``flow`` (a node of :class:`~django_bullq.core.flow.FlowProducer`: its id when the
         options name none, whether its parent is in the same flow, whether it has children)
         builds ``addFlowJob`` instead.
         """
-        opts = (
-            (options or self.default_job_options).merged(**overrides)
-            if overrides
-            else (options or self.default_job_options)
-        )
+        shared = memo.get(("overrides", id(overrides))) if memo is not None else None
+        if shared is not None and shared[0] is overrides:
+            opts = shared[1]  # another job of this bulk call passed this very dict
+        else:
+            opts = (
+                (options or self.default_job_options).merged(**overrides)
+                if overrides
+                else (options or self.default_job_options)
+            )
+            if memo is not None and overrides:
+                memo[("overrides", id(overrides))] = (overrides, opts)  # held: ids stay unique
         if not isinstance(name, str):
             raise TypeError("job name must be a string")
         now = now_ms()
-        memo = None if overrides else memo
         if memo is None or memo.get(id(opts)) is not opts:
             opts.validate()
             if memo is not None:
@@ -158,12 +164,16 @@ class Queue(QueueGetters, JobSchedulers):
         )
 
     def add_bulk(
-        self, jobs: Iterable[tuple[str, Any] | tuple[str, Any, dict[str, Any]]]
+        self,
+        jobs: Iterable[tuple[str, Any] | tuple[str, Any, dict[str, Any]]],
+        *,
+        chunk_size: int = 0,
     ) -> list[Job]:
         """Add many jobs in one round trip (BullMQ ``addBulk``: a pipeline, not atomic as a whole).
 
         Args:
             jobs: ``(name, data)`` or ``(name, data, {JobOptions field: value})`` tuples.
+            chunk_size: at most this many jobs per write (one round trip each); 0 = all in one.
 
         Returns:
             The jobs, in input order. Every job is validated before anything is sent.
@@ -171,25 +181,34 @@ class Queue(QueueGetters, JobSchedulers):
         Raises:
             ParentMissing: a job names a parent that does not exist (the other jobs are added,
                 as with BullMQ's ``addBulk``). Validation errors as :meth:`add`.
+            RedisUnavailableError: as :meth:`add`; the chunks written before it stay added.
+            ValueError: ``chunk_size`` below 0.
         """
-        return self._drive(self._add_bulk_steps(jobs))
+        return self._drive(self._add_bulk_steps(jobs, chunk_size))
 
     async def aadd_bulk(
-        self, jobs: Iterable[tuple[str, Any] | tuple[str, Any, dict[str, Any]]]
+        self,
+        jobs: Iterable[tuple[str, Any] | tuple[str, Any, dict[str, Any]]],
+        *,
+        chunk_size: int = 0,
     ) -> list[Job]:
         """Async twin of :meth:`add_bulk`."""
-        return await self._adrive(self._add_bulk_steps(jobs))
+        return await self._adrive(self._add_bulk_steps(jobs, chunk_size))
 
     def _add_bulk_steps(
-        self, jobs: Iterable[tuple[str, Any] | tuple[str, Any, dict[str, Any]]]
+        self, jobs: Iterable[tuple[str, Any] | tuple[str, Any, dict[str, Any]]], chunk_size: int
     ) -> Steps[list[Job]]:
+        if not isinstance(chunk_size, int) or chunk_size < 0:
+            raise ValueError(f"chunk_size must be an int >= 0, got {chunk_size!r}")
         jobs = list(jobs)
         memo: dict[Any, Any] = {}
-        adds = [
-            self._add_call(j[0], j[1], None, dict(j[2]) if len(j) > 2 else {}, memo) for j in jobs
-        ]
-        with reaching(self.connection, f"add {len(adds)} jobs to queue {self.name!r}"):
-            ids = yield Batch(tuple(add[0] for add in adds))
+        adds = [self._add_call(j[0], j[1], None, j[2] if len(j) > 2 else {}, memo) for j in jobs]
+        step = chunk_size or max(len(adds), 1)
+        ids: list[Any] = []
+        for start in range(0, len(adds), step):
+            chunk = adds[start : start + step]
+            with reaching(self.connection, f"add {len(chunk)} jobs to queue {self.name!r}"):
+                ids += yield Batch(tuple(add[0] for add in chunk))
         return [
             self._new_job(str(to_str(i)), j[0], j[1], a[2], a[1])
             for i, a, j in zip(ids, adds, jobs, strict=True)

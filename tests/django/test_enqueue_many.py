@@ -1,0 +1,223 @@
+"""Bulk enqueue on tasks (issue 14 item 3): ``Task.enqueue_many`` / ``aenqueue_many`` and
+``Task.bind``; one round trip per chunk, ``.using()`` options, on-commit and the outbox, and
+every call checked before anything is written."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, cast
+
+import pytest
+import redis.connection
+from django.db import transaction
+
+from django_bullq import BoundCall
+from django_bullq.conf import get_queue
+from django_bullq.core.errors import SerializationError
+from django_bullq.core.job import Job
+from django_bullq.models import OutboxJob
+from django_bullq.producer.outbox import relay
+from django_bullq.producer.task import PendingEnqueue
+from tests.testapp import tasks as sample
+
+
+@pytest.fixture
+def round_trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """Socket writes of every sync redis-py connection while the test runs."""
+    count = [0]
+    original = redis.connection.AbstractConnection.send_packed_command
+
+    def counting(self: Any, *args: Any, **kwargs: Any) -> None:
+        count[0] += 1
+        original(self, *args, **kwargs)  # type: ignore[no-untyped-call]
+
+    monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", counting)
+    yield count
+
+
+@pytest.fixture
+def outbox(settings: Any) -> None:
+    settings.BULLQ = {
+        **settings.BULLQ,
+        "OUTBOX": {"ENABLED": True, "DATABASES": ["default"], "POLL_INTERVAL": 0.1},
+    }
+
+
+def pendings_of(result: list[Job] | list[PendingEnqueue]) -> list[PendingEnqueue]:
+    assert all(isinstance(p, PendingEnqueue) for p in result)
+    return cast("list[PendingEnqueue]", result)
+
+
+def jobs_of(result: list[Job] | list[PendingEnqueue]) -> list[Job]:
+    assert all(isinstance(job, Job) for job in result)
+    return cast("list[Job]", result)
+
+
+def stored_data(queue_name: str, jobs: list[Any]) -> list[Any]:
+    queue = get_queue(queue_name)
+    return [queue.get_job(job.id).data for job in jobs]  # type: ignore[union-attr]
+
+
+def test_enqueue_many_takes_tuples_mappings_and_bound_calls(queue_name: str) -> None:
+    add = sample.add.using(queue=queue_name)
+    jobs = add.enqueue_many([(1,), (2, 3), {"a": 4, "b": 5}, add.bind(6, b=7)])
+    assert all(isinstance(job, Job) for job in jobs)
+    assert stored_data(queue_name, jobs) == [
+        {"args": [1], "kwargs": {}},
+        {"args": [2, 3], "kwargs": {}},
+        {"args": [], "kwargs": {"a": 4, "b": 5}},
+        {"args": [6], "kwargs": {"b": 7}},
+    ]
+    assert get_queue(queue_name).count() == 4
+    assert add.bind(1, b=2) == BoundCall((1,), {"b": 2})
+
+
+def test_enqueue_many_is_one_round_trip_per_chunk(queue_name: str, round_trips: list[int]) -> None:
+    add = sample.add.using(queue=queue_name)
+    add.enqueue(0)  # connection made, scripts loaded
+    before = round_trips[0]
+    jobs = add.enqueue_many([(i,) for i in range(7)], chunk_size=3)
+    assert round_trips[0] - before == 3
+    assert [data["args"] for data in stored_data(queue_name, jobs)] == [[i] for i in range(7)]
+    before = round_trips[0]
+    add.enqueue_many([(i,) for i in range(1000)])
+    assert round_trips[0] - before == 1
+
+
+def test_enqueue_many_honours_using_options(queue_name: str) -> None:
+    jobs = jobs_of(
+        sample.configured.using(queue=queue_name, attempts=5).enqueue_many([("x",), ("y",)])
+    )
+    assert [job.opts["attempts"] for job in jobs] == [5, 5]
+    assert [job.opts["priority"] for job in jobs] == [5, 5]
+    assert get_queue(queue_name).get_job_counts("prioritized")["prioritized"] == 2
+
+
+def test_raw_task_enqueue_many(queue_name: str) -> None:
+    email = sample.email.using(queue=queue_name)
+    jobs = email.enqueue_many([({"to": "a"},), email.bind({"to": "b"})])
+    assert stored_data(queue_name, jobs) == [{"to": "a"}, {"to": "b"}]
+    with pytest.raises(TypeError, match=r"item 1.*exactly one value"):
+        email.enqueue_many([({"to": "a"},), ({"to": "b"}, 2)])
+
+
+@pytest.mark.parametrize(
+    ("items", "error", "named"),
+    [
+        ([(1,), (2,), (object(),)], SerializationError, "item 2"),
+        ([(1,), {"nope": 1}], TypeError, "item 1"),
+        ([(1,), (1, 2, 3)], TypeError, "item 1"),
+        ([(1,), [1]], TypeError, "item 1"),
+        ([(1,), {"a": 1, "b": float("nan")}], SerializationError, "item 1"),
+    ],
+)
+def test_a_bad_item_names_the_task_and_index_and_writes_nothing(
+    queue_name: str, items: list[Any], error: type[Exception], named: str
+) -> None:
+    with pytest.raises(error) as info:
+        sample.add.using(queue=queue_name).enqueue_many(items, chunk_size=1)
+    assert named in str(info.value)
+    assert "'tests.testapp.tasks.add'" in str(info.value)
+    assert get_queue(queue_name).count() == 0
+
+
+def test_a_bad_chunk_size_is_refused(queue_name: str) -> None:
+    with pytest.raises(ValueError, match="chunk_size"):
+        sample.add.using(queue=queue_name).enqueue_many([(1,)], chunk_size=0)
+
+
+def test_enqueue_many_of_nothing(queue_name: str) -> None:
+    assert sample.add.using(queue=queue_name).enqueue_many([]) == []
+
+
+async def test_aenqueue_many(queue_name: str) -> None:
+    add = sample.add.using(queue=queue_name)
+    jobs = await add.aenqueue_many([(i,) for i in range(5)] + [add.bind(5, b=1)], chunk_size=2)
+    assert all(isinstance(job, Job) for job in jobs)
+    stored = [(await get_queue(queue_name).aget_job(job.id)).data for job in jobs]  # type: ignore[union-attr]
+    assert stored[-1] == {"args": [5], "kwargs": {"b": 1}}
+    assert [data["args"][0] for data in stored] == list(range(6))
+
+
+# --- on commit ---------------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_enqueue_many_in_atomic_is_written_once_after_the_commit(
+    queue_name: str, round_trips: list[int]
+) -> None:
+    queue = get_queue(queue_name)
+    add = sample.add.using(queue=queue_name)
+    add.enqueue(0)
+    with transaction.atomic():
+        pendings = pendings_of(add.enqueue_many([(i,) for i in range(5)], chunk_size=10))
+        assert all(isinstance(p, PendingEnqueue) and p.state == "pending" for p in pendings)
+        assert queue.count() == 1
+        before = round_trips[0]
+    assert round_trips[0] - before == 1  # the whole batch in one write after the commit
+    assert [p.state for p in pendings] == ["done"] * 5
+    assert [p.job.id for p in pendings] == [p.id for p in pendings]  # type: ignore[union-attr]
+    assert [queue.get_job(p.id).data["args"] for p in pendings] == [[i] for i in range(5)]  # type: ignore[union-attr]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_enqueue_many_rolled_back_writes_nothing(queue_name: str) -> None:
+    with pytest.raises(ZeroDivisionError), transaction.atomic():
+        pendings = pendings_of(sample.add.using(queue=queue_name).enqueue_many([(1,), (2,)]))
+        1 / 0  # noqa: B018
+    assert [p.state for p in pendings] == ["rolled back"] * 2
+    assert get_queue(queue_name).count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_bad_item_in_atomic_fails_at_the_call(queue_name: str) -> None:
+    with transaction.atomic(), pytest.raises(SerializationError, match="item 1"):
+        sample.add.using(queue=queue_name).enqueue_many([(1,), (object(),)])
+    assert get_queue(queue_name).count() == 0
+
+
+# --- the outbox --------------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_enqueue_many_with_the_outbox_stores_rows_and_moves_them_after_the_commit(
+    outbox: Any, queue_name: str
+) -> None:
+    queue = get_queue(queue_name)
+    with transaction.atomic():
+        pendings = pendings_of(
+            sample.add.using(queue=queue_name).enqueue_many([(i,) for i in range(4)])
+        )
+        assert OutboxJob.objects.filter(queue=queue_name).count() == 4
+        assert queue.count() == 0
+    assert OutboxJob.objects.filter(queue=queue_name).count() == 0
+    assert [p.state for p in pendings] == ["done"] * 4
+    assert [queue.get_job(p.id).data["args"] for p in pendings] == [[i] for i in range(4)]  # type: ignore[union-attr]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_enqueue_many_outbox_rows_left_by_a_crash_are_relayed(outbox: Any, queue_name: str) -> None:
+    queue = get_queue(queue_name)
+
+    def crash() -> None:
+        raise RuntimeError("process died")
+
+    with pytest.raises(RuntimeError), transaction.atomic():
+        transaction.on_commit(crash)  # runs first: the move after it never runs
+        pendings = pendings_of(
+            sample.add.using(queue=queue_name).enqueue_many([(i,) for i in range(3)])
+        )
+    assert OutboxJob.objects.filter(queue=queue_name).count() == 3
+    assert queue.count() == 0
+    assert relay("default") == 3
+    assert sorted(queue.get_job(p.id).data["args"][0] for p in pendings) == [0, 1, 2]  # type: ignore[union-attr]
+    assert [p.state for p in pendings] == ["done"] * 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_enqueue_many_outbox_rollback_leaves_no_rows(outbox: Any, queue_name: str) -> None:
+    with pytest.raises(ZeroDivisionError), transaction.atomic():
+        sample.add.using(queue=queue_name).enqueue_many([(1,), (2,)])
+        1 / 0  # noqa: B018
+    assert OutboxJob.objects.filter(queue=queue_name).count() == 0
+    assert get_queue(queue_name).count() == 0
