@@ -40,7 +40,7 @@ from redis.exceptions import NoScriptError, RedisError, ResponseError
 
 from .calls.call import Call
 from .packing import hiredis_pack
-from .scripts import Scripts, raise_on_code
+from .scripts import Scripts, raise_on_code, settle_replies
 
 T = TypeVar("T")
 
@@ -144,19 +144,7 @@ class AutoPipeline:
             again = await self._rerun(name, [calls[i] for i in missing])
             for i, reply in zip(missing, again, strict=True):
                 replies[i] = reply
-        results: list[Any] = []
-        error: BaseException | None = None
-        for reply in replies:
-            try:
-                if isinstance(reply, BaseException):
-                    raise reply
-                results.append(raise_on_code(reply, name, None))
-            except Exception as exc:  # noqa: BLE001 - the first one is raised below
-                error = error or exc
-                results.append(None)
-        if error is not None:
-            raise error
-        return results
+        return settle_replies(replies, name)
 
     async def _rerun(
         self, name: str, calls: Sequence[tuple[Sequence[str], Sequence[Any]]]

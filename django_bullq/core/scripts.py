@@ -205,6 +205,33 @@ def _eval_in_cluster_pipeline(
     return pipe.execute_command("EVAL", load_sources()[name].source, len(keys), *keys, *args)
 
 
+def settle_replies(replies: Sequence[Any], name: str) -> list[Any]:
+    """The results of calls of script ``name`` sent in one write (``run_many``).
+
+    Args:
+        replies: each call's raw reply, or the exception it met, in order.
+
+    Returns:
+        The replies, each checked by :func:`raise_on_code`.
+
+    Raises:
+        The first error among them, once all are read (the others have run).
+    """
+    results: list[Any] = []
+    error: BaseException | None = None
+    for reply in replies:
+        try:
+            if isinstance(reply, BaseException):
+                raise reply
+            results.append(raise_on_code(reply, name, None))
+        except Exception as exc:  # noqa: BLE001 - the first one is raised below
+            error = error or exc
+            results.append(None)
+    if error is not None:
+        raise error
+    return results
+
+
 def raise_on_code(result: Any, name: str, job_id: str | None) -> Any:
     """``result``, or the :class:`ScriptError` its negative integer code stands for."""
     if isinstance(result, int) and result < 0:

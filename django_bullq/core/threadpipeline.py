@@ -49,7 +49,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .connection import is_cluster
 from .packing import hiredis_packer
-from .scripts import Scripts, raise_on_code
+from .scripts import Scripts, raise_on_code, settle_replies
 
 #: A slot's reply before its write was read.
 _UNSET: Any = object()
@@ -133,36 +133,17 @@ class ThreadPipeline:
     def run_many(
         self, name: str, calls: Sequence[tuple[Sequence[str], Sequence[Any]]]
     ) -> list[Any]:
-        """Run script ``name`` once per ``(keys, args)`` of ``calls``, all in one write (shared
-        with other threads' calls).
-
-        Not atomic as a whole (BullMQ ``addBulk`` semantics): each call is its own script run.
-
-        Returns:
-            The raw replies, in the order of ``calls``.
-
-        Raises:
-            The first error among the calls (see :meth:`run`), once every reply is in; the
-            calls before and after it have run.
-        """
+        """:meth:`AutoPipeline.run_many <django_bullq.core.autopipeline.AutoPipeline.run_many>`
+        for threads: the calls in one write, shared with the calls of other threads; the
+        replies as :func:`~django_bullq.core.scripts.settle_replies` gives them."""
         if not self.enabled:
             return [self._scripts.run(name, keys, args) for keys, args in calls]
         slots = [_Slot(name, self._scripts.evalsha_command(name, k, a)) for k, a in calls]
         if slots:
             self._commit(slots)
-        results: list[Any] = []
-        error: BaseException | None = None
-        for slot in slots:
-            try:
-                if slot.error is not None:
-                    raise slot.error
-                results.append(raise_on_code(slot.reply, name, None))
-            except Exception as exc:  # noqa: BLE001 - the first one is raised below
-                error = error or exc
-                results.append(None)
-        if error is not None:
-            raise error
-        return results
+        return settle_replies(
+            [slot.reply if slot.error is None else slot.error for slot in slots], name
+        )
 
     def _commit(self, slots: list[_Slot]) -> None:
         """Queue ``slots`` (one caller's, so they go in one write) and return once their
