@@ -21,7 +21,7 @@ from ..cancel import CancelToken
 from ..job import Job
 from ..queue import Queue
 from ..serialization import to_str
-from .options import LOOP_SLACK_S, JobHook, Processor, WorkerOptions
+from .options import LOOP_SLACK_S, Dispatcher, JobHook, Processor, WorkerOptions
 
 
 class WorkerState:
@@ -60,6 +60,8 @@ class WorkerState:
         self._block_task: asyncio.Task[Any] | None = None
         self._timers: list[asyncio.Task[None]] = []
         self._is_async = inspect.iscoroutinefunction(processor)
+        #: a Dispatcher's route (it decides per job between the loop and a thread), else None
+        self._route = processor.route if isinstance(processor, Dispatcher) else None
         self.processed = 0
         self.failed = 0
         #: monotonic time (s) before which this worker does not fetch (manual rate limit)

@@ -56,8 +56,9 @@ class Worker(Execution, Outcome, Duties):
     Args:
         queue: the :class:`Queue` to work on.
         processor: ``f(job) -> JSON value``; a coroutine function runs on the loop, a plain
-            function in a thread pool. Raise to fail the attempt; raise
-            :class:`UnrecoverableError` to skip remaining attempts.
+            function in a thread pool, a :class:`Dispatcher` picks one of the two per job.
+            Raise to fail the attempt; raise :class:`UnrecoverableError` to skip remaining
+            attempts.
         options: :class:`WorkerOptions`.
         hooks: ``(before, after)`` callables run in the job's thread around each job.
     """
