@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 import time
 from typing import Any
 
@@ -167,3 +168,15 @@ def cpu_in_process(n: int) -> dict[str, int]:
 @task(process=True)
 def fails_in_process() -> None:
     raise ValueError("bad input seen in the child")
+
+
+@task
+async def async_thread_ident() -> int:
+    """The ident of the thread an ``async def`` task runs in (no ORM)."""
+    return threading.get_ident()
+
+
+@task
+def thread_ident() -> int:
+    """The ident of the thread a ``def`` task runs in (no ORM)."""
+    return threading.get_ident()
