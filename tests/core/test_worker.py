@@ -15,6 +15,7 @@ import redis
 from django_bullq import Job, Queue, UnrecoverableError
 from django_bullq.core.errors import JobFailedError, JobNotFound, JobTimeoutError
 from django_bullq.core.worker import Dispatcher, Route, Worker, WorkerOptions
+from django_bullq.core.worker.threads import JobThreads
 from tests.support.workerkit import dead_worker_fetch, events, make_worker, run_until
 
 
@@ -643,3 +644,51 @@ def test_dispatcher_called_as_a_plain_processor() -> None:
         return lambda: job.name
 
     assert Dispatcher(route)(Job(queue=None, id="1", name="n")) == "n"
+
+
+# --- JobThreads: the sync processors' threads ---------------------------------------------
+
+
+async def test_job_threads_return_values_and_errors_and_start_at_most_size() -> None:
+    threads = JobThreads(2, "bullq-t")
+    gate = threading.Event()
+
+    def blocked(i: int) -> int:
+        gate.wait(10)
+        return i
+
+    def boom() -> None:
+        raise ValueError("boom")
+
+    try:
+        running = [threads.run(blocked, i) for i in range(4)]
+        failing = threads.run(boom)
+        gate.set()
+        assert await asyncio.gather(*running) == [0, 1, 2, 3]
+        with pytest.raises(ValueError, match="boom"):
+            await failing
+        names = await asyncio.gather(
+            *(threads.run(lambda: threading.current_thread().name) for _ in range(6))
+        )
+        assert set(names) <= {"bullq-t_0", "bullq-t_1"}
+    finally:
+        threads.shutdown(wait=True)
+    with pytest.raises(RuntimeError, match="shut down"):
+        threads.run(boom)
+
+
+async def test_job_threads_skip_cancelled_and_queued_calls_at_shutdown() -> None:
+    threads = JobThreads(1, "bullq-t")
+    gate = threading.Event()
+    ran: list[str] = []
+    first = threads.run(lambda: (gate.wait(10), ran.append("first")))
+    cancelled = threads.run(ran.append, "cancelled")
+    queued = threads.run(ran.append, "queued")
+    cancelled.cancel()
+    await asyncio.sleep(0.05)
+    threads.shutdown(wait=False)
+    gate.set()
+    await first
+    await asyncio.sleep(0.05)  # the thread's callbacks reach the loop
+    assert queued.cancelled()
+    assert ran == ["first"]

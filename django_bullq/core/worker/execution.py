@@ -67,12 +67,12 @@ class Execution(WorkerState):
         handle = set_current(token)
         try:
             if self._route is not None:
-                result = await self._call_routed(job, token, loop)
+                result = await self._call_routed(job, token)
             elif self._is_async:
                 result = await _await_bound(token, self._call_processor(job))
             else:
                 call = functools.partial(self.processor, job)
-                result = await self._in_thread(job, token, loop, call)
+                result = await self._in_thread(job, token, call)
             token.raise_if_cancelled()
             return result
         finally:
@@ -82,15 +82,13 @@ class Execution(WorkerState):
             if self._cancel_tokens.get(job.id) is token:
                 del self._cancel_tokens[job.id]
 
-    async def _call_routed(
-        self, job: Job, token: CancelToken, loop: asyncio.AbstractEventLoop
-    ) -> Any:
+    async def _call_routed(self, job: Job, token: CancelToken) -> Any:
         """A :class:`Dispatcher`'s job: its route's callable in a thread, or its awaitable on
         the loop, with the hooks in the thread where it runs."""
         assert self._route is not None
         run = self._route(job)
         if not inspect.isawaitable(run):
-            return await self._in_thread(job, token, loop, run)
+            return await self._in_thread(job, token, run)
         if token.cancelled:
             _close(run)
             return None
@@ -103,16 +101,10 @@ class Execution(WorkerState):
             if hooks:
                 self._run_hooks(job, 1)
 
-    async def _in_thread(
-        self,
-        job: Job,
-        token: CancelToken,
-        loop: asyncio.AbstractEventLoop,
-        call: Callable[[], Any],
-    ) -> Any:
+    async def _in_thread(self, job: Job, token: CancelToken, call: Callable[[], Any]) -> Any:
         """``call()`` in the thread pool between the hooks; an awaitable it returns (a sync
         dispatcher handing back a coroutine: the Django layer's async tasks) is awaited here."""
-        result = await loop.run_in_executor(self._executor, _sync_call, self, job, token, call)
+        result = await self._threads.run(_sync_call, self, job, token, call)
         if inspect.isawaitable(result):
             if token.cancelled:
                 _close(result)
@@ -121,21 +113,14 @@ class Execution(WorkerState):
         return result
 
     async def _call_processor(self, job: Job) -> Any:
-        if self._is_async:
-            loop = asyncio.get_running_loop()
+        """An async processor on the loop, its hooks in a job thread."""
+        if self.hooks:
+            await self._threads.run(self._run_hooks, job, 0)
+        try:
+            return await self.processor(job)
+        finally:
             if self.hooks:
-                await loop.run_in_executor(self._executor, self._run_hooks, job, 0)
-            try:
-                return await self.processor(job)
-            finally:
-                if self.hooks:
-                    await loop.run_in_executor(self._executor, self._run_hooks, job, 1)
-        loop = asyncio.get_running_loop()
-        call = functools.partial(self.processor, job)
-        result = await loop.run_in_executor(self._executor, self._call_sync, job, call)
-        if inspect.isawaitable(result):
-            result = await result
-        return result
+                await self._threads.run(self._run_hooks, job, 1)
 
     def _run_hooks(self, job: Job, index: int) -> None:
         for pair in self.hooks:

@@ -12,7 +12,6 @@ import contextlib
 import inspect
 import uuid
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .. import heartbeat
@@ -22,6 +21,7 @@ from ..job import Job
 from ..queue import Queue
 from ..serialization import to_str
 from .options import LOOP_SLACK_S, Dispatcher, JobHook, Processor, WorkerOptions
+from .threads import JobThreads
 
 
 class WorkerState:
@@ -55,7 +55,7 @@ class WorkerState:
         self._paused_locally = False
         self._wake: asyncio.Event | None = None
         self._slot_freed: asyncio.Event | None = None
-        self._executor: ThreadPoolExecutor | None = None
+        self._executor: JobThreads | None = None
         self._blocking: Any = None
         self._block_task: asyncio.Task[Any] | None = None
         self._timers: list[asyncio.Task[None]] = []
@@ -79,6 +79,12 @@ class WorkerState:
         #: ids of jobs whose ending call (finish, retry, delay) is on its way: their lock may
         #: be gone by the time a renewal sent beside it runs, which is no lost lock
         self._ending: set[str] = set()
+
+    @property
+    def _threads(self) -> JobThreads:
+        """The running worker's job threads (made by ``arun``)."""
+        assert self._executor is not None, "the worker is not running"
+        return self._executor
 
     @property
     def _pipeline(self) -> AutoPipeline:

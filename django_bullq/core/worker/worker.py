@@ -15,7 +15,6 @@ import base64
 import contextlib
 import logging
 import math
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .. import calls, eventloop, heartbeat
@@ -46,6 +45,7 @@ from .options import (
 from .outcome import Outcome, failed_reason
 from .shutdown import SignalStop
 from .state import parse_score
+from .threads import JobThreads
 
 logger = logging.getLogger("django_bullq.worker")
 
@@ -79,9 +79,7 @@ class Worker(Execution, Outcome, Duties):
         self._wake = asyncio.Event()
         self._slot_freed = asyncio.Event()
         self._pipe = AutoPipeline(self.queue.aclient, self.queue.ascripts)
-        self._executor = ThreadPoolExecutor(
-            max_workers=self.opts.concurrency, thread_name_prefix=f"bullq-{self.queue.name}"
-        )
+        self._executor = JobThreads(self.opts.concurrency, f"bullq-{self.queue.name}")
         if handle_signals:
             stop = SignalStop(self.close, self.opts.grace_period_s, lambda: self._closing)
             stop.install(asyncio.get_running_loop())
@@ -105,7 +103,7 @@ class Worker(Execution, Outcome, Duties):
             await self._close_blocking()
             with contextlib.suppress(Exception):
                 await self._pipe.aclose()
-            self._executor.shutdown(wait=not self._force, cancel_futures=True)
+            self._executor.shutdown(wait=not self._force)
 
     def close(self, *, force: bool = False) -> None:
         """Stop fetching; active jobs finish (``force``: hand them back to wait at once).
