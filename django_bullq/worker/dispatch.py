@@ -85,10 +85,22 @@ def _plan(name: str) -> tuple[Task[..., Any], CallChecker | None] | None:
     return plan
 
 
-def _call_args(job: Job, checker: CallChecker | None) -> tuple[list[Any], dict[str, Any]]:
+def _resolve(job: Job) -> tuple[Task[..., Any], list[Any], dict[str, Any]] | None:
+    """The task of ``job`` and the arguments of its call; None for a ``django.tasks`` job.
+
+    Raises:
+        UnrecoverableError: no task has that name, or the data has the wrong shape.
+    """
+    plan = _plan(job.name)
+    if plan is None:
+        if DJANGO_TASK_OPTION not in job.opts:
+            raise UnrecoverableError(f"no task registered for job name {job.name!r}")
+        return None
+    task_, checker = plan
     if checker is None:
-        return [job.data], {}
-    return checker.split(job.data)
+        return task_, [job.data], {}
+    args, kwargs = checker.split(job.data)
+    return task_, args, kwargs
 
 
 def process_job(job: Job) -> Any:
@@ -109,13 +121,10 @@ def process_job(job: Job) -> Any:
         UnrecoverableError: no task has that name, or the data has the wrong shape (the job
             fails at once with a readable ``failedReason``). Whatever the task raises.
     """
-    plan = _plan(job.name)
-    if plan is None:
-        if DJANGO_TASK_OPTION not in job.opts:
-            raise UnrecoverableError(f"no task registered for job name {job.name!r}")
+    call = _resolve(job)
+    if call is None:
         return _process_django_task(job)
-    task_, checker = plan
-    args, kwargs = _call_args(job, checker)
+    task_, args, kwargs = call
     if task_.is_async:
         return run_async(job, functools.partial(task_.func, *args, **kwargs))
     return run_sync(job, _sync_call(task_, job, args, kwargs))
@@ -139,13 +148,10 @@ def route_job(job: Job) -> Route:
         UnrecoverableError: no task has that name, or the data has the wrong shape (the job
             fails at once with a readable ``failedReason``).
     """
-    plan = _plan(job.name)
-    if plan is None:
-        if DJANGO_TASK_OPTION not in job.opts:
-            raise UnrecoverableError(f"no task registered for job name {job.name!r}")
+    call = _resolve(job)
+    if call is None:
         return functools.partial(_run_in_thread, job, functools.partial(_process_django_task, job))
-    task_, checker = plan
-    args, kwargs = _call_args(job, checker)
+    task_, args, kwargs = call
     if task_.is_async:
         return run_async(job, functools.partial(task_.func, *args, **kwargs))
     return functools.partial(_run_in_thread, job, _sync_call(task_, job, args, kwargs))
