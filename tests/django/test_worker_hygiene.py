@@ -149,6 +149,19 @@ def test_async_task_using_the_orm_gets_the_hygiene_in_asgiref_thread(
 
 
 @pytest.mark.usefixtures("unseen_threads")
+def test_async_task_leaking_an_atomic_block_is_rolled_back_in_asgiref_thread(
+    queue_name: str,
+) -> None:
+    skip_first = sample.async_thread_ident.using(queue=queue_name).enqueue()  # thread now clean
+    bad = sample.async_leak_atomic.using(queue=queue_name).enqueue()
+    probe = sample.async_in_atomic_block.using(queue=queue_name).enqueue()
+    burst(queue_name)
+    assert skip_first.wait(timeout=1) == threading.get_ident()
+    assert bad.refresh().failed_reason == "left an atomic block open in asgiref's thread"
+    assert probe.wait(timeout=1) is False
+
+
+@pytest.mark.usefixtures("unseen_threads")
 def test_sync_tasks_run_in_worker_threads_with_current_job(queue_name: str) -> None:
     ident = sample.thread_ident.using(queue=queue_name).enqueue()
     email = sample.email.using(queue=queue_name).enqueue({"to": "t@example.com"})

@@ -8,6 +8,7 @@ import threading
 import time
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.db import connection, transaction
 
 from django_bullq import task
@@ -180,3 +181,16 @@ async def async_thread_ident() -> int:
 def thread_ident() -> int:
     """The ident of the thread a ``def`` task runs in (no ORM)."""
     return threading.get_ident()
+
+
+@task
+async def async_leak_atomic() -> None:
+    """Enter atomic() in asgiref's thread (where the async ORM runs) and never leave it."""
+    await sync_to_async(lambda: transaction.atomic().__enter__())()
+    raise RuntimeError("left an atomic block open in asgiref's thread")
+
+
+@task
+async def async_in_atomic_block() -> bool:
+    """Whether asgiref's thread's connection is inside an atomic block."""
+    return await sync_to_async(lambda: connection.in_atomic_block)()
