@@ -1,8 +1,8 @@
 """Several queues on one event loop: the worker group ``manage.py runworker`` runs.
 
 ``manage.py runworker`` is a thin shell over :func:`run_workers`. Each core worker gets the
-dispatcher (:func:`~django_bullq.worker.dispatch.process_job`) as its processor and the
-database hygiene hooks of :mod:`django_bullq.worker.hygiene`. With
+dispatcher (:data:`~django_bullq.worker.dispatch.dispatcher`) as its processor, which runs
+the database hygiene of :mod:`django_bullq.worker.hygiene` around each job. With
 ``BULLQ["OUTBOX"]["ENABLED"]`` the group also relays the transactional outbox to Redis
 (:mod:`django_bullq.producer.outbox`).
 """
@@ -20,15 +20,14 @@ from ..core import eventloop
 from ..core.worker import Worker
 from ..core.worker.outage import is_outage
 from ..core.worker.shutdown import SignalStop
-from .dispatch import process_job
-from .hygiene import after_job, before_job
+from .dispatch import dispatcher
 from .recycle import Recycler
 
 logger = logging.getLogger("django_bullq.worker")
 
 
 def build_worker(queue_name: str, **overrides: Any) -> Worker:
-    """A core :class:`Worker` for ``queue_name`` with the task dispatcher and the DB hooks.
+    """A core :class:`Worker` for ``queue_name`` with the task dispatcher (DB hygiene included).
 
     Args:
         queue_name: queue name (resolved through ``BULLQ``).
@@ -38,12 +37,7 @@ def build_worker(queue_name: str, **overrides: Any) -> Worker:
     Raises:
         ConfigurationError: bad settings. InvalidNameError: bad queue name.
     """
-    return Worker(
-        get_queue(queue_name),
-        process_job,
-        worker_options(**overrides),
-        hooks=[(before_job, after_job)],
-    )
+    return Worker(get_queue(queue_name), dispatcher, worker_options(**overrides))
 
 
 class WorkerGroup:

@@ -5,6 +5,12 @@
 * after a job: any transaction the job left open (an unexited ``atomic`` block, autocommit
   turned off, a pending rollback) is rolled back, then the same two calls.
 
+Both cost nothing in a thread that holds no database connection: Django's
+``connection_created`` signal marks the thread that opens one, and a thread whose last clean-up
+left no connection open is known clean until it opens another. A thread never seen is treated
+as holding one. :func:`async_thread_needs_hygiene` asks the same for asgiref's thread, where
+the async ORM runs (:func:`clean_before` / :func:`clean_after` then run there).
+
 :func:`in_flight` counts the sync jobs between the two hooks, for ``runworker``'s shutdown.
 """
 
@@ -17,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db import close_old_connections, connections, reset_queries
+from django.db.backends.signals import connection_created
 
 from ..core.job import Job
 
@@ -25,22 +32,82 @@ logger = logging.getLogger("django_bullq.worker")
 _in_flight: set[tuple[str, str, int]] = set()
 _in_flight_lock = threading.Lock()
 
+#: idents of the threads known to hold no database connection (and no query log, no leaked
+#: transaction): their last clean-up found none open, and none was opened since. Each thread
+#: adds and removes only its own ident (set.add / discard are atomic).
+_clean_threads: set[int] = set()
+#: ident of asgiref's thread-sensitive thread (where the async ORM runs), once seen
+_async_thread: int | None = None
+
+
+def _on_connection_created(**_: Any) -> None:
+    """``connection_created`` receiver: the thread opening a connection is no longer clean."""
+    _clean_threads.discard(threading.get_ident())
+
+
+connection_created.connect(_on_connection_created, dispatch_uid="django_bullq.worker.hygiene")
+
+
+def thread_is_clean(ident: int | None = None) -> bool:
+    """True when thread ``ident`` (default: this one) holds no DB connection, as far as this
+    module knows (a thread never cleaned is not)."""
+    return (threading.get_ident() if ident is None else ident) in _clean_threads
+
+
+def async_thread_needs_hygiene() -> bool:
+    """True unless asgiref's thread is known to hold no DB connection: an ``async def`` job
+    then needs the hop there for :func:`clean_before` / :func:`clean_after`."""
+    return _async_thread is None or _async_thread not in _clean_threads
+
+
+def clean_before() -> None:
+    """Before a job, in its thread: fresh query log, no stale DB connections (no-op in a clean
+    thread)."""
+    if threading.get_ident() in _clean_threads:
+        return
+    reset_queries()
+    close_old_connections()
+
+
+def clean_after(job: Job | None = None) -> None:
+    """After a job, in its thread: roll back a leaked transaction, then :func:`clean_before`'s
+    two calls; the thread counts as clean when no connection is left open."""
+    ident = threading.get_ident()
+    if ident in _clean_threads:
+        return
+    for conn in connections.all(initialized_only=True):
+        discard_leaked_transaction(conn, job)
+    reset_queries()
+    close_old_connections()
+    if all(conn.connection is None for conn in connections.all(initialized_only=True)):
+        _clean_threads.add(ident)
+
+
+def clean_before_async() -> None:
+    """:func:`clean_before` in asgiref's thread (call it through ``sync_to_async``)."""
+    global _async_thread
+    _async_thread = threading.get_ident()
+    clean_before()
+
+
+def clean_after_async(job: Job | None = None) -> None:
+    """:func:`clean_after` in asgiref's thread (call it through ``sync_to_async``)."""
+    global _async_thread
+    _async_thread = threading.get_ident()
+    clean_after(job)
+
 
 def before_job(job: Job) -> None:
     """Run before each job in its thread: fresh query log, no stale DB connections."""
     with _in_flight_lock:
         _in_flight.add(_job_key(job))
-    reset_queries()
-    close_old_connections()
+    clean_before()
 
 
 def after_job(job: Job) -> None:
     """Run after each job in its thread: undo a leaked transaction, then clean up as before."""
     try:
-        for conn in connections.all(initialized_only=True):
-            discard_leaked_transaction(conn, job)
-        reset_queries()
-        close_old_connections()
+        clean_after(job)
     finally:
         with _in_flight_lock:
             _in_flight.discard(_job_key(job))
@@ -103,4 +170,15 @@ def discard_leaked_transaction(conn: Any, job: Job | None = None) -> bool:
     return True
 
 
-__all__ = ["after_job", "before_job", "discard_leaked_transaction", "in_flight"]
+__all__ = [
+    "after_job",
+    "async_thread_needs_hygiene",
+    "before_job",
+    "clean_after",
+    "clean_after_async",
+    "clean_before",
+    "clean_before_async",
+    "discard_leaked_transaction",
+    "in_flight",
+    "thread_is_clean",
+]

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -13,7 +15,8 @@ import redis
 
 from django_bullq import Job, Queue, UnrecoverableError
 from django_bullq.core.errors import JobFailedError, JobNotFound, JobTimeoutError
-from django_bullq.core.worker import WorkerOptions
+from django_bullq.core.worker import Dispatcher, Route, Worker, WorkerOptions
+from django_bullq.core.worker.threads import JobThreads
 from tests.support.workerkit import dead_worker_fetch, events, make_worker, run_until
 
 
@@ -586,3 +589,145 @@ async def test_skip_lock_renewal_lets_the_lock_expire(queue: Queue, r: redis.Red
     )
     await run_until(worker, lambda: queue.get_job_state(job.id) == "completed", timeout=9)
     assert events(r, queue, "stalled") == []
+
+
+# --- Dispatcher: the processor decides per job between the loop and a thread --------------
+
+
+async def test_dispatcher_runs_awaitables_on_the_loop_and_callables_in_a_thread(
+    queue: Queue,
+) -> None:
+    loop_thread = threading.get_ident()
+    ran: dict[str, int] = {}
+    hooked: list[tuple[str, str, int]] = []
+
+    async def on_loop(job: Job) -> str:
+        ran[job.name] = threading.get_ident()
+        return "loop"
+
+    def in_thread(job: Job) -> str:
+        ran[job.name] = threading.get_ident()
+        return "thread"
+
+    def route(job: Job) -> Route:
+        if job.name == "a":
+            return on_loop(job)
+        return functools.partial(in_thread, job)
+
+    def hook(when: str) -> Callable[[Job], None]:
+        return lambda job: hooked.append((when, job.name, threading.get_ident()))
+
+    worker = Worker(
+        queue,
+        Dispatcher(route),
+        WorkerOptions(drain_delay=0.1),
+        hooks=[(hook("before"), hook("after"))],
+    )
+    a = queue.add("a", {})
+    s = queue.add("s", {})
+    await run_until(worker, lambda: worker.processed == 2)
+    assert queue.get_job(a.id).returnvalue == "loop"
+    assert queue.get_job(s.id).returnvalue == "thread"
+    assert ran["a"] == loop_thread
+    assert ran["s"] != loop_thread
+    assert hooked == [
+        ("before", "a", loop_thread),
+        ("after", "a", loop_thread),
+        ("before", "s", ran["s"]),
+        ("after", "s", ran["s"]),
+    ]
+
+
+async def test_dispatcher_route_errors_fail_the_attempt(queue: Queue) -> None:
+    def route(job: Job) -> Route:
+        raise UnrecoverableError("no route for it")
+
+    worker = Worker(queue, Dispatcher(route), WorkerOptions(drain_delay=0.1))
+    job = queue.add("x", {}, attempts=3)
+    await run_until(worker, lambda: queue.get_job_state(job.id) == "failed")
+    failed = queue.get_job(job.id)
+    assert failed.failed_reason == "no route for it"
+    assert failed.attempts_made == 1
+
+
+async def test_dispatcher_cancels_a_job_awaited_on_the_loop(queue: Queue) -> None:
+    started = asyncio.Event()
+
+    async def forever(job: Job) -> None:
+        started.set()
+        await asyncio.sleep(60)
+
+    worker = Worker(queue, Dispatcher(forever), WorkerOptions(drain_delay=0.1))
+    job = queue.add("x", {})
+    task = asyncio.create_task(worker.arun())
+    try:
+        await asyncio.wait_for(started.wait(), 10)
+        assert worker.cancel_job(job.id, "stop it")
+        await run_until_state(queue, job.id, "failed")
+    finally:
+        worker.close()
+        await task
+    assert "stop it" in (queue.get_job(job.id).failed_reason or "")
+
+
+async def run_until_state(queue: Queue, job_id: str, state: str) -> None:
+    for _ in range(200):
+        if queue.get_job_state(job_id) == state:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"job {job_id} never reached {state}")
+
+
+def test_dispatcher_called_as_a_plain_processor() -> None:
+    def route(job: Job) -> Route:
+        return lambda: job.name
+
+    assert Dispatcher(route)(Job(queue=None, id="1", name="n")) == "n"
+
+
+# --- JobThreads: the sync processors' threads ---------------------------------------------
+
+
+async def test_job_threads_return_values_and_errors_and_start_at_most_size() -> None:
+    threads = JobThreads(2, "bullq-t")
+    gate = threading.Event()
+
+    def blocked(i: int) -> int:
+        gate.wait(10)
+        return i
+
+    def boom() -> None:
+        raise ValueError("boom")
+
+    try:
+        running = [threads.run(blocked, i) for i in range(4)]
+        failing = threads.run(boom)
+        gate.set()
+        assert await asyncio.gather(*running) == [0, 1, 2, 3]
+        with pytest.raises(ValueError, match="boom"):
+            await failing
+        names = await asyncio.gather(
+            *(threads.run(lambda: threading.current_thread().name) for _ in range(6))
+        )
+        assert set(names) <= {"bullq-t_0", "bullq-t_1"}
+    finally:
+        threads.shutdown(wait=True)
+    with pytest.raises(RuntimeError, match="shut down"):
+        threads.run(boom)
+
+
+async def test_job_threads_skip_cancelled_and_queued_calls_at_shutdown() -> None:
+    threads = JobThreads(1, "bullq-t")
+    gate = threading.Event()
+    ran: list[str] = []
+    first = threads.run(lambda: (gate.wait(10), ran.append("first")))
+    cancelled = threads.run(ran.append, "cancelled")
+    queued = threads.run(ran.append, "queued")
+    cancelled.cancel()
+    await asyncio.sleep(0.05)
+    threads.shutdown(wait=False)
+    gate.set()
+    await first
+    await asyncio.sleep(0.05)  # the thread's callbacks reach the loop
+    assert queued.cancelled()
+    assert ran == ["first"]

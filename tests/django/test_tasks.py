@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -19,6 +20,7 @@ from django_bullq.conf import get_queue
 from django_bullq.core.errors import SerializationError, UnrecoverableError
 from django_bullq.core.job import Job
 from django_bullq.exceptions import TaskRegistryError
+from django_bullq.jobdata import CallChecker
 from django_bullq.producer.registry import registry
 from django_bullq.producer.task import PendingEnqueue, Task, task
 from django_bullq.worker.dispatch import process_job
@@ -440,3 +442,23 @@ def test_case_b03_ambiguous_and_skipped_wall_times(queue_name: str) -> None:
     forward = march.replace(hour=1, minute=30, tzinfo=UTC)  # = 02:30 BST
     assert stored_due_ms(queue_name, repeated.id) == int(first.timestamp() * 1000)
     assert stored_due_ms(queue_name, skipped.id) == int(forward.timestamp() * 1000)
+
+
+def test_call_checker_binds_each_call_shape_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    binds: list[tuple[Any, ...]] = []
+    signature = inspect.signature(sample.add.func)
+    original = inspect.Signature.bind
+
+    def counting_bind(self: inspect.Signature, *args: Any, **kwargs: Any) -> Any:
+        binds.append((len(args), *kwargs))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(inspect.Signature, "bind", counting_bind)
+    checker = CallChecker(sample.add.name, signature)
+    for i in range(5):
+        assert checker.split({"args": [i], "kwargs": {"b": i}}) == ([i], {"b": i})
+        assert checker.split({"args": [i, i]}) == ([i, i], {})
+    for _ in range(2):  # a shape that does not bind is never remembered
+        with pytest.raises(UnrecoverableError, match="does not match the signature"):
+            checker.split({"args": [1, 2, 3]})
+    assert binds == [(1, "b"), (2,), (3,), (3,)]

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 import time
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.db import connection, transaction
 
 from django_bullq import task
@@ -167,3 +169,28 @@ def cpu_in_process(n: int) -> dict[str, int]:
 @task(process=True)
 def fails_in_process() -> None:
     raise ValueError("bad input seen in the child")
+
+
+@task
+async def async_thread_ident() -> int:
+    """The ident of the thread an ``async def`` task runs in (no ORM)."""
+    return threading.get_ident()
+
+
+@task
+def thread_ident() -> int:
+    """The ident of the thread a ``def`` task runs in (no ORM)."""
+    return threading.get_ident()
+
+
+@task
+async def async_leak_atomic() -> None:
+    """Enter atomic() in asgiref's thread (where the async ORM runs) and never leave it."""
+    await sync_to_async(lambda: transaction.atomic().__enter__())()
+    raise RuntimeError("left an atomic block open in asgiref's thread")
+
+
+@task
+async def async_in_atomic_block() -> bool:
+    """Whether asgiref's thread's connection is inside an atomic block."""
+    return await sync_to_async(lambda: connection.in_atomic_block)()

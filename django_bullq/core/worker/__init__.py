@@ -6,6 +6,15 @@ of this package holds one concept of the worker (docs/code-layout.md).
 
 from __future__ import annotations
 
+from .options import Dispatcher, Route
 from .worker import JobHook, Processor, SerializationError, Worker, WorkerOptions
 
-__all__ = ["JobHook", "Processor", "SerializationError", "Worker", "WorkerOptions"]
+__all__ = [
+    "Dispatcher",
+    "JobHook",
+    "Processor",
+    "Route",
+    "SerializationError",
+    "Worker",
+    "WorkerOptions",
+]

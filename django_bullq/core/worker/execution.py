@@ -1,11 +1,17 @@
 """Running one job's processor: the thread pool, the job hooks, sync or async calls, the cancel
-token and ``opts.timeout`` (docs/cancellation.md)."""
+token and ``opts.timeout`` (docs/cancellation.md).
+
+A processor is a coroutine function (run on the loop), a plain function (run in the thread
+pool), or a :class:`Dispatcher`, which decides for each job on the loop where it runs.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from ..cancel import CancelToken, reset_current, set_current
@@ -60,16 +66,13 @@ class Execution(WorkerState):
         timer = loop.call_later(timeout / 1000, token.time_out, timeout) if timeout else None
         handle = set_current(token)
         try:
-            if self._is_async:
+            if self._route is not None:
+                result = await self._call_routed(job, token)
+            elif self._is_async:
                 result = await _await_bound(token, self._call_processor(job))
             else:
-                result = await loop.run_in_executor(self._executor, _sync_call, self, job, token)
-                if inspect.isawaitable(result):
-                    # A sync dispatcher handing back a coroutine (the Django layer's async tasks).
-                    if token.cancelled:
-                        _close(result)
-                    else:
-                        result = await _await_bound(token, result)
+                call = functools.partial(self.processor, job)
+                result = await self._in_thread(job, token, call)
             token.raise_if_cancelled()
             return result
         finally:
@@ -79,21 +82,45 @@ class Execution(WorkerState):
             if self._cancel_tokens.get(job.id) is token:
                 del self._cancel_tokens[job.id]
 
-    async def _call_processor(self, job: Job) -> Any:
-        if self._is_async:
-            loop = asyncio.get_running_loop()
-            if self.hooks:
-                await loop.run_in_executor(self._executor, self._run_hooks, job, 0)
-            try:
-                return await self.processor(job)
-            finally:
-                if self.hooks:
-                    await loop.run_in_executor(self._executor, self._run_hooks, job, 1)
-        loop = asyncio.get_running_loop()
-        result = await loop.run_in_executor(self._executor, self._call_sync, job)
+    async def _call_routed(self, job: Job, token: CancelToken) -> Any:
+        """A :class:`Dispatcher`'s job: its route's callable in a thread, or its awaitable on
+        the loop, with the hooks in the thread where it runs."""
+        assert self._route is not None
+        run = self._route(job)
+        if not inspect.isawaitable(run):
+            return await self._in_thread(job, token, run)
+        if token.cancelled:
+            _close(run)
+            return None
+        hooks = self.hooks
+        if hooks:
+            self._run_hooks(job, 0)
+        try:
+            return await _await_bound(token, run)
+        finally:
+            if hooks:
+                self._run_hooks(job, 1)
+
+    async def _in_thread(self, job: Job, token: CancelToken, call: Callable[[], Any]) -> Any:
+        """``call()`` in the thread pool between the hooks; an awaitable it returns (a sync
+        dispatcher handing back a coroutine: the Django layer's async tasks) is awaited here."""
+        result = await self._threads.run(_sync_call, self, job, token, call)
         if inspect.isawaitable(result):
-            result = await result
+            if token.cancelled:
+                _close(result)
+                return None
+            result = await _await_bound(token, result)
         return result
+
+    async def _call_processor(self, job: Job) -> Any:
+        """An async processor on the loop, its hooks in a job thread."""
+        if self.hooks:
+            await self._threads.run(self._run_hooks, job, 0)
+        try:
+            return await self.processor(job)
+        finally:
+            if self.hooks:
+                await self._threads.run(self._run_hooks, job, 1)
 
     def _run_hooks(self, job: Job, index: int) -> None:
         for pair in self.hooks:
@@ -102,18 +129,21 @@ class Execution(WorkerState):
             except Exception:
                 logger.exception("worker %s: job hook failed", self.queue.name)
 
-    def _call_sync(self, job: Job) -> Any:
-        self._run_hooks(job, 0)
+    def _call_sync(self, job: Job, call: Callable[[], Any]) -> Any:
+        """``call()`` between ``job``'s hooks, in this thread."""
+        if self.hooks:
+            self._run_hooks(job, 0)
         try:
-            return self.processor(job)
+            return call()
         finally:
-            self._run_hooks(job, 1)
+            if self.hooks:
+                self._run_hooks(job, 1)
 
 
-def _sync_call(worker: Execution, job: Job, token: CancelToken) -> Any:
+def _sync_call(worker: Execution, job: Job, token: CancelToken, call: Callable[[], Any]) -> Any:
     handle = set_current(token)  # executor threads do not inherit the loop's context
     try:
-        return worker._call_sync(job)
+        return worker._call_sync(job, call)
     finally:
         reset_current(handle)
 

@@ -1,8 +1,10 @@
-"""Worker settings (:class:`WorkerOptions`, BullMQ's names) and the worker's fixed limits."""
+"""Worker settings (:class:`WorkerOptions`, BullMQ's names), the processor's types and the
+worker's fixed limits."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,8 +13,38 @@ from ..job import Job
 from ..serialization import DEFAULT_MAX_PAYLOAD_BYTES
 
 Processor = Callable[[Job], Any]
-#: Called in the thread that runs a sync job, before and after it (Django: close_old_connections).
+#: Called in the thread that runs a sync job, before and after it (the worker group: its
+#: recycler's job count).
 JobHook = Callable[[Job], None]
+
+#: What a :class:`Dispatcher` returns for one job: a zero-argument callable, run in the
+#: worker's thread pool, or an awaitable (a coroutine), awaited on the worker's loop.
+Route = Callable[[], Any] | Awaitable[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Dispatcher:
+    """A processor that decides, for each job, whether it runs in a thread or on the loop.
+
+    ``route(job)`` runs on the worker's event loop, so it must be quick and must not block.
+    It returns either a zero-argument callable, which the worker calls in its thread pool with
+    the hooks around it in that thread, or an awaitable, which the worker awaits on the loop
+    (no thread hop) with the hooks run on the loop's thread. An exception from ``route``
+    fails the attempt like one from the job. ``Worker(queue, Dispatcher(route))``.
+
+    Called as a plain processor (``dispatcher(job)``), it runs the route's callable in the
+    calling thread, or returns the awaitable.
+
+    Attributes:
+        route: ``route(job) -> callable | awaitable`` (see above).
+    """
+
+    route: Callable[[Job], Route]
+
+    def __call__(self, job: Job) -> Any:
+        run = self.route(job)
+        return run if inspect.isawaitable(run) else run()
+
 
 MAX_BLOCK_S = 10.0
 MAX_RATE_LIMIT_WAIT_S = 30.0

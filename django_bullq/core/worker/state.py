@@ -12,7 +12,6 @@ import contextlib
 import inspect
 import uuid
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .. import heartbeat
@@ -21,7 +20,8 @@ from ..cancel import CancelToken
 from ..job import Job
 from ..queue import Queue
 from ..serialization import to_str
-from .options import LOOP_SLACK_S, JobHook, Processor, WorkerOptions
+from .options import LOOP_SLACK_S, Dispatcher, JobHook, Processor, WorkerOptions
+from .threads import JobThreads
 
 
 class WorkerState:
@@ -55,11 +55,13 @@ class WorkerState:
         self._paused_locally = False
         self._wake: asyncio.Event | None = None
         self._slot_freed: asyncio.Event | None = None
-        self._executor: ThreadPoolExecutor | None = None
+        self._executor: JobThreads | None = None
         self._blocking: Any = None
         self._block_task: asyncio.Task[Any] | None = None
         self._timers: list[asyncio.Task[None]] = []
         self._is_async = inspect.iscoroutinefunction(processor)
+        #: a Dispatcher's route (it decides per job between the loop and a thread), else None
+        self._route = processor.route if isinstance(processor, Dispatcher) else None
         self.processed = 0
         self.failed = 0
         #: monotonic time (s) before which this worker does not fetch (manual rate limit)
@@ -77,6 +79,12 @@ class WorkerState:
         #: ids of jobs whose ending call (finish, retry, delay) is on its way: their lock may
         #: be gone by the time a renewal sent beside it runs, which is no lost lock
         self._ending: set[str] = set()
+
+    @property
+    def _threads(self) -> JobThreads:
+        """The running worker's job threads (made by ``arun``)."""
+        assert self._executor is not None, "the worker is not running"
+        return self._executor
 
     @property
     def _pipeline(self) -> AutoPipeline:

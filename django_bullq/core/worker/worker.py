@@ -15,7 +15,6 @@ import base64
 import contextlib
 import logging
 import math
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .. import calls, eventloop, heartbeat
@@ -47,6 +46,7 @@ from .outage import is_outage, outages
 from .outcome import Outcome, failed_reason
 from .shutdown import SignalStop
 from .state import parse_score
+from .threads import JobThreads
 
 logger = logging.getLogger("django_bullq.worker")
 
@@ -57,8 +57,9 @@ class Worker(Execution, Outcome, Duties):
     Args:
         queue: the :class:`Queue` to work on.
         processor: ``f(job) -> JSON value``; a coroutine function runs on the loop, a plain
-            function in a thread pool. Raise to fail the attempt; raise
-            :class:`UnrecoverableError` to skip remaining attempts.
+            function in a thread pool, a :class:`Dispatcher` picks one of the two per job.
+            Raise to fail the attempt; raise :class:`UnrecoverableError` to skip remaining
+            attempts.
         options: :class:`WorkerOptions`.
         hooks: ``(before, after)`` callables run in the job's thread around each job.
     """
@@ -79,9 +80,7 @@ class Worker(Execution, Outcome, Duties):
         self._wake = asyncio.Event()
         self._slot_freed = asyncio.Event()
         self._pipe = AutoPipeline(self.queue.aclient, self.queue.ascripts)
-        self._executor = ThreadPoolExecutor(
-            max_workers=self.opts.concurrency, thread_name_prefix=f"bullq-{self.queue.name}"
-        )
+        self._executor = JobThreads(self.opts.concurrency, f"bullq-{self.queue.name}")
         if handle_signals:
             stop = SignalStop(self.close, self.opts.grace_period_s, lambda: self._closing)
             stop.install(asyncio.get_running_loop())
@@ -105,7 +104,7 @@ class Worker(Execution, Outcome, Duties):
             await self._close_blocking()
             with contextlib.suppress(Exception):
                 await self._pipe.aclose()
-            self._executor.shutdown(wait=not self._force, cancel_futures=True)
+            self._executor.shutdown(wait=not self._force)
 
     def close(self, *, force: bool = False) -> None:
         """Stop fetching; active jobs finish (``force``: hand them back to wait at once).
