@@ -78,6 +78,148 @@ def _trips(value: float | None) -> str:
     return _num(value, 2 if value is None or value >= 0.1 else 3)
 
 
+#: The peers whose best no-op rate the ``@task`` rows are held against (issue 14).
+ASYNC_PEERS = ("saq", "streaq", "taskiq", "arq")
+#: The rows of "What a Django project gets": (scenario, what the ``bullq-task*`` cell runs).
+DJANGO_ROWS = (
+    ("noop_c10", "No-op jobs, concurrency 10"),
+    ("noop_c50", "No-op jobs, concurrency 50"),
+    ("noop_c10_removed", "No-op jobs, concurrency 10, completed jobs removed"),
+    ("noop_c50_removed", "No-op jobs, concurrency 50, completed jobs removed"),
+    ("single_insert_p10", "Single inserts, 10 producers (`.enqueue()` threads / `.aenqueue()`)"),
+    ("bulk_insert", "Bulk insert (`Task.enqueue_many`, chunks of `--chunk`)"),
+    ("cpu_c10", "CPU-bound jobs, concurrency 10"),
+)
+#: Columns of that table: (library key, column title).
+DJANGO_COLUMNS = (
+    ("bullq-task", "`@task def`"),
+    ("bullq-task-async", "`@task async def`"),
+    (OURS, "core `Worker`"),
+    ("node-bullmq", "Node bullmq"),
+    ("dramatiq", "Dramatiq"),
+    ("celery", "Celery"),
+)
+
+
+def _rate(data: dict[str, Any], scenario: str, lib: str) -> float | None:
+    value: float | None = data.get(scenario, {}).get(lib)
+    return value
+
+
+def _best_async_peer(data: dict[str, Any], scenario: str) -> tuple[str, float | None]:
+    """The fastest of SAQ, streaq, taskiq and arq at ``scenario``: (key, jobs/s)."""
+    rates = [(lib, _rate(data, scenario, lib)) for lib in ASYNC_PEERS]
+    measured = [(lib, r) for lib, r in rates if r]
+    return max(measured, key=lambda pair: pair[1]) if measured else ("", None)
+
+
+def django_project_lines(data: dict[str, Any]) -> list[str]:
+    """ "What a Django project gets": the ``@task`` rows beside the core and the peers, each
+    cell with ``@task def``'s rate divided by it; then issue 14's targets."""
+    head = ["Scenario", *(title for _, title in DJANGO_COLUMNS), "best of SAQ/streaq/taskiq/arq"]
+    lines = [
+        "Jobs/s, median of the interleaved rounds. `@task def` / `@task async def`: functions "
+        "decorated with `@task` in `benchmarks/djangoproject`, run by `manage.py runworker` "
+        "(so every job goes through the task dispatch, the thread hop of `def` tasks and the "
+        "per-job database hygiene), enqueued through `.enqueue()` from 10 threads, "
+        "`.aenqueue()` from 10 coroutines and `Task.enqueue_many`. In parentheses: the "
+        "`@task def` rate divided by the cell's.",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
+    for scenario, title in DJANGO_ROWS:
+        if scenario not in data:
+            continue
+        task_rate = _rate(data, scenario, "bullq-task")
+        if scenario == "cpu_c10":
+            title += " (`--processes 2`: " + _num(_rate(data, scenario, "bullq-task-p2"))
+            title += "; `@task(process=True)`: "
+            title += _num(_rate(data, scenario, "bullq-task-pool")) + ")"
+        cells = [title]
+        for lib, _ in DJANGO_COLUMNS:
+            value = _rate(data, scenario, lib)
+            if lib == "bullq-task" or value is None or task_rate is None:
+                cells.append(_num(value))
+            else:
+                cells.append(f"{_num(value)} ({task_rate / value:.2f}×)")
+        peer, value = _best_async_peer(data, scenario)
+        cells.append(
+            "—"
+            if value is None
+            else f"{peer} {_num(value)}"
+            + (f" ({task_rate / value:.2f}×)" if task_rate is not None else "")
+        )
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "### Targets of issue 14", "", *django_targets(data)]
+    return lines
+
+
+def _over(data: dict[str, Any], scenario: str, ours: str, theirs: str) -> float | None:
+    a, b = _rate(data, scenario, ours), _rate(data, scenario, theirs)
+    return a / b if a and b else None
+
+
+def _target(text: str, value: float | None, goal: float, *, lower_is_better: bool = False) -> str:
+    if value is None:
+        return f"- {text}: not measured"
+    met = value <= goal if lower_is_better else value >= goal
+    return f"- {text}: {value:.2f}× — {'met' if met else 'not met'}"
+
+
+def django_targets(data: dict[str, Any]) -> list[str]:
+    """Issue 14's targets, each with the measured ratio and whether it is met."""
+    out = []
+    for c in ("noop_c10", "noop_c50"):
+        out.append(
+            _target(f"{c}: `@task def` ≥ 0.75× core", _over(data, c, "bullq-task", OURS), 0.75)
+        )
+        for peer in ("dramatiq", "celery"):
+            out.append(
+                _target(f"{c}: `@task def` ≥ 3× {peer}", _over(data, c, "bullq-task", peer), 3)
+            )
+        peer, _ = _best_async_peer(data, c)
+        out.append(
+            _target(
+                f"{c}: `@task def` ≥ 3× the best of SAQ, streaq, taskiq, arq ({peer or '—'})",
+                _over(data, c, "bullq-task", peer) if peer else None,
+                3,
+            )
+        )
+        out.append(
+            _target(
+                f"{c}: `@task async def` ≥ 0.9× core", _over(data, c, "bullq-task-async", OURS), 0.9
+            )
+        )
+        out.append(_target(f"{c}: core ≥ 1× Node bullmq", _over(data, c, OURS, "node-bullmq"), 1))
+    out.append(
+        _target(
+            "single inserts: `.enqueue()` from 10 threads ≥ 2× Dramatiq's `send()`",
+            _over(data, "single_insert_p10", "bullq-task", "dramatiq"),
+            2,
+        )
+    )
+    out.append(
+        _target(
+            "bulk: `Task.enqueue_many` ≥ 1× Node `addBulk`",
+            _over(data, "bulk_insert", "bullq-task", "node-bullmq"),
+            1,
+        )
+    )
+    cost = data.get("redis_cost", {}).get(COST_SCENARIO, {})
+    ours_cpu = (cost.get(OURS) or {}).get("cpu_us_per_job")
+    node_cpu = (cost.get("node-bullmq") or {}).get("cpu_us_per_job")
+    out.append(
+        _target(
+            "Redis CPU per no-op job at c=10 ≤ Node bullmq's (ours / Node)",
+            ours_cpu / node_cpu if ours_cpu and node_cpu else None,
+            1,
+            lower_is_better=True,
+        )
+    )
+    return out
+
+
 def throughput_table(
     data: dict[str, Any], scenarios: Sequence[Scenario], libraries: Sequence[Library]
 ) -> list[str]:
@@ -290,6 +432,10 @@ def markdown(
         "# Benchmarks",
         "",
         "Written by `make bench` (`python -m benchmarks`, code in `benchmarks/`). " + note,
+        "",
+        "## What a Django project gets",
+        "",
+        *django_project_lines(data),
         "",
         "## Machine",
         "",
