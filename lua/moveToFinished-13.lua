@@ -73,7 +73,10 @@ local released = releaseActiveJob(jobKey, jobId, ARGV[6], k.stalled, k.active,
 if released < 0 then
   return released
 end
-local deid = releaseDeduplicationKey(keyPrefix, jobKey, jobId)
+-- the job's links, read once: parent (updateParentOnFinish) and deduplication id
+local link = redis.call("HMGET", jobKey, "parentKey", "parent", "deid")
+local deid = link[3]
+releaseDeduplicationKey(keyPrefix, deid, jobId)
 
 local maxEvents = getMaxEvents(k.meta)
 redis.call("XTRIM", k.events, "MAXLEN", "~", maxEvents)
@@ -84,7 +87,7 @@ if target == "failed" then
   field = "failedReason"
 end
 local keepCount = tonumber(ARGV[7])
-updateParentOnFinish(jobKey, target, ARGV[5], now, keepCount == 0)
+updateParentOnFinish(jobKey, link[1], link[2], target, ARGV[5], now, keepCount == 0)
 local attemptsMade = incrJobCounter(jobKey, "atm")
 if keepCount == 0 then
   removeJob(keyPrefix, jobId, true)

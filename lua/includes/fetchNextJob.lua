@@ -14,14 +14,13 @@
 -- @include isQueuePausedOrMaxed
 -- @include addBaseMarkerIfNeeded
 local function fetchNextJob(k, keyPrefix, token, lockDuration, now, limiterMax, limiterDuration, workerName)
-  local pausedOrMaxed = isQueuePausedOrMaxed(k.meta, k.active)
+  local pausedOrMaxed, globalMax, globalDuration = isQueuePausedOrMaxed(k.meta, k.active)
   local promoted = promoteDelayedJobs(k.delayed, k.wait, k.prioritized, k.pc, k.events, keyPrefix, now)
   if promoted > 0 then
     addBaseMarkerIfNeeded(k.marker, pausedOrMaxed)
   end
 
-  local limits = redis.call("HMGET", k.meta, "max", "duration")
-  local maxJobs = tonumber(limits[1]) or limiterMax
+  local maxJobs = tonumber(globalMax) or limiterMax
   if maxJobs and maxJobs <= 0 then
     maxJobs = nil
   end
@@ -69,7 +68,7 @@ local function fetchNextJob(k, keyPrefix, token, lockDuration, now, limiterMax, 
   if maxJobs and redis.call("HEXISTS", jobKey, "defa") == 0 then
     local duration = tonumber(limiterDuration) or 0
     if duration <= 0 then
-      duration = tonumber(limits[2]) or 0
+      duration = tonumber(globalDuration) or 0
     end
     if redis.call("INCR", k.limiter) == 1 and duration > 0 then
       redis.call("PEXPIRE", k.limiter, math.floor(math.abs(duration)))
