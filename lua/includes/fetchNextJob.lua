@@ -1,4 +1,6 @@
 -- fetchNextJob(k, keyPrefix, token, lockDuration, now, limiterMax, limiterDuration, workerName)
+--   lockDuration (ms) and now (ms since epoch) as the ARGV text: they are written as they came
+--   (a Lua number passed to redis.call is formatted again on every call).
 --   k: table of queue keys {wait, active, prioritized, events, limiter, delayed, paused, meta, pc, marker}
 -- The fetch transition (BullMQ moveToActive): promote due delayed jobs, apply the rate limit and
 -- the paused / global-concurrency gates, take the next job (wait right end, then lowest
@@ -15,7 +17,8 @@
 -- @include addBaseMarkerIfNeeded
 local function fetchNextJob(k, keyPrefix, token, lockDuration, now, limiterMax, limiterDuration, workerName)
   local pausedOrMaxed, globalMax, globalDuration = isQueuePausedOrMaxed(k.meta, k.active)
-  local promoted = promoteDelayedJobs(k.delayed, k.wait, k.prioritized, k.pc, k.events, keyPrefix, now)
+  local promoted = promoteDelayedJobs(k.delayed, k.wait, k.prioritized, k.pc, k.events, keyPrefix,
+    tonumber(now))
   if promoted > 0 then
     addBaseMarkerIfNeeded(k.marker, pausedOrMaxed)
   end
@@ -84,6 +87,6 @@ local function fetchNextJob(k, keyPrefix, token, lockDuration, now, limiterMax, 
     redis.call("HSET", jobKey, "processedOn", now)
   end
   incrJobCounter(jobKey, "ats")
-  redis.call("ZADD", k.marker, 0, "0")
+  redis.call("ZADD", k.marker, "0", "0")
   return {redis.call("HGETALL", jobKey), jobId, 0, 0}
 end

@@ -85,7 +85,9 @@ async def _burst_commands(queue: Queue, admin: redis.Redis, jobs: int) -> dict[s
     """Calls per command name while a fresh burst worker (concurrency 10) runs ``jobs`` no-ops."""
     queue.add_bulk([("noop", {}) for _ in range(jobs)])
     before = redis_cost.snapshot(admin)
-    await asyncio.wait_for(make_worker(queue, lambda job: None, concurrency=10).arun(burst=True), 60)
+    await asyncio.wait_for(
+        make_worker(queue, lambda job: None, concurrency=10).arun(burst=True), 60
+    )
     after = redis_cost.snapshot(admin)
     assert queue.get_job_counts("completed")["completed"] >= jobs
     return {k: n - before.calls.get(k, 0) for k, n in after.calls.items()}
