@@ -20,5 +20,5 @@
 ]]
 -- @include fetchKeys
 -- @include fetchNextJob
-return fetchNextJob(fetchKeys(), ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]),
+return fetchNextJob(fetchKeys(), ARGV[1], ARGV[2], ARGV[3], ARGV[4],
   tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7])

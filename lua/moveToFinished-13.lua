@@ -73,7 +73,10 @@ local released = releaseActiveJob(jobKey, jobId, ARGV[6], k.stalled, k.active,
 if released < 0 then
   return released
 end
-local deid = releaseDeduplicationKey(keyPrefix, jobKey, jobId)
+-- the job's links, read once: parent (updateParentOnFinish) and deduplication id
+local link = redis.call("HMGET", jobKey, "parentKey", "parent", "deid")
+local deid = link[3]
+releaseDeduplicationKey(keyPrefix, deid, jobId)
 
 local maxEvents = getMaxEvents(k.meta)
 redis.call("XTRIM", k.events, "MAXLEN", "~", maxEvents)
@@ -84,13 +87,14 @@ if target == "failed" then
   field = "failedReason"
 end
 local keepCount = tonumber(ARGV[7])
-updateParentOnFinish(jobKey, target, ARGV[5], now, keepCount == 0)
+updateParentOnFinish(jobKey, link[1], link[2], target, ARGV[5], now, keepCount == 0)
 local attemptsMade = incrJobCounter(jobKey, "atm")
 if keepCount == 0 then
   removeJob(keyPrefix, jobId, true)
 else
-  redis.call("ZADD", KEYS[12], now, jobId)
-  redis.call("HSET", jobKey, field, ARGV[5], "finishedOn", now)
+  -- ARGV[3], not `now`: a Lua number passed to redis.call is formatted again on every call
+  redis.call("ZADD", KEYS[12], ARGV[3], jobId)
+  redis.call("HSET", jobKey, field, ARGV[5], "finishedOn", ARGV[3])
   if target == "failed" then
     redis.call("HDEL", jobKey, "defa")
   end
@@ -106,7 +110,7 @@ end
 collectMetrics(keyPrefix, target, ARGV[17], now)
 
 if ARGV[10] == "1" then
-  local fetched = fetchNextJob(k, keyPrefix, ARGV[6], tonumber(ARGV[11]), now, tonumber(ARGV[12]),
+  local fetched = fetchNextJob(k, keyPrefix, ARGV[6], ARGV[11], ARGV[3], tonumber(ARGV[12]),
     tonumber(ARGV[13]), ARGV[14])
   -- paused / at global concurrency: {0, 0, 0, 0} at once, without `drained` (as BullMQ)
   if fetched[2] ~= 0 or fetched[3] ~= 0 or fetched[4] ~= 0

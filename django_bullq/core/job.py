@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -17,7 +18,7 @@ from .errors import (
     script_error,
 )
 from .options import JobOptions, now_ms, options_from_stored, to_delay_ms
-from .serialization import dumps, loads, to_str
+from .serialization import dumps, loads, loads_str, to_str
 
 if TYPE_CHECKING:
     from .cancel import CancelToken
@@ -29,8 +30,14 @@ STATES = ("completed", "failed", "delayed", "prioritized", "active", "waiting", 
 
 def _int(value: str | None, default: int = 0) -> int:
     """An integer hash field; ``default`` for anything else (junk, NaN, Infinity, absent)."""
+    if value is None:
+        return default
     try:
-        return int(float(value)) if value is not None else default
+        return int(value)
+    except ValueError:
+        pass
+    try:
+        return int(float(value))  # "1e3", "2.0": as Number() would read them
     except (ValueError, OverflowError):
         return default
 
@@ -86,53 +93,29 @@ class Job:
     def from_hash(cls, queue: Queue | None, job_id: str, raw: Any) -> Job:
         """Build a Job from ``HGETALL`` output (a dict or a flat list, bytes or str).
 
-        Never raises for bad content: problems are collected in :attr:`corrupt`.
+        Never raises for bad content: problems are collected in :attr:`corrupt`. Only the
+        fields the hash holds are decoded (the worker decodes every job it fetches).
         """
         fields = _as_dict(raw)
-        job = cls(queue=queue, id=job_id, raw=fields)
-        problems: list[str] = []
-        job.name = fields.get("name") or ""
-        if "name" not in fields:
-            problems.append("job hash has no 'name' field")
-        for attr, key, default in (
-            ("data", "data", None),
-            ("opts", "opts", {}),
-            ("progress", "progress", 0),
-            ("parent", "parent", None),
-        ):
-            try:
-                setattr(job, attr, loads(fields.get(key), default))
-            except ValueError as exc:
-                problems.append(f"field {key!r} is not valid JSON ({exc})")
-        if "data" not in fields:
-            problems.append("job hash has no 'data' field")
-        if not isinstance(job.opts, dict):
-            problems.append("field 'opts' is not a JSON object")
-            job.opts = {}
-        try:
-            job.returnvalue = loads(fields.get("returnvalue"))
-        except ValueError:
-            job.returnvalue = fields.get("returnvalue")  # BullMQ readers tolerate this too
-        try:
-            trace = loads(fields.get("stacktrace"), [])
-            job.stacktrace = [str(line) for line in trace] if isinstance(trace, list) else []
-        except ValueError:
-            job.stacktrace = []
-        job.timestamp = _int(fields.get("timestamp"))
-        job.delay = _int(fields.get("delay"))
-        job.priority = _int(fields.get("priority"))
-        job.processed_on = _int(fields["processedOn"]) if "processedOn" in fields else None
-        job.finished_on = _int(fields["finishedOn"]) if "finishedOn" in fields else None
-        job.failed_reason = fields.get("failedReason")
-        job.attempts_made = _int(fields.get("attemptsMade", fields.get("atm")))
-        job.attempts_started = _int(fields.get("ats"))
-        job.stalled_counter = _int(fields.get("stc"))
-        job.processed_by = fields.get("pb")
-        job.parent_key = fields.get("parentKey")
-        job.repeat_job_key = fields.get("rjk")
-        job.deduplication_id = fields.get("deid")
-        job.deferred_failure = fields.get("defa")
-        job.corrupt = "; ".join(problems) or None
+        # Built without the 28-argument __init__: the unset fields read their dataclass
+        # defaults from the class, the mutable ones (_FRESH) get their own objects here.
+        job = object.__new__(cls)
+        state = job.__dict__
+        for attr, factory in _FRESH:
+            state[attr] = factory()
+        state["queue"] = queue
+        state["id"] = job_id
+        state["raw"] = fields
+        name = fields.get("name")
+        state["name"] = name or ""
+        problems = _decode_json(state, fields)
+        if name is None:
+            problems.insert(0, "job hash has no 'name' field")
+        _decode_ints(state, fields)
+        if not fields.keys() <= _COMMON_FIELDS:
+            _decode_rare(state, fields)
+        if problems:
+            state["corrupt"] = "; ".join(problems)
         return job
 
     @property
@@ -467,18 +450,120 @@ class Job:
 
 
 def _as_dict(raw: Any) -> dict[str, str]:
+    """``HGETALL`` output (a dict, or a flat list of bytes or str) as a dict of str; bytes that
+    are not UTF-8 are decoded with replacement characters."""
     if isinstance(raw, dict):
         pairs: Iterable[tuple[Any, Any]] = raw.items()
     else:
-        seq = list(raw or [])
+        seq = raw if type(raw) is list else list(raw or [])
         if len(seq) % 2 == 0:
+            it = iter(seq)
             try:  # the hot path (every fetched job): a flat list of bytes, as RESP2 sends it
+                return {k.decode(): v.decode() for k, v in zip(it, it, strict=True)}
+            except AttributeError:  # str (decode_responses) or other types: the general path
+                pass
+            except UnicodeDecodeError:
                 it = iter(seq)
                 return {
                     k.decode("utf-8", "replace"): v.decode("utf-8", "replace")
                     for k, v in zip(it, it, strict=True)
                 }
-            except AttributeError:  # str (decode_responses) or other types: the general path
-                pass
         pairs = zip(seq[0::2], seq[1::2], strict=False)
     return {to_str(k) or "": to_str(v) or "" for k, v in pairs}
+
+
+#: Dataclass fields of Job with a default_factory: each decoded Job gets its own object.
+_FRESH = tuple(
+    (f.name, f.default_factory)
+    for f in dataclasses.fields(Job)
+    if f.default_factory is not dataclasses.MISSING
+)
+#: Integer fields: (hash field, attribute); read only when the hash holds them.
+_INT_FIELDS = (
+    ("timestamp", "timestamp"),
+    ("delay", "delay"),
+    ("priority", "priority"),
+    ("processedOn", "processed_on"),
+    ("finishedOn", "finished_on"),
+    ("atm", "attempts_made"),
+    ("ats", "attempts_started"),
+    ("stc", "stalled_counter"),
+)
+#: Text fields read as they are: (hash field, attribute).
+_TEXT_FIELDS = (
+    ("failedReason", "failed_reason"),
+    ("pb", "processed_by"),
+    ("parentKey", "parent_key"),
+    ("rjk", "repeat_job_key"),
+    ("deid", "deduplication_id"),
+    ("defa", "deferred_failure"),
+)
+#: The fields of a job that waits or has just been fetched, decoded above; a hash holding
+#: only these has none of the fields _decode_rare reads.
+_COMMON_FIELDS = frozenset(
+    ("name", "data", "opts", "progress", "parent", *(k for k, _ in _INT_FIELDS))
+)
+
+
+def _decode_json(state: dict[str, Any], fields: dict[str, str]) -> list[str]:
+    """Decode the JSON fields a job hash holds (data, opts, progress, parent) into ``state``;
+    returns the problems found, in the order a reader meets them."""
+    problems: list[str] = []
+    opts: Any = {}
+    for key in ("data", "opts", "progress", "parent"):
+        text = fields.get(key)
+        if text is None:
+            continue
+        try:
+            value = loads_str(text)
+        except ValueError as exc:
+            problems.append(f"field {key!r} is not valid JSON ({exc})")
+            continue
+        if key == "opts":
+            opts = value
+        else:
+            state[key] = value
+    if "data" not in fields:
+        problems.append("job hash has no 'data' field")
+    if isinstance(opts, dict):
+        state["opts"] = opts
+    else:
+        problems.append("field 'opts' is not a JSON object")
+    return problems
+
+
+def _decode_ints(state: dict[str, Any], fields: dict[str, str]) -> None:
+    """The integer fields a job hash holds, into ``state`` (junk reads as 0, as :func:`_int`)."""
+    get = fields.get
+    for key, attr in _INT_FIELDS:
+        text = get(key)
+        if text is not None:
+            try:
+                state[attr] = int(text)
+            except ValueError:
+                state[attr] = _int(text)
+
+
+def _decode_rare(state: dict[str, Any], fields: dict[str, str]) -> None:
+    """The fields of finished, failed, child, repeated or deduplicated jobs, into ``state``."""
+    get = fields.get
+    if "attemptsMade" in fields:  # BullMQ 4's name of atm, read before it
+        state["attempts_made"] = _int(fields["attemptsMade"])
+    for key, attr in _TEXT_FIELDS:
+        text = get(key)
+        if text is not None:
+            state[attr] = text
+    text = get("returnvalue")
+    if text is not None:
+        try:
+            state["returnvalue"] = loads(text)
+        except ValueError:
+            state["returnvalue"] = text  # BullMQ readers tolerate this too
+    text = get("stacktrace")
+    if text is not None:
+        try:
+            trace = loads(text)
+        except ValueError:
+            trace = None
+        if isinstance(trace, list):
+            state["stacktrace"] = [str(line) for line in trace]

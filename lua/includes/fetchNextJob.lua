@@ -1,4 +1,6 @@
 -- fetchNextJob(k, keyPrefix, token, lockDuration, now, limiterMax, limiterDuration, workerName)
+--   lockDuration (ms) and now (ms since epoch) as the ARGV text: they are written as they came
+--   (a Lua number passed to redis.call is formatted again on every call).
 --   k: table of queue keys {wait, active, prioritized, events, limiter, delayed, paused, meta, pc, marker}
 -- The fetch transition (BullMQ moveToActive): promote due delayed jobs, apply the rate limit and
 -- the paused / global-concurrency gates, take the next job (wait right end, then lowest
@@ -14,14 +16,14 @@
 -- @include isQueuePausedOrMaxed
 -- @include addBaseMarkerIfNeeded
 local function fetchNextJob(k, keyPrefix, token, lockDuration, now, limiterMax, limiterDuration, workerName)
-  local pausedOrMaxed = isQueuePausedOrMaxed(k.meta, k.active)
-  local promoted = promoteDelayedJobs(k.delayed, k.wait, k.prioritized, k.pc, k.events, keyPrefix, now)
+  local pausedOrMaxed, globalMax, globalDuration = isQueuePausedOrMaxed(k.meta, k.active)
+  local promoted = promoteDelayedJobs(k.delayed, k.wait, k.prioritized, k.pc, k.events, keyPrefix,
+    tonumber(now))
   if promoted > 0 then
     addBaseMarkerIfNeeded(k.marker, pausedOrMaxed)
   end
 
-  local limits = redis.call("HMGET", k.meta, "max", "duration")
-  local maxJobs = tonumber(limits[1]) or limiterMax
+  local maxJobs = tonumber(globalMax) or limiterMax
   if maxJobs and maxJobs <= 0 then
     maxJobs = nil
   end
@@ -69,7 +71,7 @@ local function fetchNextJob(k, keyPrefix, token, lockDuration, now, limiterMax, 
   if maxJobs and redis.call("HEXISTS", jobKey, "defa") == 0 then
     local duration = tonumber(limiterDuration) or 0
     if duration <= 0 then
-      duration = tonumber(limits[2]) or 0
+      duration = tonumber(globalDuration) or 0
     end
     if redis.call("INCR", k.limiter) == 1 and duration > 0 then
       redis.call("PEXPIRE", k.limiter, math.floor(math.abs(duration)))
@@ -85,6 +87,6 @@ local function fetchNextJob(k, keyPrefix, token, lockDuration, now, limiterMax, 
     redis.call("HSET", jobKey, "processedOn", now)
   end
   incrJobCounter(jobKey, "ats")
-  redis.call("ZADD", k.marker, 0, "0")
+  redis.call("ZADD", k.marker, "0", "0")
   return {redis.call("HGETALL", jobKey), jobId, 0, 0}
 end

@@ -2,7 +2,7 @@
 -- Moves up to 1000 due delayed jobs to wait (priority 0) or prioritized; event `waiting prev delayed`.
 -- @include addJobWithPriority
 local function promoteDelayedJobs(delayedKey, waitKey, prioritizedKey, pcKey, eventsKey, keyPrefix, now)
-  local due = redis.call("ZRANGEBYSCORE", delayedKey, 0, (now + 1) * 4096 - 1, "LIMIT", 0, 1000)
+  local due = redis.call("ZRANGEBYSCORE", delayedKey, "0", (now + 1) * 4096 - 1, "LIMIT", "0", "1000")
   for _, jobId in ipairs(due) do
     redis.call("ZREM", delayedKey, jobId)
     local jobKey = keyPrefix .. jobId

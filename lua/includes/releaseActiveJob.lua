@@ -13,7 +13,7 @@ local function releaseActiveJob(jobKey, jobId, token, stalledKey, activeKey, fai
   if failure then
     redis.call("HSET", jobKey, "failedReason", failure[1], "stacktrace", failure[2])
   end
-  if redis.call("LREM", activeKey, -1, jobId) == 0 then
+  if redis.call("LREM", activeKey, "-1", jobId) == 0 then
     return -3
   end
   return 0

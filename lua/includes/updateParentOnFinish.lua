@@ -1,4 +1,4 @@
--- updateParentOnFinish(jobKey, target, value, now, removing)
+-- updateParentOnFinish(jobKey, parentKeyField, parentJson, target, value, now, removing)
 -- Parent bookkeeping when a child finishes for good (protocol §5.3 step 9, §5.15):
 --   completed: child leaves the parent's :dependencies, its returnvalue goes to :processed; the
 --     parent is released when no dependency remains.
@@ -10,13 +10,15 @@
 --     idof: child → parent's :failed, parent released when no dependency remains.
 --     rdof: child dropped from :dependencies, parent released when no dependency remains.
 --     none: nothing; the child stays a pending dependency (BullMQ's default: the parent waits).
+--   parentKeyField / parentJson: the child's `parentKey` and `parent` fields, read by the caller
+--     (false when absent); see parseParentLink.
 --   removing (the child is deleted by its retention rule): a child still listed in
 --   :dependencies is dropped, and the parent released if it was the last one.
--- @include getParentLink
+-- @include parseParentLink
 -- @include releaseParent
 -- @include moveParentToWait
-local function updateParentOnFinish(jobKey, target, value, now, removing)
-  local parentKey, pq, parentId, flags = getParentLink(jobKey)
+local function updateParentOnFinish(jobKey, parentKeyField, parentJson, target, value, now, removing)
+  local parentKey, pq, parentId, flags = parseParentLink(parentKeyField, parentJson)
   if not parentKey then
     return
   end

@@ -14,6 +14,7 @@ import pytest
 import redis
 
 from django_bullq import Job, Queue, UnrecoverableError
+from django_bullq.core import redis_cost
 from django_bullq.core.errors import JobFailedError, JobNotFound, JobTimeoutError
 from django_bullq.core.worker import Dispatcher, Route, Worker, WorkerOptions
 from django_bullq.core.worker.threads import JobThreads
@@ -75,6 +76,51 @@ async def test_roundtrips_and_commands_per_noop_job(
         )
     assert produced["cmdstat_evalsha"]["calls"] == jobs
     assert per_job_round_trips <= 2.0
+
+
+#: Redis commands per no-op job of a busy worker at concurrency 10, the commands its scripts run
+#: included (INFO commandstats): one EVALSHA of moveToFinished that also fetches the next job,
+#: and the 23 commands inside it, as many as Node bullmq 6.7's (benchmarks/results.json). A new
+#: command on this path costs every job: raise the figure only for a reason said in the commit.
+NOOP_COMMANDS_PER_JOB = 24
+
+
+async def _burst_commands(queue: Queue, admin: redis.Redis, jobs: int) -> dict[str, int]:
+    """Calls per command name while a fresh burst worker (concurrency 10) runs ``jobs`` no-ops."""
+    queue.add_bulk([("noop", {}) for _ in range(jobs)])
+    before = redis_cost.snapshot(admin)
+    await asyncio.wait_for(
+        make_worker(queue, lambda job: None, concurrency=10).arun(burst=True), 60
+    )
+    after = redis_cost.snapshot(admin)
+    assert queue.get_job_counts("completed")["completed"] >= jobs
+    return {k: n - before.calls.get(k, 0) for k, n in after.calls.items()}
+
+
+async def test_noop_job_costs_a_fixed_number_of_redis_commands(
+    queue: Queue, redis_url: str
+) -> None:
+    """The per-job command count is a count, fixed here so that it cannot grow silently.
+
+    Two burst runs of 100 and 500 jobs: what a run costs once (start, duties, the idle end)
+    cancels in their difference, which leaves the commands of 400 jobs.
+    """
+    admin = redis.Redis.from_url(redis_url, decode_responses=True)
+    small = await _burst_commands(queue, admin, 100)
+    large = await _burst_commands(queue, admin, 500)
+    admin.close()
+    ignored = redis_cost.OBSERVER_COMMANDS
+    per_job = {
+        name: (large.get(name, 0) - small.get(name, 0)) / 400
+        for name in large
+        if name not in ignored
+    }
+    total = sum(per_job.values())
+    assert NOOP_COMMANDS_PER_JOB - 0.5 < total < NOOP_COMMANDS_PER_JOB + 0.5, per_job
+    assert round(per_job["evalsha"], 1) == 1.0  # one script call per job
+    # the job's own hash is read and written by one command each way where one suffices
+    assert round(per_job["hmget"], 1) == 2.0, per_job
+    assert round(per_job["hget"], 1) == 1.0, per_job
 
 
 async def test_case_b01_idle_worker_picks_up_due_delayed_job(queue: Queue, r: redis.Redis) -> None:

@@ -409,7 +409,12 @@ class Worker(Execution, Outcome, Duties):
                 return await self._finish(job, "failed", reason, dumps([*job.stacktrace, reason]))
             try:
                 result = await self._call_cancellable(job)
-                value = dumps(result, f"return value of job {job.id} ({job.name!r})")
+                # None (a task that returns nothing) is the common case: its JSON is known
+                value = (
+                    "null"
+                    if result is None
+                    else dumps(result, f"return value of job {job.id} ({job.name!r})")
+                )
             except WaitingChildrenError:
                 return None  # the task moved its job to waiting-children itself
             except Exception as exc:  # noqa: BLE001 - every task error fails the attempt only
