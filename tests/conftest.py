@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -105,3 +106,18 @@ def postgres() -> Iterator[PostgresServer]:
         yield server
     finally:
         server.cleanup()
+
+
+@pytest.fixture
+def round_trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """``[n]``: socket writes of every sync redis-py connection while the test runs (a
+    pipeline or a group-committed write counts once)."""
+    count = [0]
+    original = redis.connection.AbstractConnection.send_packed_command
+
+    def counting(self: Any, *args: Any, **kwargs: Any) -> None:
+        count[0] += 1
+        original(self, *args, **kwargs)  # type: ignore[no-untyped-call]
+
+    monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", counting)
+    yield count

@@ -200,13 +200,23 @@ class Tally:
             self.end()
 
     def end(self) -> None:
+        count = self.claim_end()
+        if count is not None:
+            self.report(count)
+
+    def claim_end(self) -> int | None:
+        """The jobs done, for the one caller that ends the run; None for any later one."""
         with self.lock:
             if self.ended:
-                return
+                return None
             self.ended = True
-            count = self.count
+            return self.count
+
+    def report(self, count: int, **extra: Any) -> None:
+        """Print the result line of ``count`` jobs (with the RSS samples) and leave."""
         seconds = time.perf_counter() - (self.first or time.perf_counter())
-        extra = {"rss_mb": self.rss} if self.every else {}
+        if self.every:
+            extra["rss_mb"] = self.rss
         finish(count, seconds, **extra)
 
 

@@ -21,7 +21,6 @@ import signal
 import socket
 import tempfile
 import threading
-import time
 from typing import Any
 
 from benchmarks.adapters import common
@@ -44,24 +43,18 @@ class RunTally(common.Tally):
         self.socket_dir = ""
 
     def end(self) -> None:
-        with self.lock:
-            if self.ended:
-                return
-            self.ended = True
-            count = self.count
+        count = self.claim_end()
+        if count is None:
+            return
         kill_children()
         if self.socket_dir:
             shutil.rmtree(self.socket_dir, ignore_errors=True)
         if self.profiler is not None:
             self.profiler.disable()
             self.profiler.dump_stats(os.environ[PROFILE_ENV])
-        seconds = time.perf_counter() - (self.first or time.perf_counter())
         theirs = sum(self.child_round_trips.values())
-        extra = {"rss_mb": self.rss} if self.every else {}
         try:
-            common.finish(
-                count, seconds, round_trips=(common.round_trips() or 0) + theirs or None, **extra
-            )
+            self.report(count, round_trips=(common.round_trips() or 0) + theirs or None)
         finally:  # a harness gone (broken pipe) must not leave this process behind
             os._exit(1)
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-import pytest
 import redis
 import redis.connection
 from redis.exceptions import ResponseError
@@ -25,20 +24,6 @@ from django_bullq.core.queue import Queue
 from django_bullq.core.threadpipeline import ThreadPipeline
 
 THREADS = 10
-
-
-@pytest.fixture
-def round_trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    """Counts socket writes of every sync redis-py connection while the test runs."""
-    count = [0]
-    original = redis.connection.AbstractConnection.send_packed_command
-
-    def counting(self: Any, *args: Any, **kwargs: Any) -> None:
-        count[0] += 1
-        original(self, *args, **kwargs)  # type: ignore[no-untyped-call]
-
-    monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", counting)
-    yield count
 
 
 def hold_first_write(pipe: ThreadPipeline, queued: int) -> None:

@@ -4,11 +4,9 @@ every call checked before anything is written."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any, cast
 
 import pytest
-import redis.connection
 from django.db import transaction
 
 from django_bullq import BoundCall
@@ -19,20 +17,6 @@ from django_bullq.models import OutboxJob
 from django_bullq.producer.outbox import relay
 from django_bullq.producer.task import PendingEnqueue
 from tests.testapp import tasks as sample
-
-
-@pytest.fixture
-def round_trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    """Socket writes of every sync redis-py connection while the test runs."""
-    count = [0]
-    original = redis.connection.AbstractConnection.send_packed_command
-
-    def counting(self: Any, *args: Any, **kwargs: Any) -> None:
-        count[0] += 1
-        original(self, *args, **kwargs)  # type: ignore[no-untyped-call]
-
-    monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", counting)
-    yield count
 
 
 @pytest.fixture
