@@ -6,10 +6,12 @@ same name and the app listed first owns it (system check ``django_bullq.W001``).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -115,7 +117,8 @@ class Command(BaseCommand):
         logger.info(
             "runworker: queues %s%s", ", ".join(names), " (burst)" if options["burst"] else ""
         )
-        try:
+        # only a --burst run gives up on Redis here; a long-running worker keeps retrying
+        with self._command_errors(names, burst=options["burst"], wait=False):
             upsert_declared()  # BULLQ["SCHEDULERS"] (docs/schedulers.md)
             group = run_workers(
                 names,
@@ -125,11 +128,6 @@ class Command(BaseCommand):
                 grace_period_s=options["grace_period"],
                 recycler=recycler,
             )
-        except (ConfigurationError, InvalidNameError) as exc:
-            raise CommandError(str(exc)) from exc
-        except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
-            # only a --burst run gives up; a long-running worker keeps retrying
-            raise CommandError(self._unreachable(names, exc, burst=options["burst"])) from exc
         self._exit(group, names, recycler)
         if options["burst"]:
             self._burst_summary(group, names)
@@ -141,7 +139,7 @@ class Command(BaseCommand):
             CommandError: bad settings or queue name, a database index the server lacks, or
                 (``--burst`` only) an unreachable Redis.
         """
-        try:
+        with self._command_errors(names, burst=options["burst"], wait=True):
             lines = banner(
                 names,
                 concurrency=options["concurrency"],
@@ -158,12 +156,19 @@ class Command(BaseCommand):
                 self.stderr.write(self.style.WARNING(f"Warning: {warning.msg} {warning.hint}"))
             for text in preflight(names):
                 self.stderr.write(self.style.WARNING(f"Warning: {text}"))
+
+    @contextlib.contextmanager
+    def _command_errors(self, names: list[str], *, burst: bool, wait: bool) -> Iterator[None]:
+        """Bad settings or names as a :class:`CommandError`; so is an unreachable Redis, unless
+        ``wait`` and not ``burst``: then the outage is logged once and the worker waits (it
+        logs "reconnected" once Redis is up)."""
+        try:
+            yield
         except (ConfigurationError, InvalidNameError) as exc:
             raise CommandError(str(exc)) from exc
         except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
-            if options["burst"]:
-                raise CommandError(self._unreachable(names, exc, burst=True)) from exc
-            # a long-running worker waits for Redis; the worker logs "reconnected" once it is up
+            if burst or not wait:
+                raise CommandError(self._unreachable(names, exc, burst=burst)) from exc
             outages.failed(get_queue(names[0]).connection.address(), exc)
 
     @staticmethod
