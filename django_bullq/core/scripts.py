@@ -215,7 +215,8 @@ def settle_replies(replies: Sequence[Any], name: str) -> list[Any]:
         The replies, each checked by :func:`raise_on_code`.
 
     Raises:
-        The first error among them, once all are read (the others have run).
+        Exception: the first error among them (a ScriptError, a Redis error), once all are
+            read; the other calls have run.
     """
     results: list[Any] = []
     error: BaseException | None = None
