@@ -218,15 +218,14 @@ def relay_jobs(
             if len(found) != len(pks):
                 return False
             deleted = OutboxJob.objects.using(database).filter(pk__in=pks).delete()[0]
-            if deleted != len(pks):
-                raise _Raced
+            if deleted != len(pks):  # another relay took one meanwhile: undo this delete
+                transaction.set_rollback(True, using=database)
+                return False
             ordered = [found[pk] for pk in pks]
             jobs = get_queue(ordered[0].queue).add_bulk(
                 [(row.name, loads(row.data), _job_options(row)) for row in ordered],
                 chunk_size=chunk_size,
             )
-    except _Raced:
-        return False
     except Exception:
         logger.exception(
             "outbox: %s rows on database %r not moved to Redis yet", len(pks), database
@@ -234,10 +233,6 @@ def relay_jobs(
         return False
     on_moved(jobs)
     return True
-
-
-class _Raced(Exception):
-    """Another relay deleted a row between the read and the delete: roll the move back."""
 
 
 def relay_row(database: str, pk: int, on_moved: Callable[[Any], None] | None = None) -> bool:

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ParamSpec, TypeVar, Unpack, overload
 
+from redis.exceptions import RedisError
+
 from ..conf import get_queue
 from ..core.job import Job
 from ..core.options import JobOptions
@@ -46,10 +48,13 @@ class BoundCall:
 
     Attributes:
         args: the positional arguments (raw tasks: the one value). kwargs: the keyword ones.
+        task_name: the name of the task that bound it ("" for a hand-made one, which any task
+            takes); another task's ``enqueue_many`` refuses it.
     """
 
     args: tuple[Any, ...] = ()
     kwargs: dict[str, Any] = field(default_factory=dict)
+    task_name: str = ""
 
 
 #: An item of :meth:`Task.enqueue_many`: positional arguments, keyword arguments, or a bound call.
@@ -83,12 +88,15 @@ class PendingEnqueue(Pending[Job]):
 
     @property
     def state(self) -> str:
-        """As :attr:`Pending.state`; a committed outbox row that ``runworker``'s relay has
-        added since (``"outbox"``, or ``"rolled back"`` when the commit stopped before the
+        """As :attr:`Pending.state` (never raises); a committed outbox row that ``runworker``'s
+        relay has added since (``"outbox"``, or ``"rolled back"`` when the commit stopped before the
         move) is found in Redis under :attr:`id` and turns ``"done"``."""
         state = super().state
         if state in ("outbox", "rolled back") and self.outbox_pk is not None:
-            job = get_queue(self.queue_name).get_job(self.id)
+            try:
+                job = get_queue(self.queue_name).get_job(self.id)
+            except RedisError:  # Redis still down: the row waits for the relay
+                return state
             if job is not None:  # relayed: done, without this process's on_added listeners
                 self.result, self._state = job, "done"
                 return "done"
@@ -197,6 +205,7 @@ class Task[**P, R]:
         if process and self.is_async:
             raise ValueError(f"task {self.name!r}: process=True needs a sync function")
         self._signature: inspect.Signature | None = None
+        self._call_shapes: set[tuple[Any, ...]] = set()
         functools.update_wrapper(self, func)
         _check_job_options(self.name, self.job_options)
 
@@ -260,7 +269,8 @@ class Task[**P, R]:
         Raises:
             SerializationError: an argument is not JSON (the message names the task and the
                 argument: its position or keyword).
-            TypeError: wrong call for a raw task.
+            TypeError: a call the function does not take (checked once per call shape), or a
+                wrong call for a raw task.
             InvalidNameError: a bad queue name or job id.
             ValueError: bad options.
             redis.RedisError: Redis unreachable.
@@ -275,7 +285,7 @@ class Task[**P, R]:
     def bind(self, *args: P.args, **kwargs: P.kwargs) -> BoundCall:
         """One call of this task, checked against the function's signature later, for
         :meth:`enqueue_many` (``task.bind(1, x=2)``)."""
-        return BoundCall(args, dict(kwargs))
+        return BoundCall(args, dict(kwargs), self.name)
 
     def enqueue_many(
         self, calls: Iterable[EnqueueItem], *, chunk_size: int = 1000
@@ -317,15 +327,9 @@ class Task[**P, R]:
                 f"task {self.name!r}: chunk_size must be an int >= 1, got {chunk_size!r}"
             )
         options = _resolve(dict(self.job_options))  # one dict for the batch: add_bulk shares it
-        bind = None if self.raw else self.signature().bind
         adds = []
         for index, item in enumerate(calls):
             args, kwargs = _item_call(self.name, index, item)
-            if bind is not None:
-                try:
-                    bind(*args, **kwargs)
-                except TypeError as exc:
-                    raise TypeError(f"task {self.name!r}, item {index}: {exc}") from exc
             adds.append(self._add(args, kwargs, index, options))
         return adds
 
@@ -374,6 +378,7 @@ class Task[**P, R]:
                 )
             dumps(args[0], f"data of {where}")
             return args[0]
+        self._check_call(args, kwargs, where)
         for index, value in enumerate(args):
             dumps(value, f"argument {index} (positional) of {where}")
         for key, value in kwargs.items():
@@ -420,6 +425,18 @@ class Task[**P, R]:
 
     # --- running ---------------------------------------------------------------------------
 
+    def _check_call(self, args: tuple[Any, ...], kwargs: dict[str, Any], where: str) -> None:
+        """Raise TypeError (naming ``where``) unless the function takes this call; each call
+        shape (positional count, keyword names) is bound once (Celery's ``typing`` check)."""
+        shape = (len(args), *kwargs)
+        if shape in self._call_shapes:
+            return
+        try:
+            self.signature().bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"{where}: {exc}") from exc
+        self._call_shapes.add(shape)
+
     def signature(self) -> inspect.Signature:
         """The wrapped function's signature (cached)."""
         if self._signature is None:
@@ -452,6 +469,11 @@ class Task[**P, R]:
 def _item_call(name: str, index: int, item: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """The ``(args, kwargs)`` of one item of ``enqueue_many``."""
     if isinstance(item, BoundCall):
+        if item.task_name and item.task_name != name:
+            raise TypeError(
+                f"task {name!r}, item {index}: a call bound by task {item.task_name!r} "
+                f"(use {item.task_name.rsplit('.', 1)[-1]}.enqueue_many for it)"
+            )
         return tuple(item.args), dict(item.kwargs)
     if isinstance(item, tuple):
         return item, {}

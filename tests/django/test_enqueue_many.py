@@ -11,11 +11,12 @@ from django.db import transaction
 
 from django_bullq import BoundCall
 from django_bullq.conf import get_queue
-from django_bullq.core.errors import SerializationError
+from django_bullq.core.errors import NotEnqueuedError, SerializationError
 from django_bullq.core.job import Job
 from django_bullq.models import OutboxJob
 from django_bullq.producer.outbox import relay
 from django_bullq.producer.task import PendingEnqueue
+from tests.support.redis_server import free_port
 from tests.testapp import tasks as sample
 
 
@@ -53,7 +54,7 @@ def test_enqueue_many_takes_tuples_mappings_and_bound_calls(queue_name: str) -> 
         {"args": [6], "kwargs": {"b": 7}},
     ]
     assert get_queue(queue_name).count() == 4
-    assert add.bind(1, b=2) == BoundCall((1,), {"b": 2})
+    assert add.bind(1, b=2) == BoundCall((1,), {"b": 2}, add.name)
 
 
 def test_enqueue_many_is_one_round_trip_per_chunk(queue_name: str, round_trips: list[int]) -> None:
@@ -103,6 +104,33 @@ def test_a_bad_item_names_the_task_and_index_and_writes_nothing(
     assert named in str(info.value)
     assert "'tests.testapp.tasks.add'" in str(info.value)
     assert get_queue(queue_name).count() == 0
+
+
+@pytest.mark.parametrize(("args", "kwargs"), [((1, 2, 3), {}), ((1,), {"cc": 3}), ((), {"b": 1})])
+async def test_a_single_enqueue_checks_the_signature_as_enqueue_many_does(
+    queue_name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> None:
+    """Trial finding: ``add.enqueue(1, 2, 3)`` was written and failed in the worker, while the
+    same call through ``enqueue_many`` raised at once."""
+    task_ = sample.add.using(queue=queue_name)
+    with pytest.raises(TypeError, match="task 'tests.testapp.tasks.add'"):
+        task_.enqueue(*args, **kwargs)
+    with pytest.raises(TypeError, match="task 'tests.testapp.tasks.add'"):
+        await task_.aenqueue(*args, **kwargs)
+    assert get_queue(queue_name).count() == 0
+    task_.enqueue(1, b=2)  # a good call of each shape still goes, and is checked once
+    task_.enqueue(3, b=4)
+    assert get_queue(queue_name).count() == 2
+
+
+def test_a_call_bound_by_another_task_is_refused(queue_name: str) -> None:
+    """Trial finding: ``add.enqueue_many([async_add.bind(1)])`` made an ``add`` job."""
+    with pytest.raises(TypeError, match=r"item 1: a call bound by task 'tests.testapp.tasks"):
+        sample.add.using(queue=queue_name).enqueue_many(
+            [sample.add.bind(1), sample.async_add.bind(1, 2)]
+        )
+    assert get_queue(queue_name).count() == 0
+    assert len(sample.add.using(queue=queue_name).enqueue_many([BoundCall((1,))])) == 1
 
 
 def test_a_bad_chunk_size_is_refused(queue_name: str) -> None:
@@ -196,6 +224,23 @@ def test_enqueue_many_outbox_rows_left_by_a_crash_are_relayed(outbox: Any, queue
     assert relay("default") == 3
     assert sorted(queue.get_job(p.id).data["args"][0] for p in pendings) == [0, 1, 2]  # type: ignore[union-attr]
     assert [p.state for p in pendings] == ["done"] * 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_pending_state_and_wait_with_redis_down_say_outbox(
+    outbox: Any, queue_name: str, settings: Any
+) -> None:
+    """Trial finding: with Redis down, ``state`` and ``wait()`` of a committed outbox row
+    raised redis-py's ConnectionError instead of "outbox" / NotEnqueuedError."""
+    down = f"redis://127.0.0.1:{free_port()}/0"
+    settings.BULLQ = {**settings.BULLQ, "CONNECTIONS": {"default": {"URL": down}}}
+    with transaction.atomic():
+        pendings = pendings_of(sample.add.using(queue=queue_name).enqueue_many([(7,), (8,)]))
+    assert [p.state for p in pendings] == ["outbox", "outbox"]
+    with pytest.raises(NotEnqueuedError) as info:
+        pendings[0].wait(1)
+    assert info.value.reason == "outbox"
+    assert OutboxJob.objects.filter(queue=queue_name).count() == 2
 
 
 @pytest.mark.django_db(transaction=True)

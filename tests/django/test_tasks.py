@@ -172,8 +172,8 @@ def test_non_json_argument_fails_at_enqueue(
 
 
 async def test_non_json_argument_fails_at_aenqueue(queue_name: str) -> None:
-    with pytest.raises(SerializationError, match="argument 'when'"):
-        await sample.add.using(queue=queue_name).aenqueue(1, when=object())
+    with pytest.raises(SerializationError, match="argument 'b'"):
+        await sample.add.using(queue=queue_name).aenqueue(1, b=object())
 
 
 # --- raw tasks (jobs of other BullMQ producers) --------------------------------------------
