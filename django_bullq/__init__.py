@@ -1,8 +1,8 @@
 """django_bullq: BullMQ for Django. A Redis job queue sharing BullMQ's data layout.
 
 Public names: :class:`Queue`, :class:`Job`, :class:`Worker`, :class:`JobOptions`,
-:class:`Connection`, :func:`task`, flows (:class:`FlowProducer`, :func:`chain`) and the
-errors in :mod:`django_bullq.core.errors`.
+:class:`Connection`, :func:`task` (its :class:`Task`, :class:`BoundCall`), flows
+(:class:`FlowProducer`, :func:`chain`) and the errors in :mod:`django_bullq.core.errors`.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -16,6 +16,7 @@ __all__ = [
     "Job",
     "JobOptions",
     "Queue",
+    "Task",
     "UnrecoverableError",
     "WaitingChildrenError",
     "Worker",
@@ -32,12 +33,12 @@ from .core.queue import Queue
 from .core.worker import Worker
 
 if TYPE_CHECKING:
-    from .producer.task import BoundCall, task
+    from .producer.task import BoundCall, Task, task
 else:
 
     def __getattr__(name: str) -> Any:
         # The Django layer is imported lazily so the core stays usable without settings.
-        if name in ("task", "BoundCall"):
+        if name in ("task", "Task", "BoundCall"):
             from .producer import task as task_module
 
             return getattr(task_module, name)

@@ -137,7 +137,7 @@ def preflight(names: Sequence[str]) -> list[str]:
         close = difflib.get_close_matches(queue_name, sorted(known - {queue_name}), n=3)
         hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
         warnings.append(
-            f"queue {queue_name!r} has no registered task and holds no job: this worker will "
-            f"wait for jobs nobody enqueues.{hint} Known queues: {', '.join(sorted(known))}."
+            f"queue {queue_name!r} has no registered task and holds no job: no task of this "
+            f"project sends jobs there.{hint} Known queues: {', '.join(sorted(known))}."
         )
     return warnings
