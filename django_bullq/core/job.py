@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -17,8 +16,9 @@ from .errors import (
     WaitingChildrenError,
     script_error,
 )
+from .job_hash import COMMON_FIELDS, as_dict, decode_ints, decode_json, decode_rare
 from .options import JobOptions, now_ms, options_from_stored, to_delay_ms
-from .serialization import dumps, loads, loads_str, to_str
+from .serialization import dumps, to_str
 
 if TYPE_CHECKING:
     from .cancel import CancelToken
@@ -26,20 +26,6 @@ if TYPE_CHECKING:
 
 #: The job states a queue counts and lists (BullMQ's names; ``waiting`` is the wait list).
 STATES = ("completed", "failed", "delayed", "prioritized", "active", "waiting", "waiting-children")
-
-
-def _int(value: str | None, default: int = 0) -> int:
-    """An integer hash field; ``default`` for anything else (junk, NaN, Infinity, absent)."""
-    if value is None:
-        return default
-    try:
-        return int(value)
-    except ValueError:
-        pass
-    try:
-        return int(float(value))  # "1e3", "2.0": as Number() would read them
-    except (ValueError, OverflowError):
-        return default
 
 
 @dataclass(eq=False)
@@ -96,7 +82,7 @@ class Job:
         Never raises for bad content: problems are collected in :attr:`corrupt`. Only the
         fields the hash holds are decoded (the worker decodes every job it fetches).
         """
-        fields = _as_dict(raw)
+        fields = as_dict(raw)
         # Built without the 28-argument __init__: the unset fields read their dataclass
         # defaults from the class, the mutable ones (_FRESH) get their own objects here.
         job = object.__new__(cls)
@@ -108,12 +94,12 @@ class Job:
         state["raw"] = fields
         name = fields.get("name")
         state["name"] = name or ""
-        problems = _decode_json(state, fields)
+        problems = decode_json(state, fields)
         if name is None:
             problems.insert(0, "job hash has no 'name' field")
-        _decode_ints(state, fields)
-        if not fields.keys() <= _COMMON_FIELDS:
-            _decode_rare(state, fields)
+        decode_ints(state, fields)
+        if not fields.keys() <= COMMON_FIELDS:  # a waiting or just-fetched job skips the rest
+            decode_rare(state, fields)
         if problems:
             state["corrupt"] = "; ".join(problems)
         return job
@@ -449,121 +435,9 @@ class Job:
         await self._queue()._adrive(self._json_write("data", data))
 
 
-def _as_dict(raw: Any) -> dict[str, str]:
-    """``HGETALL`` output (a dict, or a flat list of bytes or str) as a dict of str; bytes that
-    are not UTF-8 are decoded with replacement characters."""
-    if isinstance(raw, dict):
-        pairs: Iterable[tuple[Any, Any]] = raw.items()
-    else:
-        seq = raw if type(raw) is list else list(raw or [])
-        if len(seq) % 2 == 0:
-            it = iter(seq)
-            try:  # the hot path (every fetched job): a flat list of bytes, as RESP2 sends it
-                return {k.decode(): v.decode() for k, v in zip(it, it, strict=True)}
-            except AttributeError:  # str (decode_responses) or other types: the general path
-                pass
-            except UnicodeDecodeError:
-                it = iter(seq)
-                return {
-                    k.decode("utf-8", "replace"): v.decode("utf-8", "replace")
-                    for k, v in zip(it, it, strict=True)
-                }
-        pairs = zip(seq[0::2], seq[1::2], strict=False)
-    return {to_str(k) or "": to_str(v) or "" for k, v in pairs}
-
-
 #: Dataclass fields of Job with a default_factory: each decoded Job gets its own object.
 _FRESH = tuple(
     (f.name, f.default_factory)
     for f in dataclasses.fields(Job)
     if f.default_factory is not dataclasses.MISSING
 )
-#: Integer fields: (hash field, attribute); read only when the hash holds them.
-_INT_FIELDS = (
-    ("timestamp", "timestamp"),
-    ("delay", "delay"),
-    ("priority", "priority"),
-    ("processedOn", "processed_on"),
-    ("finishedOn", "finished_on"),
-    ("atm", "attempts_made"),
-    ("ats", "attempts_started"),
-    ("stc", "stalled_counter"),
-)
-#: Text fields read as they are: (hash field, attribute).
-_TEXT_FIELDS = (
-    ("failedReason", "failed_reason"),
-    ("pb", "processed_by"),
-    ("parentKey", "parent_key"),
-    ("rjk", "repeat_job_key"),
-    ("deid", "deduplication_id"),
-    ("defa", "deferred_failure"),
-)
-#: The fields of a job that waits or has just been fetched, decoded above; a hash holding
-#: only these has none of the fields _decode_rare reads.
-_COMMON_FIELDS = frozenset(
-    ("name", "data", "opts", "progress", "parent", *(k for k, _ in _INT_FIELDS))
-)
-
-
-def _decode_json(state: dict[str, Any], fields: dict[str, str]) -> list[str]:
-    """Decode the JSON fields a job hash holds (data, opts, progress, parent) into ``state``;
-    returns the problems found, in the order a reader meets them."""
-    problems: list[str] = []
-    opts: Any = {}
-    for key in ("data", "opts", "progress", "parent"):
-        text = fields.get(key)
-        if text is None:
-            continue
-        try:
-            value = loads_str(text)
-        except ValueError as exc:
-            problems.append(f"field {key!r} is not valid JSON ({exc})")
-            continue
-        if key == "opts":
-            opts = value
-        else:
-            state[key] = value
-    if "data" not in fields:
-        problems.append("job hash has no 'data' field")
-    if isinstance(opts, dict):
-        state["opts"] = opts
-    else:
-        problems.append("field 'opts' is not a JSON object")
-    return problems
-
-
-def _decode_ints(state: dict[str, Any], fields: dict[str, str]) -> None:
-    """The integer fields a job hash holds, into ``state`` (junk reads as 0, as :func:`_int`)."""
-    get = fields.get
-    for key, attr in _INT_FIELDS:
-        text = get(key)
-        if text is not None:
-            try:
-                state[attr] = int(text)
-            except ValueError:
-                state[attr] = _int(text)
-
-
-def _decode_rare(state: dict[str, Any], fields: dict[str, str]) -> None:
-    """The fields of finished, failed, child, repeated or deduplicated jobs, into ``state``."""
-    get = fields.get
-    if "attemptsMade" in fields:  # BullMQ 4's name of atm, read before it
-        state["attempts_made"] = _int(fields["attemptsMade"])
-    for key, attr in _TEXT_FIELDS:
-        text = get(key)
-        if text is not None:
-            state[attr] = text
-    text = get("returnvalue")
-    if text is not None:
-        try:
-            state["returnvalue"] = loads(text)
-        except ValueError:
-            state["returnvalue"] = text  # BullMQ readers tolerate this too
-    text = get("stacktrace")
-    if text is not None:
-        try:
-            trace = loads(text)
-        except ValueError:
-            trace = None
-        if isinstance(trace, list):
-            state["stacktrace"] = [str(line) for line in trace]
