@@ -33,7 +33,8 @@ from .core.queue import Queue
 from .core.worker import Worker
 
 if TYPE_CHECKING:
-    from .producer.task import BoundCall, Task, task
+    from .producer.pending import BoundCall
+    from .producer.task import Task, task
 else:
 
     def __getattr__(name: str) -> Any:

@@ -9,8 +9,9 @@ give.
 """
 
 from .exceptions import TaskRegistryError
+from .producer.pending import PendingEnqueue
 from .producer.registry import TaskRegistry, registry
-from .producer.task import PendingEnqueue, Task, task
+from .producer.task import Task, task
 from .worker.dispatch import arate_limit, current_job, process_job, rate_limit
 
 __all__ = [

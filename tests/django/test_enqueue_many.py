@@ -15,7 +15,7 @@ from django_bullq.core.errors import NotEnqueuedError, SerializationError
 from django_bullq.core.job import Job
 from django_bullq.models import OutboxJob
 from django_bullq.producer.outbox import relay
-from django_bullq.producer.task import PendingEnqueue
+from django_bullq.producer.pending import PendingEnqueue
 from tests.support.redis_server import free_port
 from tests.testapp import tasks as sample
 

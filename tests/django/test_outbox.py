@@ -17,7 +17,7 @@ from django_bullq.conf import ConfigurationError, get_queue
 from django_bullq.core.job import Job
 from django_bullq.models import OutboxJob
 from django_bullq.producer.outbox import push, relay, relay_all
-from django_bullq.producer.task import PendingEnqueue
+from django_bullq.producer.pending import PendingEnqueue
 from django_bullq.worker.group import WorkerGroup, arun_group, build_worker
 from tests.support.helpers_django import burst
 from tests.testapp import tasks as sample

@@ -21,8 +21,9 @@ from django_bullq.core.errors import SerializationError, UnrecoverableError
 from django_bullq.core.job import Job
 from django_bullq.exceptions import TaskRegistryError
 from django_bullq.jobdata import CallChecker
+from django_bullq.producer.pending import PendingEnqueue
 from django_bullq.producer.registry import registry
-from django_bullq.producer.task import PendingEnqueue, Task, task
+from django_bullq.producer.task import Task, task
 from django_bullq.worker.dispatch import process_job
 from tests.support.helpers_django import burst
 from tests.testapp import tasks as sample

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any, assert_type
 
 from django_bullq import BoundCall, Job, task
-from django_bullq.producer.task import PendingEnqueue, Task
+from django_bullq.producer.pending import PendingEnqueue
+from django_bullq.producer.task import Task
 
 
 @task
