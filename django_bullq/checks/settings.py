@@ -1,18 +1,15 @@
-"""System checks over ``settings.BULLQ`` and the ``runworker`` command (ids in docs/checks.md).
-
-The checks never connect to Redis: they validate shapes, names and references only.
-"""
+"""The system checks of ``settings.BULLQ``'s shape: connections, queues, worker, outbox and the
+queues tasks name (E001-E009; ids in docs/checks.md)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
 from django.core.checks import CheckMessage, Error
-from django.core.checks import Warning as CheckWarning
 
-from .conf import (
+from ..conf import (
     CONNECTION_KEYS,
     DEFAULTS,
     JOB_OPTION_FIELDS,
@@ -20,10 +17,10 @@ from .conf import (
     WORKER_FIELDS,
     user_config,
 )
-from .core.errors import BullqError, InvalidNameError
-from .core.eventloop import loop_factory
-from .core.keys import has_hash_tag, validate_queue_name
-from .core.options import JobOptions
+from ..core.errors import InvalidNameError
+from ..core.eventloop import loop_factory
+from ..core.names import has_hash_tag, validate_queue_name
+from ..core.options import JobOptions
 
 #: Tag the checks are registered under (``manage.py check --tag django_bullq``).
 TAG = "django_bullq"
@@ -50,11 +47,11 @@ _WORKER_TYPES: dict[str, tuple[tuple[type, ...], float | None]] = {
 }
 
 
-def _error(n: int, msg: str, hint: str, obj: Any = None) -> Error:
+def error(n: int, msg: str, hint: str, obj: Any = None) -> Error:
     return Error(msg, hint=hint, obj=obj, id=f"django_bullq.E{n:03d}")
 
 
-def _settings() -> dict[str, Any] | None:
+def bullq_settings() -> dict[str, Any] | None:
     """The raw BULLQ dict, or None when it is not a dict (E001 reports that)."""
     raw = user_config()
     return raw if isinstance(raw, dict) else None
@@ -75,7 +72,7 @@ def check_settings_shape(app_configs: Any = None, **kwargs: Any) -> list[CheckMe
     raw = user_config()
     if not isinstance(raw, dict):
         return [
-            _error(
+            error(
                 1,
                 "settings.BULLQ must be a dict.",
                 "Write BULLQ = {'CONNECTIONS': {...}, ...}; " + _DOCS,
@@ -84,14 +81,14 @@ def check_settings_shape(app_configs: Any = None, **kwargs: Any) -> list[CheckMe
     errors: list[CheckMessage] = list(_unknown_keys(raw, DEFAULTS, "BULLQ"))
     for key in ("CONNECTIONS", "QUEUES", "WORKER"):
         if key in raw and not isinstance(raw[key], dict):
-            errors.append(_error(3, f"BULLQ[{key!r}] must be a dict.", _DOCS))
+            errors.append(error(3, f"BULLQ[{key!r}] must be a dict.", _DOCS))
     for key in ("PREFIX", "DEFAULT_QUEUE"):
         if key in raw and (not isinstance(raw[key], str) or not raw[key]):
-            errors.append(_error(3, f"BULLQ[{key!r}] must be a non-empty string.", _DOCS))
+            errors.append(error(3, f"BULLQ[{key!r}] must be a non-empty string.", _DOCS))
     limit = raw.get("MAX_PAYLOAD_BYTES", 0)
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
         errors.append(
-            _error(
+            error(
                 3,
                 "BULLQ['MAX_PAYLOAD_BYTES'] must be an int >= 0 (bytes; 0 = no "
                 f"limit), got {limit!r}.",
@@ -100,7 +97,7 @@ def check_settings_shape(app_configs: Any = None, **kwargs: Any) -> list[CheckMe
         )
     authorizer = raw.get("EVENTS_AUTHORIZER")
     if authorizer is not None and (not isinstance(authorizer, str) or "." not in authorizer):
-        errors.append(_error(3, "BULLQ['EVENTS_AUTHORIZER'] must be a dotted path or None.", _DOCS))
+        errors.append(error(3, "BULLQ['EVENTS_AUTHORIZER'] must be a dotted path or None.", _DOCS))
     worker = raw.get("WORKER", {})
     if isinstance(worker, dict):
         errors += _unknown_keys(worker, WORKER_FIELDS, "BULLQ['WORKER']")
@@ -114,14 +111,14 @@ def _outbox_errors(outbox: Any) -> list[CheckMessage]:
     from django.conf import settings
 
     if not isinstance(outbox, dict):
-        return [_error(3, "BULLQ['OUTBOX'] must be a dict.", _DOCS)]
+        return [error(3, "BULLQ['OUTBOX'] must be a dict.", _DOCS)]
     errors: list[CheckMessage] = list(_unknown_keys(outbox, DEFAULTS["OUTBOX"], "BULLQ['OUTBOX']"))
     if "ENABLED" in outbox and not isinstance(outbox["ENABLED"], bool):
-        errors.append(_error(3, "BULLQ['OUTBOX']['ENABLED'] must be a bool.", _DOCS))
+        errors.append(error(3, "BULLQ['OUTBOX']['ENABLED'] must be a bool.", _DOCS))
     aliases = outbox.get("DATABASES", [])
     if not isinstance(aliases, list | tuple) or any(a not in settings.DATABASES for a in aliases):
         errors.append(
-            _error(
+            error(
                 3,
                 f"BULLQ['OUTBOX']['DATABASES'] must list aliases of "
                 f"settings.DATABASES, got {aliases!r}.",
@@ -137,7 +134,7 @@ def _outbox_errors(outbox: Any) -> list[CheckMessage]:
             or (key == "POLL_INTERVAL" and value == 0)
         ):
             errors.append(
-                _error(
+                error(
                     3,
                     f"BULLQ['OUTBOX'][{key!r}] must be a number > 0"
                     f"{' (s)' if key == 'POLL_INTERVAL' else ' (int)'}, "
@@ -151,7 +148,7 @@ def _outbox_errors(outbox: Any) -> list[CheckMessage]:
 def _unknown_keys(value: dict[str, Any], known: Any, where: str) -> Iterator[CheckMessage]:
     for key in value:
         if key not in known:
-            yield _error(
+            yield error(
                 2,
                 f"{where} has an unknown key {key!r}.",
                 f"Known keys: {', '.join(sorted(known))}.",
@@ -167,19 +164,19 @@ def _worker_values(worker: dict[str, Any]) -> Iterator[CheckMessage]:
         if bad_type or (minimum is not None and value < minimum):
             allowed = " or ".join(t.__name__ for t in types)
             floor = f" >= {minimum}" if minimum is not None else ""
-            yield _error(
+            yield error(
                 3, f"BULLQ['WORKER'][{key!r}] must be {allowed}{floor}, got {value!r}.", _DOCS
             )
         elif key == "EVENT_LOOP":
             try:
                 loop_factory(value)
             except (ValueError, ImportError) as exc:
-                yield _error(3, f"BULLQ['WORKER']['EVENT_LOOP']: {exc}.", _DOCS)
+                yield error(3, f"BULLQ['WORKER']['EVENT_LOOP']: {exc}.", _DOCS)
 
 
 def check_connections(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """E002/E003 malformed ``CONNECTIONS`` entry; E004 URL scheme the core cannot use."""
-    raw = _settings()
+    raw = bullq_settings()
     if raw is None:
         return []
     errors: list[CheckMessage] = []
@@ -190,7 +187,7 @@ def check_connections(app_configs: Any = None, **kwargs: Any) -> list[CheckMessa
             url = entry.get("URL")
             if not isinstance(entry.get("OPTIONS", {}), dict):
                 errors.append(
-                    _error(
+                    error(
                         3,
                         f"{where}['OPTIONS'] must be a dict.",
                         "OPTIONS are keyword arguments of redis-py's client.",
@@ -200,7 +197,7 @@ def check_connections(app_configs: Any = None, **kwargs: Any) -> list[CheckMessa
             url = entry
         if not isinstance(url, str):
             errors.append(
-                _error(
+                error(
                     3,
                     f"{where} needs a URL string.",
                     "Use 'redis://host:6379/0' or {'URL': ..., 'OPTIONS': {...}}; "
@@ -211,7 +208,7 @@ def check_connections(app_configs: Any = None, **kwargs: Any) -> list[CheckMessa
         scheme = urlsplit(url).scheme
         if scheme not in URL_SCHEMES:
             errors.append(
-                _error(
+                error(
                     4,
                     f"{where} has URL scheme {scheme!r}, which is not supported.",
                     f"Use one of: {', '.join(URL_SCHEMES)}.",
@@ -223,7 +220,7 @@ def check_connections(app_configs: Any = None, **kwargs: Any) -> list[CheckMessa
 def check_queues(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """E003 entry not a dict; E005 unknown alias; E006 bad name/prefix; E008 bad job options;
     E009 cluster connection without a hash-tag prefix."""
-    raw = _settings()
+    raw = bullq_settings()
     if raw is None:
         return []
     errors: list[CheckMessage] = []
@@ -233,14 +230,14 @@ def check_queues(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
         errors += _queue_name_errors(name, where)
         if not isinstance(entry, dict):
             errors.append(
-                _error(3, f"{where} must be a dict.", "Keys: " + ", ".join(QUEUE_KEYS) + ".")
+                error(3, f"{where} must be a dict.", "Keys: " + ", ".join(QUEUE_KEYS) + ".")
             )
             continue
         errors += _unknown_keys(entry, QUEUE_KEYS, where)
         alias = entry.get("CONNECTION", "default")
         if alias not in aliases:
             errors.append(
-                _error(
+                error(
                     5,
                     f"{where} uses connection alias {alias!r}, which is not in "
                     f"BULLQ['CONNECTIONS'].",
@@ -258,7 +255,7 @@ def _queue_name_errors(name: Any, where: str, obj: Any = None) -> list[CheckMess
         validate_queue_name(name)
     except InvalidNameError as exc:
         return [
-            _error(
+            error(
                 6,
                 f"{where}: {exc}.",
                 "Queue names are non-empty and hold no ':', '{', '}' or control "
@@ -271,12 +268,12 @@ def _queue_name_errors(name: Any, where: str, obj: Any = None) -> list[CheckMess
 
 def _prefix_errors(prefix: Any, connection: Any, where: str) -> list[CheckMessage]:
     if not isinstance(prefix, str) or not prefix:
-        return [_error(3, f"{where}['PREFIX'] must be a non-empty string.", _DOCS)]
+        return [error(3, f"{where}['PREFIX'] must be a non-empty string.", _DOCS)]
     url = connection.get("URL") if isinstance(connection, dict) else connection
     on_cluster = isinstance(url, str) and url.startswith("redis+cluster://")
     if on_cluster and not has_hash_tag(prefix):
         return [
-            _error(
+            error(
                 9,
                 f"{where} is on Redis Cluster but its prefix {prefix!r} holds no hash tag.",
                 f"Use a prefix such as '{{{prefix}}}' so all keys of a queue share one slot.",
@@ -288,11 +285,11 @@ def _prefix_errors(prefix: Any, connection: Any, where: str) -> list[CheckMessag
 def _job_option_errors(options: Any, where: str) -> list[CheckMessage]:
     where = f"{where}['DEFAULT_JOB_OPTIONS']"
     if not isinstance(options, dict):
-        return [_error(8, f"{where} must be a dict.", "Use JobOptions field names as keys.")]
+        return [error(8, f"{where} must be a dict.", "Use JobOptions field names as keys.")]
     unknown = sorted(set(options) - set(JOB_OPTION_FIELDS))
     if unknown:
         return [
-            _error(
+            error(
                 8,
                 f"{where} has unknown option(s): {', '.join(unknown)}.",
                 f"Known: {', '.join(JOB_OPTION_FIELDS)} (snake_case, delays in ms).",
@@ -301,14 +298,14 @@ def _job_option_errors(options: Any, where: str) -> list[CheckMessage]:
     try:
         JobOptions(**options).validate()
     except (TypeError, ValueError) as exc:
-        return [_error(8, f"{where} is invalid: {exc}.", "See docs/tasks.md for option values.")]
+        return [error(8, f"{where} is invalid: {exc}.", "See docs/tasks.md for option values.")]
     return []
 
 
 def check_default_queue(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """E006 DEFAULT_QUEUE is not a valid name; E007 its connection alias does not exist;
     E009 it is on Redis Cluster with a prefix that holds no hash tag."""
-    raw = _settings()
+    raw = bullq_settings()
     if raw is None:
         return []
     name = raw.get("DEFAULT_QUEUE", DEFAULTS["DEFAULT_QUEUE"])
@@ -326,7 +323,7 @@ def check_default_queue(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
         )
     if alias not in _connections(raw):
         errors.append(
-            _error(
+            error(
                 7,
                 f"BULLQ['DEFAULT_QUEUE'] {name!r} cannot be reached: connection "
                 f"alias {alias!r} is not defined.",
@@ -339,7 +336,7 @@ def check_default_queue(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
 
 def check_task_queues(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """E006 for a registered task whose ``queue=`` is not a valid queue name."""
-    from .producer.registry import registry
+    from ..producer.registry import registry
 
     errors: list[CheckMessage] = []
     for name in registry.names():
@@ -347,144 +344,3 @@ def check_task_queues(app_configs: Any = None, **kwargs: Any) -> list[CheckMessa
         if task is not None and task.queue_name is not None:
             errors += _queue_name_errors(task.queue_name, f"task {name!r} queue", obj=task)
     return errors
-
-
-#: Environment variable that lets another app's ``runworker`` (Channels') run on purpose.
-FOREIGN_RUNWORKER_ENV = "BULLQ_FOREIGN_RUNWORKER"
-
-
-def runworker_owner() -> str | None:
-    """The app whose command ``manage.py runworker`` runs (None: no app ships one)."""
-    from django.core.management import get_commands
-
-    return get_commands().get("runworker")
-
-
-def foreign_runworker_message(owner: str) -> str:
-    """What to do when ``manage.py runworker`` is ``owner``'s command, not django_bullq's."""
-    return (
-        f"'manage.py runworker' is the command of {owner!r} here, not django_bullq's: "
-        f"{owner!r} is listed above 'django_bullq' in INSTALLED_APPS, and Django runs the "
-        "command of the app listed first. List 'django_bullq' above "
-        f"{owner!r} in INSTALLED_APPS, or run 'manage.py bullq runworker [queue ...]' "
-        f"(the same command). To run the runworker of {owner!r} on purpose, set "
-        f"{FOREIGN_RUNWORKER_ENV}=1."
-    )
-
-
-def refuse_foreign_runworker(argv: list[str]) -> None:
-    """Stop ``manage.py runworker`` (``argv``) with :func:`foreign_runworker_message` when the
-    name belongs to another app, before that app's command parses django_bullq's arguments
-    (Channels' prints its usage text). Called from ``AppConfig.ready``.
-
-    Raises:
-        SystemExit: 1, after writing the message to stderr.
-    """
-    import os
-    import sys
-
-    if argv[1:2] != ["runworker"] or os.environ.get(FOREIGN_RUNWORKER_ENV) == "1":
-        return
-    owner = runworker_owner()
-    if owner is not None and owner != "django_bullq":
-        sys.stderr.write(f"CommandError: {foreign_runworker_message(owner)}\n")
-        raise SystemExit(1)
-
-
-def check_runworker_command(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """W001 ``manage.py runworker`` resolves to another app's command (e.g. Channels')."""
-    owner = runworker_owner()
-    if owner is not None and owner != "django_bullq":
-        return [
-            CheckWarning(
-                f"'manage.py runworker' runs the command of {owner!r}, not django_bullq's.",
-                hint="List 'django_bullq' above 'channels' (and any other app shipping a "
-                "runworker command) in INSTALLED_APPS; the app listed first wins. "
-                "'manage.py bullq runworker' runs django_bullq's worker either way.",
-                id="django_bullq.W001",
-            )
-        ]
-    return []
-
-
-def sqlite_deferred_aliases(databases: dict[str, Any] | None = None) -> list[str]:
-    """Aliases of ``settings.DATABASES`` (or ``databases``) on SQLite without
-    ``OPTIONS["transaction_mode"] == "IMMEDIATE"`` (Django >= 5.1), sorted."""
-    if databases is None:
-        from django.conf import settings
-
-        databases = settings.DATABASES
-    found = []
-    for alias, entry in databases.items():
-        if not isinstance(entry, dict) or "sqlite3" not in str(entry.get("ENGINE", "")):
-            continue
-        options = entry.get("OPTIONS") or {}
-        mode = options.get("transaction_mode") if isinstance(options, dict) else None
-        if str(mode or "").upper() != "IMMEDIATE":
-            found.append(alias)
-    return sorted(found)
-
-
-def sqlite_concurrency_warning(concurrency: int, aliases: list[str]) -> CheckWarning:
-    """W002 for ``concurrency`` > 1 over the SQLite databases ``aliases`` that begin their
-    transactions DEFERRED (shared by the system check and ``runworker --concurrency``)."""
-    return CheckWarning(
-        f"runworker runs {concurrency} jobs at once per queue, and SQLite database(s) "
-        f"{', '.join(repr(a) for a in aliases)} begin transactions DEFERRED: two jobs that "
-        "write at once fail with 'database is locked'.",
-        hint="Set DATABASES[alias]['OPTIONS'] = {'transaction_mode': 'IMMEDIATE', "
-        "'timeout': 20} (Django >= 5.1), use another database, or run with concurrency 1.",
-        id="django_bullq.W002",
-    )
-
-
-def check_sqlite_concurrency(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """W002 ``BULLQ["WORKER"]["CONCURRENCY"]`` > 1 with a SQLite database that is not in
-    ``transaction_mode`` IMMEDIATE."""
-    raw = _settings()
-    worker = raw.get("WORKER", {}) if raw is not None else {}
-    concurrency = worker.get("CONCURRENCY", 1) if isinstance(worker, dict) else 1
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency <= 1:
-        return []
-    aliases = sqlite_deferred_aliases()
-    return [sqlite_concurrency_warning(concurrency, aliases)] if aliases else []
-
-
-def check_schedulers(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """E010 a ``BULLQ["SCHEDULERS"]`` entry that ``runworker`` could not upsert."""
-    from .core.options import now_ms
-    from .core.scheduler import _repeat_args, _template_opts
-    from .core.serialization import dumps
-    from .producer.schedules import entry_call
-
-    raw = _settings()
-    schedulers = raw.get("SCHEDULERS", {}) if raw is not None else {}
-    hint = "See docs/schedulers.md."
-    if not isinstance(schedulers, dict):
-        return [_error(10, "BULLQ['SCHEDULERS'] must be a dict of id -> entry.", hint)]
-    errors: list[CheckMessage] = []
-    for scheduler_id, entry in schedulers.items():
-        try:
-            if not isinstance(scheduler_id, str) or not scheduler_id:
-                raise ValueError("the id must be a non-empty string")
-            queue, repeat, template = entry_call(scheduler_id, entry)
-            validate_queue_name(queue)
-            _repeat_args(scheduler_id, repeat, now_ms())
-            _template_opts(template.get("opts"))
-            dumps(template.get("data"), "data")
-        except (BullqError, ValueError, TypeError) as exc:
-            errors.append(_error(10, f"BULLQ['SCHEDULERS'][{scheduler_id!r}]: {exc}", hint))
-    return errors
-
-
-#: Every check, in the order they are registered.
-ALL_CHECKS: tuple[Callable[..., list[CheckMessage]], ...] = (
-    check_settings_shape,
-    check_connections,
-    check_queues,
-    check_default_queue,
-    check_task_queues,
-    check_runworker_command,
-    check_schedulers,
-    check_sqlite_concurrency,
-)
