@@ -31,7 +31,7 @@ from django.utils.module_loading import import_string
 from ..conf import bullq_settings, get_queue
 from ..core.errors import BullqError
 from ..core.job import Job
-from ..core.keys import validate_queue_name
+from ..core.names import validate_queue_name
 from ..producer.transaction import JobAdd, Pending, asubmit, submit
 from ..timeutils import aware
 from .compat import (

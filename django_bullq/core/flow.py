@@ -23,7 +23,7 @@ from .calls import Batch, Call, Read, Steps
 from .connection import Connection, as_connection
 from .errors import ParentMissing, script_error
 from .job import Job
-from .keys import validate_queue_name
+from .names import validate_queue_name
 from .options import JobOptions, parent_link
 from .queue import Queue
 from .serialization import DEFAULT_MAX_PAYLOAD_BYTES, loads

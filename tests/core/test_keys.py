@@ -7,7 +7,8 @@ import redis
 
 from django_bullq import Queue
 from django_bullq.core.errors import InvalidNameError
-from django_bullq.core.keys import SUFFIXES, QueueKeys, validate_job_id, validate_queue_name
+from django_bullq.core.keys import SUFFIXES, QueueKeys, validate_job_id
+from django_bullq.core.names import validate_queue_name
 
 
 def test_key_layout() -> None:

@@ -19,7 +19,7 @@ from django_bullq import FlowProducer, Job, JobOptions, Queue
 from django_bullq.core.connection import ConnectionConfigError
 from django_bullq.core.errors import CrossSlotError
 from django_bullq.core.events import QueueEvents
-from django_bullq.core.keys import has_hash_tag, hash_slot
+from django_bullq.core.names import has_hash_tag, hash_slot
 from tests.support.redis_cluster import RedisCluster
 from tests.support.workerkit import make_worker, run_all_until
 

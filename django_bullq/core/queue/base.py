@@ -19,7 +19,8 @@ from ..calls import FETCH_KEYS, Batch, Call, Command, Read, Step, Steps, adrive,
 from ..connection import Connection, ConnectionConfigError, as_connection, is_cluster
 from ..errors import JobNotFound
 from ..job import Job
-from ..keys import QueueKeys, has_hash_tag
+from ..keys import QueueKeys
+from ..names import has_hash_tag
 from ..options import JobOptions
 from ..scripts import Scripts, raise_on_code
 from ..serialization import DEFAULT_MAX_PAYLOAD_BYTES

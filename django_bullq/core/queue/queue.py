@@ -11,7 +11,7 @@ from .. import calls, limits
 from ..calls import Batch, Call, Command, Steps, operations
 from ..connection import reaching
 from ..job import Job
-from ..keys import check_same_slot
+from ..names import check_same_slot
 from ..options import JobOptions, now_ms, parent_link, to_delay_ms
 from ..serialization import check_size, dumps, to_str
 from .getters import QueueGetters
