@@ -1,10 +1,11 @@
 """The layering rules of CONTRIBUTING.md, kept by a test: ``django_bullq.core`` imports nothing
 from Django, no import cycle is added (function-local imports count), and few sync/async twins
-hold their logic twice (issue 13)."""
+hold their logic twice, and modules stay small (issue 13)."""
 
 from __future__ import annotations
 
 import ast
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,10 @@ MAX_THICK_TWINS = 8
 #: and ``_read``, ``Scripts.run``/``arun``) and the producer's hot path, ``Queue.add``/``aadd``
 #: (a generator of steps costs a single add about 7% CPU).
 MAX_THICK_CORE_TWINS = 5
+#: Issue 13's module targets: no module over this many lines, the median at most MEDIAN_LINES
+#: (migrations excepted; they are generated).
+MAX_MODULE_LINES = 500
+MEDIAN_LINES = 120
 #: Statements that make even a one-statement half hold logic.
 CONTROL_FLOW = (
     ast.If,
@@ -215,3 +220,25 @@ def test_package_twins_are_thin() -> None:
     """The whole package, executors and the few twins that must differ, within the ceiling."""
     found = thick_twins(PACKAGE)
     assert len(found) <= MAX_THICK_TWINS, "\n".join(found)
+
+
+def module_lines() -> dict[str, int]:
+    """Lines of each package module, migrations excepted (issue 13's measure)."""
+    return {
+        module_name(path): len(path.read_text().splitlines())
+        for path in PACKAGE.rglob("*.py")
+        if "migrations" not in path.parts
+    }
+
+
+def test_no_module_is_over_the_ceiling() -> None:
+    """A module that outgrows MAX_MODULE_LINES holds more than one concept: split it."""
+    sizes = module_lines()
+    over = {name: n for name, n in sizes.items() if n > MAX_MODULE_LINES}
+    assert over == {}, over
+
+
+def test_median_module_is_small() -> None:
+    sizes = module_lines()
+    assert len(sizes) > 50  # the whole package was read
+    assert statistics.median(sizes.values()) <= MEDIAN_LINES

@@ -122,11 +122,9 @@ class Command(BaseCommand):
             upsert_declared()  # BULLQ["SCHEDULERS"] (docs/schedulers.md)
             group = run_workers(
                 names,
-                burst=options["burst"],
-                concurrency=options["concurrency"],
-                name=options["name"],
                 grace_period_s=options["grace_period"],
                 recycler=recycler,
+                **_worker_shape(options),
             )
         self._exit(group, names, recycler)
         if options["burst"]:
@@ -140,13 +138,7 @@ class Command(BaseCommand):
                 (``--burst`` only) an unreachable Redis.
         """
         with self._command_errors(names, burst=options["burst"], wait=True):
-            lines = banner(
-                names,
-                concurrency=options["concurrency"],
-                processes=options["processes"],
-                burst=options["burst"],
-                name=options["name"],
-            )
+            lines = banner(names, processes=options["processes"], **_worker_shape(options))
             if options["verbosity"] >= 1:
                 self.stdout.write("\n".join(lines))
             concurrency = options["concurrency"]
@@ -266,3 +258,8 @@ class Command(BaseCommand):
         package_logger.addHandler(handler)
         levels = {0: logging.WARNING, 1: logging.INFO}
         package_logger.setLevel(levels.get(verbosity, logging.DEBUG))
+
+
+def _worker_shape(options: dict[str, Any]) -> dict[str, Any]:
+    """The options the banner shows and the worker group runs with, spelled once."""
+    return {key: options[key] for key in ("burst", "concurrency", "name")}
