@@ -1,13 +1,15 @@
 """The script-call layer (django_bullq/core/calls): each builder against its script's header.
 
-Every ``lua/verbNoun-N.lua`` has exactly one builder, ``calls.verb_noun``; its keyword-only
-arguments are the header's ARGV names (snake_case, ``keyPrefix`` taken from the queue keys) in
-the header's order, and the call it builds has N KEYS and as many ARGV as the header lists.
+Every ``lua/verbNoun-N.lua`` has exactly one builder, ``calls.verb_noun``; its keyword
+arguments (those of a ``**kwargs: Unpack[...]`` first) are the header's ARGV names (snake_case,
+``keyPrefix`` taken from the queue keys) in the header's order, and the call it builds has N
+KEYS and as many ARGV as the header lists.
 """
 
 from __future__ import annotations
 
 import inspect
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ from django_bullq.core.keys import QueueKeys
 from tests.support.lua_headers import SCRIPT_FILES, argv_entries, snake
 
 KEYS = QueueKeys("q")
+KEYWORD_ONLY = inspect.Parameter.KEYWORD_ONLY
 #: Values for arguments a dummy string cannot stand for.
 SAMPLES: dict[str, Any] = {"kept": (0, 0, 0, 0), "pairs": ("1", "t1", "2", "t2")}
 
@@ -45,7 +48,7 @@ def test_builder_matches_the_script_header(path: Path) -> None:
     name, num_keys = _script(path)
     builder = _builders()[snake(name)]
     params = inspect.signature(builder).parameters.values()
-    kw_only = [p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    kw_only = [*_unpacked(builder), *(p.name for p in params if p.kind is KEYWORD_ONLY)]
     entries = argv_entries(path)
     assert kw_only == [snake(n) for n, _, _ in entries if n != "keyPrefix"], name
 
@@ -115,3 +118,15 @@ async def test_adrive_throws_a_step_error_in_too() -> None:
     assert await adrive(_afailing, _catching()) == "caught no such key"
     with pytest.raises(LookupError, match="no such key"):
         await adrive(_afailing, _steps())
+
+
+def _unpacked(builder: Any) -> list[str]:
+    """The keywords of a builder's ``**kwargs: Unpack[SomeTypedDict]``, in the dict's order."""
+    params = inspect.signature(builder).parameters.values()
+    var = [p.name for p in params if p.kind is inspect.Parameter.VAR_KEYWORD]
+    if not var:
+        return []
+    hint = typing.get_type_hints(builder, include_extras=True)[var[0]]
+    assert typing.get_origin(hint) is typing.Unpack
+    (fields,) = typing.get_args(hint)
+    return list(fields.__annotations__)

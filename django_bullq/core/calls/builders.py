@@ -3,7 +3,8 @@
 Each function is named after its script (``moveToFinished-13.lua`` → :func:`move_to_finished`).
 Its positional arguments say where the KEYS come from (the queue's :class:`QueueKeys`, and a
 job id or a set name where a key depends on one); its keyword-only arguments are the script's
-ARGV, named as in the script's header (snake_case) and in the header's order. ``keyPrefix``
+ARGV, named as in the script's header (snake_case) and in the header's order (the two add
+scripts share theirs as :class:`NewJob`, unpacked as keywords, before their own). ``keyPrefix``
 is not an argument: it comes from the queue's keys. Booleans become ``"1"`` / ``"0"``; other
 values are sent as given (redis-py encodes ints and strings). ``tests/core/test_calls.py`` checks
 each builder against its script's header.
@@ -12,7 +13,7 @@ each builder against its script's header.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from ..keys import QueueKeys
 from .call import Call
@@ -72,54 +73,57 @@ def _is_one(reply: Any) -> bool:
 # --- adding jobs --------------------------------------------------------------------------
 
 
-def add_job(
-    keys: QueueKeys,
-    *,
-    job_id: str,
-    name: str,
-    data: str,
-    opts: str,
-    timestamp: int,
-    delay: int,
-    priority: int,
-    lifo: bool,
-    parent_key: str,
-    parent: str,
-) -> Call[Any]:
+class NewJob(TypedDict):
+    """The ARGV a new job has in addJob-10 and addFlowJob-11, named and ordered as there."""
+
+    job_id: str
+    name: str
+    data: str
+    opts: str
+    timestamp: int
+    delay: int
+    priority: int
+    lifo: bool
+    parent_key: str
+    parent: str
+
+
+def _new_job_argv(keys: QueueKeys, job: NewJob) -> tuple[Any, ...]:
+    return (
+        keys.key_prefix,
+        job["job_id"],
+        job["name"],
+        job["data"],
+        job["opts"],
+        job["timestamp"],
+        job["delay"],
+        job["priority"],
+        _flag(job["lifo"]),
+        job["parent_key"],
+        job["parent"],
+    )
+
+
+def add_job(keys: QueueKeys, **job: Unpack[NewJob]) -> Call[Any]:
     """addJob-10: create a job in wait, prioritized or delayed; replies its id."""
     return Call(
         "addJob",
         key_set(keys, ADD_KEYS),
-        (keys.key_prefix, job_id, name, data, opts, timestamp, delay, priority, _flag(lifo))
-        + (parent_key, parent),
-        job_id=job_id or None,
+        _new_job_argv(keys, job),
+        job_id=job["job_id"] or None,
         pipelined=True,
     )
 
 
 def add_flow_job(
-    keys: QueueKeys,
-    *,
-    job_id: str,
-    name: str,
-    data: str,
-    opts: str,
-    timestamp: int,
-    delay: int,
-    priority: int,
-    lifo: bool,
-    parent_key: str,
-    parent: str,
-    parent_later: bool,
-    has_children: bool,
+    keys: QueueKeys, *, parent_later: bool, has_children: bool, **job: Unpack[NewJob]
 ) -> Call[Any]:
     """addFlowJob-11: one node of a flow (a parent goes to waiting-children)."""
     return Call(
         "addFlowJob",
         key_set(keys, FLOW_KEYS),
-        (keys.key_prefix, job_id, name, data, opts, timestamp, delay, priority, _flag(lifo))
-        + (parent_key, parent, _flag(parent_later), _flag(has_children)),
-        job_id=job_id,
+        (*_new_job_argv(keys, job), _flag(parent_later), _flag(has_children)),
+        job_id=job["job_id"],
     )
 
 
