@@ -17,6 +17,7 @@ from django_bullq import Job, Queue, UnrecoverableError
 from django_bullq.core import redis_cost
 from django_bullq.core.errors import JobFailedError, JobNotFound, JobTimeoutError
 from django_bullq.core.worker import Dispatcher, Route, Worker, WorkerOptions
+from django_bullq.core.worker import threads as threads_module
 from django_bullq.core.worker.threads import JobThreads
 from tests.support.workerkit import dead_worker_fetch, events, make_worker, run_until
 
@@ -777,3 +778,50 @@ async def test_job_threads_skip_cancelled_and_queued_calls_at_shutdown() -> None
     await asyncio.sleep(0.05)  # the thread's callbacks reach the loop
     assert queued.cancelled()
     assert ran == ["first"]
+
+
+async def test_job_threads_run_blocking_calls_size_at_once() -> None:
+    """A thread wakes another only when no thread is searching, yet calls that block all get a
+    thread: four calls that wait for each other at a barrier all return."""
+    threads = JobThreads(4, "bullq-t")
+    barrier = threading.Barrier(4, timeout=5)
+    try:
+        assert await asyncio.gather(*(threads.run(barrier.wait) for _ in range(4))) != []
+        assert len(threads._threads) == 4
+    finally:
+        threads.shutdown(wait=True)
+
+
+async def test_job_threads_hand_results_back_in_one_loop_callback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Results that end while the loop is busy reach it together: one drain, not one each."""
+    drains: list[int] = []
+    drain = threads_module._HandBack.drain
+
+    def counted(self: Any) -> None:
+        drains.append(len(self.done))
+        drain(self)
+
+    monkeypatch.setattr(threads_module._HandBack, "drain", counted)
+    threads = JobThreads(2, "bullq-t")
+    try:
+        futures = [threads.run(lambda i=i: i) for i in range(50)]
+        time.sleep(0.3)  # noqa: ASYNC251 - the loop is busy while the threads run every call
+        assert await asyncio.gather(*futures) == list(range(50))
+        assert drains == [50]
+    finally:
+        threads.shutdown(wait=True)
+
+
+async def test_job_threads_strand_no_call() -> None:
+    """Calls made while threads go to sleep and wake (the searching handshake) all complete."""
+    threads = JobThreads(3, "bullq-t")
+    try:
+        for round_ in range(200):
+            calls = [threads.run(time.sleep, 0.0005 * (i % 3)) for i in range(round_ % 7 + 1)]
+            await asyncio.wait_for(asyncio.gather(*calls), 5)
+            if round_ % 10 == 0:
+                await asyncio.sleep(0.002)  # let every thread park
+    finally:
+        threads.shutdown(wait=True)
