@@ -298,6 +298,29 @@ def test_burst_without_redis_is_a_command_error(settings: Any, queue_name: str) 
         call_command("runworker", queue_name, "--burst", stdout=io.StringIO())
 
 
+@pytest.mark.parametrize("flags", [["--burst"], []], ids=["burst", "long-running"])
+def test_wrong_password_is_a_command_error_not_an_outage(
+    settings: Any, queue_name: str, flags: list[str]
+) -> None:
+    """A wrong password is a setting to fix, not an outage to wait out: both a --burst and a
+    long-running worker stop at once, saying so, without the password."""
+    from tests.support.redis_security import password_server
+
+    node = password_server()
+    try:
+        settings.BULLQ = {
+            **settings.BULLQ,
+            "CONNECTIONS": {"default": {"URL": f"redis://:wrong-pw@127.0.0.1:{node.port}/0"}},
+        }
+        with pytest.raises(CommandError) as caught:
+            call_command("runworker", queue_name, *flags, stdout=io.StringIO())
+        message = str(caught.value)
+        assert f"Redis at 127.0.0.1:{node.port} refused the credentials" in message, message
+        assert "wrong-pw" not in message
+    finally:
+        node.stop()
+
+
 # --- what a person meets (issue 14, scope 4) ---------------------------------------------
 
 

@@ -14,8 +14,9 @@ futex call and a GIL hand-over; about 35 µs a call with one wake-up each way, m
   callback, which sets every result that has arrived by the time it runs.
 
 So a stream of short calls is served by a few threads that seldom sleep, and calls that block
-get a thread each (a call waits for a thread only while ``size`` calls run). Like ``ThreadPoolExecutor``, its threads are not daemons: the
-interpreter waits at exit for a call still running in one.
+get a thread each (a call waits for a thread only while ``size`` calls run). Like
+``ThreadPoolExecutor``, its threads are not daemons: the interpreter waits at exit for a call
+still running in one.
 """
 
 from __future__ import annotations

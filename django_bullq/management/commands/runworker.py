@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from redis.exceptions import AuthenticationError as RedisAuthenticationError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -151,13 +152,19 @@ class Command(BaseCommand):
 
     @contextlib.contextmanager
     def _command_errors(self, names: list[str], *, burst: bool, wait: bool) -> Iterator[None]:
-        """Bad settings or names as a :class:`CommandError`; so is an unreachable Redis, unless
-        ``wait`` and not ``burst``: then the outage is logged once and the worker waits (it
-        logs "reconnected" once Redis is up)."""
+        """Bad settings or names as a :class:`CommandError`, and so are credentials Redis
+        refuses; so is an unreachable Redis, unless ``wait`` and not ``burst``: then the
+        outage is logged once and the worker waits (it logs "reconnected" once Redis is up)."""
         try:
             yield
         except (ConfigurationError, InvalidNameError) as exc:
             raise CommandError(str(exc)) from exc
+        except RedisAuthenticationError as exc:  # a setting to fix: waiting would not help
+            address = get_queue(names[0]).connection.address()
+            raise CommandError(
+                f"Redis at {address} refused the credentials of BULLQ['CONNECTIONS'] "
+                f"({type(exc).__name__}: {exc}); fix the password or ACL user"
+            ) from exc
         except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
             if burst or not wait:
                 raise CommandError(self._unreachable(names, exc, burst=burst)) from exc
