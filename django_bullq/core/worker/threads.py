@@ -135,12 +135,12 @@ class JobThreads:
             self._searching += 1
             self._sleepers.pop().release()
         elif len(self._threads) < self._size and not self._closed:
-            self._searching += 1
             thread = threading.Thread(
                 target=self._work, name=f"{self._prefix}_{len(self._threads)}"
             )
+            thread.start()  # it waits for _lock before it counts itself out of searching
             self._threads.append(thread)
-            thread.start()
+            self._searching += 1
 
     def _park(self, wake: threading.Lock) -> bool:
         """Stop searching and sleep until woken (``wake``, held, is this thread's lock: the
