@@ -88,28 +88,24 @@ class NewJob(TypedDict):
     parent: str
 
 
-def _new_job_argv(keys: QueueKeys, job: NewJob) -> tuple[Any, ...]:
-    return (
-        keys.key_prefix,
-        job["job_id"],
-        job["name"],
-        job["data"],
-        job["opts"],
-        job["timestamp"],
-        job["delay"],
-        job["priority"],
-        _flag(job["lifo"]),
-        job["parent_key"],
-        job["parent"],
-    )
-
-
 def add_job(keys: QueueKeys, **job: Unpack[NewJob]) -> Call[Any]:
     """addJob-10: create a job in wait, prioritized or delayed; replies its id."""
     return Call(
         "addJob",
         key_set(keys, ADD_KEYS),
-        _new_job_argv(keys, job),
+        (
+            keys.key_prefix,
+            job["job_id"],
+            job["name"],
+            job["data"],
+            job["opts"],
+            job["timestamp"],
+            job["delay"],
+            job["priority"],
+            "1" if job["lifo"] else "0",  # the producer's hot path: no _flag() call
+            job["parent_key"],
+            job["parent"],
+        ),
         job_id=job["job_id"] or None,
         pipelined=True,
     )
@@ -118,11 +114,12 @@ def add_job(keys: QueueKeys, **job: Unpack[NewJob]) -> Call[Any]:
 def add_flow_job(
     keys: QueueKeys, *, parent_later: bool, has_children: bool, **job: Unpack[NewJob]
 ) -> Call[Any]:
-    """addFlowJob-11: one node of a flow (a parent goes to waiting-children)."""
+    """addFlowJob-11: one node of a flow (a parent goes to waiting-children); its ARGV are
+    addJob's, then its own two."""
     return Call(
         "addFlowJob",
         key_set(keys, FLOW_KEYS),
-        (*_new_job_argv(keys, job), _flag(parent_later), _flag(has_children)),
+        (*add_job(keys, **job).args, _flag(parent_later), _flag(has_children)),
         job_id=job["job_id"],
     )
 
