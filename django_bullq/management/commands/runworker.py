@@ -25,9 +25,10 @@ from django_bullq.core.errors import InvalidNameError
 from django_bullq.core.worker.outage import outages
 from django_bullq.exceptions import ConfigurationError
 from django_bullq.producer.schedules import upsert_declared
-from django_bullq.worker.banner import banner, preflight
+from django_bullq.worker.banner import banner
 from django_bullq.worker.group import WorkerGroup, run_workers
 from django_bullq.worker.hygiene import in_flight
+from django_bullq.worker.preflight import preflight
 from django_bullq.worker.recycle import Recycler
 from django_bullq.worker.supervisor import RECYCLE_EXIT, run_processes
 
