@@ -59,19 +59,22 @@ class _Slot:
     """One thread's call: its command, and its reply or error once the write is read.
 
     ``gate`` is held from the start and released once, by the thread that filled the slot or
-    that hands this thread the writing (``lead``).
+    that hands this thread the writing (``lead``). Only a caller's first slot has one (the
+    caller waits on it); the other slots of a :meth:`ThreadPipeline.run_many` have None.
     """
 
     __slots__ = ("command", "error", "gate", "lead", "name", "reply")
 
-    def __init__(self, name: str, command: tuple[Any, ...]) -> None:
+    def __init__(self, name: str, command: tuple[Any, ...], *, gated: bool = True) -> None:
         self.name = name
         self.command = command
         self.reply: Any = _UNSET
         self.error: BaseException | None = None
         self.lead = False
-        self.gate = threading.Lock()
-        self.gate.acquire()
+        self.gate: threading.Lock | None = None
+        if gated:
+            self.gate = threading.Lock()
+            self.gate.acquire()
 
 
 class ThreadPipeline:
@@ -138,7 +141,8 @@ class ThreadPipeline:
         replies as :func:`~django_bullq.core.scripts.settle_replies` gives them."""
         if not self.enabled:
             return [self._scripts.run(name, keys, args) for keys, args in calls]
-        slots = [_Slot(name, self._scripts.evalsha_command(name, k, a)) for k, a in calls]
+        command = self._scripts.evalsha_command
+        slots = [_Slot(name, command(name, k, a), gated=not i) for i, (k, a) in enumerate(calls)]
         if slots:
             self._commit(slots)
         return settle_replies(
@@ -154,7 +158,7 @@ class ThreadPipeline:
             self._pending.extend(slots)
             lead = not self._busy
             self._busy = True
-        if not lead:
+        if not lead and own.gate is not None:  # a caller's first slot always has its gate
             own.gate.acquire()  # released with the replies, or to hand this thread the writing
         if lead or own.lead:
             self._lead(own)
@@ -176,10 +180,10 @@ class ThreadPipeline:
                     self._busy = False
                 else:
                     following.lead = True
-            if following is not None:
-                following.gate.release()
+            if following is not None and following.gate is not None:
+                following.gate.release()  # a caller's first slot: pending starts with one
             for slot in batch:
-                if slot is not own:
+                if slot is not own and slot.gate is not None:
                     slot.gate.release()
 
     def _write(self, batch: list[_Slot]) -> None:
@@ -220,7 +224,7 @@ class ThreadPipeline:
             conn = self._conn = self._pool.make_connection()
         try:
             data = (
-                [self._hiredis(command) for command in commands]
+                _coalesce([self._hiredis(command) for command in commands])
                 if self._hiredis is not None
                 else conn.pack_commands(commands)
             )
@@ -300,6 +304,31 @@ def _exchange(conn: Any, data: list[bytes], count: int) -> list[Any]:
         except ResponseError as exc:
             replies.append(exc)
     return replies
+
+
+#: Packed commands up to this many bytes are joined into one buffer (redis-py's own
+#: ``pack_commands`` joins below 6,000); a larger one is sent as it is, not copied.
+_JOIN_BELOW_BYTES = 64 * 1024
+
+
+def _coalesce(packed: list[bytes]) -> list[bytes]:
+    """``packed`` as few buffers: redis-py's sync ``send_packed_command`` makes one
+    ``sendall`` system call per item, which for a bulk add of 1,000 jobs was 1,000 calls."""
+    if len(packed) == 1:
+        return packed
+    buffers: list[bytes] = []
+    small: list[bytes] = []
+    for piece in packed:
+        if len(piece) < _JOIN_BELOW_BYTES:
+            small.append(piece)
+            continue
+        if small:
+            buffers.append(b"".join(small))
+            small = []
+        buffers.append(piece)
+    if small:
+        buffers.append(b"".join(small))
+    return buffers
 
 
 def _noscript(reply: Any) -> bool:

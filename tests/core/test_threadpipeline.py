@@ -91,6 +91,24 @@ def test_a_lone_thread_pays_one_round_trip_per_add(queue: Queue, round_trips: li
     assert queue.get_job_counts("waiting")["waiting"] == 21
 
 
+def test_a_write_of_many_calls_is_one_socket_send(queue: Queue, monkeypatch: Any) -> None:
+    # redis-py's sync send_packed_command calls sendall once per item of the list it gets:
+    # a bulk add of 1,000 jobs handed it 1,000 packed commands, so 1,000 system calls
+    queue.add("warm", None)
+    sends: list[int] = []
+    real = redis.connection.Connection.send_packed_command
+
+    def send_packed_command(self: Any, command: Any, *args: Any, **kwargs: Any) -> None:
+        sends.append(len(command) if isinstance(command, list) else 1)
+        real(self, command, *args, **kwargs)
+
+    monkeypatch.setattr(redis.connection.Connection, "send_packed_command", send_packed_command)
+    jobs = queue.add_bulk([("t", {"i": i}) for i in range(1000)], chunk_size=500)
+    assert sends == [1, 1]  # one buffer per write
+    assert [job.data for job in jobs] == [{"i": i} for i in range(1000)]
+    assert queue.get_job_counts("waiting")["waiting"] == 1001
+
+
 def test_many_threads_many_adds_each_get_their_own_ids(queue: Queue, r: redis.Redis) -> None:
     per_thread = 200
 
