@@ -76,6 +76,30 @@ class Job:
     cancel_token: CancelToken | None = field(default=None, repr=False)
 
     @classmethod
+    def added(
+        cls,
+        queue: Queue | None,
+        job_id: str,
+        name: str,
+        data: Any,
+        opts: dict[str, Any],
+        meta: tuple[int, int, int],
+    ) -> Job:
+        """The Job a producer just added (``meta``: its timestamp ms, delay ms, priority):
+        ``Job(queue=..., id=..., ...)`` built as :meth:`from_hash` builds one, without the
+        28-argument ``__init__`` (a bulk add makes one per job)."""
+        job = object.__new__(cls)
+        job.stacktrace = []  # the fields of _FRESH other than opts, set as attributes: an
+        job.raw = {}  # instance dict would be one more object for the GC to track per job
+        job.queue = queue
+        job.id = job_id
+        job.name = name
+        job.data = data
+        job.opts = opts
+        job.timestamp, job.delay, job.priority = meta
+        return job
+
+    @classmethod
     def from_hash(cls, queue: Queue | None, job_id: str, raw: Any) -> Job:
         """Build a Job from ``HGETALL`` output (a dict or a flat list, bytes or str).
 

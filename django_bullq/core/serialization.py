@@ -43,6 +43,40 @@ def dumps(value: Any, what: str = "value") -> str:
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
+class Encoded:
+    """A JSON value and its text, encoded once by :func:`dumps`.
+
+    :meth:`Queue.add <django_bullq.core.queue.queue.Queue.add>`, ``aadd`` and ``add_bulk``
+    take one as a job's ``data``: they store :attr:`text` as it is (still checked against the
+    payload limit) and give the :class:`~django_bullq.core.job.Job` :attr:`value`. A producer
+    that has encoded the data to check it (``@task``) thus does not encode it twice.
+
+    Attributes:
+        value: the JSON value. text: its JSON text, as :func:`dumps` made it.
+    """
+
+    __slots__ = ("text", "value")
+
+    def __init__(self, value: Any, text: str) -> None:
+        self.value = value
+        self.text = text
+
+    def __repr__(self) -> str:
+        return f"Encoded({self.text})"
+
+
+def data_text(data: Any, what: str) -> tuple[Any, str]:
+    """``data``'s JSON value and text: an :class:`Encoded`'s own, else :func:`dumps` (``what``
+    names it in the error).
+
+    Raises:
+        SerializationError: as :func:`dumps`.
+    """
+    if type(data) is Encoded:
+        return data.value, data.text
+    return data, dumps(data, what)
+
+
 def check_size(text: str, limit: int, what: str) -> int:
     """Refuse JSON ``text`` larger than ``limit`` bytes (``0`` = no limit); returns its size.
 

@@ -31,7 +31,7 @@ from django.utils import timezone
 from ..conf import bullq_settings, get_queue
 from ..core.flow import FlowProducer, FlowTree
 from ..core.options import JobOptions, now_ms, to_delay_ms
-from ..core.serialization import dumps, loads
+from ..core.serialization import Encoded, data_text, dumps, loads
 
 logger = logging.getLogger("django_bullq.outbox")
 
@@ -49,9 +49,10 @@ def write(database: str, queue_name: str, name: str, data: Any, options: dict[st
 
     Args:
         database: database alias. queue_name: resolved queue name. name: job name.
-        data: JSON value. options: JobOptions fields; ``delay`` (ms, timedelta or aware
-            datetime) is kept as the due time, so time spent in the outbox counts; the job's
-            ``timestamp`` is now; ``job_id`` defaults to :func:`new_job_id`.
+        data: JSON value (or an :class:`~django_bullq.core.serialization.Encoded` one).
+            options: JobOptions fields; ``delay`` (ms, timedelta or aware datetime) is kept
+            as the due time, so time spent in the outbox counts; the job's ``timestamp`` is now;
+            ``job_id`` defaults to :func:`new_job_id`.
 
     Returns:
         The saved :class:`~django_bullq.models.OutboxJob`.
@@ -89,7 +90,7 @@ def job_row(queue_name: str, name: str, data: Any, options: dict[str, Any]) -> A
         job_id=stored.pop("job_id"),
         queue=queue_name,
         name=name,
-        data=dumps(data, f"data of job {name!r}"),
+        data=data_text(data, f"data of job {name!r}")[1],
         options=dumps(stored, "outbox job options"),
         created_at=timezone.now(),
     )
@@ -179,7 +180,12 @@ def push(row: Any) -> Any:
         return get_queue(row.queue).upsert_job_scheduler(
             row.name, loads(row.options, {}), loads(row.data)
         )
-    return get_queue(row.queue).add(row.name, loads(row.data), **_job_options(row))
+    return get_queue(row.queue).add(row.name, _stored_data(row), **_job_options(row))
+
+
+def _stored_data(row: Any) -> Encoded:
+    """The data of a job row, with the JSON text stored (the queue does not encode it again)."""
+    return Encoded(loads(row.data), row.data)
 
 
 def _job_options(row: Any) -> dict[str, Any]:
@@ -223,7 +229,7 @@ def relay_jobs(
                 return False
             ordered = [found[pk] for pk in pks]
             jobs = get_queue(ordered[0].queue).add_bulk(
-                [(row.name, loads(row.data), _job_options(row)) for row in ordered],
+                [(row.name, _stored_data(row), _job_options(row)) for row in ordered],
                 chunk_size=chunk_size,
             )
     except Exception:

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,11 +55,11 @@ class PendingEnqueue(Pending[Job]):
 
     id: str  # always known: given in advance by submit()
 
-    def __init__(self, task_name: str, args: list[Any], kwargs: dict[str, Any]) -> None:
+    def __init__(self, task_name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
         super().__init__(f"job {task_name!r}", id="")
         self.task_name = task_name
-        self.args = args
-        self.kwargs = kwargs
+        self.args = list(args)  # copies: the values as of the call
+        self.kwargs = dict(kwargs)
         self.deduplicated = False
 
     @property

@@ -17,10 +17,11 @@ from datetime import datetime
 from typing import Any, ParamSpec, TypeVar, Unpack, overload
 
 from ..conf import get_queue
+from ..core.errors import SerializationError
 from ..core.job import Job
 from ..core.options import JobOptions
 from ..core.queue import Queue
-from ..core.serialization import dumps
+from ..core.serialization import Encoded, dumps
 from ..timeutils import aware
 from .pending import BoundCall, EnqueueItem, PendingEnqueue
 from .registry import import_path, registry
@@ -230,9 +231,9 @@ class Task[**P, R]:
         return JobAdd(
             self.queue_name,
             self.name,
-            self._data(args, kwargs, item),
+            self._encoded(args, kwargs, item),
             _resolve(dict(self.job_options)) if options is None else options,
-            functools.partial(PendingEnqueue, self.name, list(args), dict(kwargs)),
+            functools.partial(PendingEnqueue, self.name, args, kwargs),  # it copies them
             database=self.database,
             on_commit=self.on_commit,
             outbox=self.outbox,
@@ -245,13 +246,22 @@ class Task[**P, R]:
         """The job data and options of one call."""
         return self._data(args, kwargs), dict(self.job_options)
 
-    def _data(self, args: tuple[Any, ...], kwargs: dict[str, Any], item: int | None = None) -> Any:
-        """The job data of one call, its arguments checked as JSON; ``item``: its index in an
-        ``enqueue_many``, named in the error.
+    def _data(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """The job data of one call (``{"args": [...], "kwargs": {...}}``; raw tasks: the one
+        value), checked as :meth:`_encoded` checks it."""
+        return self._encoded(args, kwargs).value
+
+    def _encoded(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], item: int | None = None
+    ) -> Encoded:
+        """The job data of one call and its JSON text, encoded once (the queue stores that
+        text); ``item``: its index in an ``enqueue_many``, named in the error.
 
         Raises:
-            SerializationError: an argument is not JSON. TypeError: a raw task not given one
-                value.
+            SerializationError: an argument is not JSON: the message names the task and the
+                argument (its position or keyword), found by encoding the arguments one by one
+                only once the data as a whole failed. TypeError: a call the function does not
+                take, or a raw task not given one value.
         """
         where = f"task {self.name!r}" if item is None else f"task {self.name!r}, item {item}"
         if self.raw:
@@ -261,14 +271,17 @@ class Task[**P, R]:
                     f"(the job data), got {len(args)} positional and "
                     f"{len(kwargs)} keyword argument(s)"
                 )
-            dumps(args[0], f"data of {where}")
-            return args[0]
+            return Encoded(args[0], dumps(args[0], f"data of {where}"))
         self._check_call(args, kwargs, where)
-        for index, value in enumerate(args):
-            dumps(value, f"argument {index} (positional) of {where}")
-        for key, value in kwargs.items():
-            dumps(value, f"argument {key!r} (keyword) of {where}")
-        return {"args": list(args), "kwargs": dict(kwargs)}
+        data = {"args": list(args), "kwargs": dict(kwargs)}
+        try:
+            return Encoded(data, dumps(data, f"data of {where}"))
+        except SerializationError:
+            for index, value in enumerate(args):
+                dumps(value, f"argument {index} (positional) of {where}")
+            for key, value in kwargs.items():
+                dumps(value, f"argument {key!r} (keyword) of {where}")
+            raise  # no one argument fails alone (a keyword name that is not valid Unicode)
 
     # --- job schedulers --------------------------------------------------------------------
 
@@ -351,6 +364,11 @@ class Task[**P, R]:
         }
 
 
+#: The keyword arguments of a tuple item: one shared dict, never changed (the job data, and a
+#: pending enqueue, copy what they keep).
+_NO_KWARGS: dict[str, Any] = {}
+
+
 def _item_call(name: str, index: int, item: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """The ``(args, kwargs)`` of one item of ``enqueue_many``."""
     if isinstance(item, BoundCall):
@@ -361,7 +379,7 @@ def _item_call(name: str, index: int, item: Any) -> tuple[tuple[Any, ...], dict[
             )
         return tuple(item.args), dict(item.kwargs)
     if isinstance(item, tuple):
-        return item, {}
+        return item, _NO_KWARGS
     if isinstance(item, Mapping):
         return (), dict(item)
     raise TypeError(

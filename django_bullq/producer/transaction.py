@@ -31,7 +31,7 @@ from django.db import transaction
 from ..conf import bullq_settings, get_queue
 from ..core.errors import NotEnqueuedError
 from ..core.job import Job
-from ..core.serialization import dumps, loads
+from ..core.serialization import Encoded, data_text, loads
 from ..exceptions import ConfigurationError
 
 logger = logging.getLogger("django_bullq.enqueue")
@@ -361,11 +361,12 @@ def _many_on_commit[PendingT: "Pending[Job]"](
 
 def _prepare_pending[PendingT: "Pending[Job]"](
     add: JobAdd[PendingT], queue_name: str
-) -> tuple[PendingT, Any, dict[str, Any]]:
+) -> tuple[PendingT, Encoded, dict[str, Any]]:
     """What an add that waits for the commit keeps: its pending (id given in advance), its
     data as of this call and its options with that id."""
     name = add.name
-    data = loads(dumps(add.data, f"data of job {name!r}"))  # the values as of this call
+    text = data_text(add.data, f"data of job {name!r}")[1]
+    data = Encoded(loads(text), text)  # the values as of this call, encoded once
     options = {**add.options, "job_id": add.options.get("job_id") or new_job_id()}
     pending = add.pending()
     pending.what = f"job {name!r} (id {options['job_id']})"

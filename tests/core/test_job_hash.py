@@ -1,4 +1,5 @@
-"""Job.from_hash: a job hash (HGETALL reply) decoded into a Job, cheaply and never raising."""
+"""Job.from_hash: a job hash (HGETALL reply) decoded into a Job, cheaply and never raising; and
+Job.added, the job a producer just added, built without the constructor as well."""
 
 from __future__ import annotations
 
@@ -103,6 +104,21 @@ def test_unset_fields_have_the_dataclass_defaults() -> None:
     decoded.opts["k"] = 1
     decoded.stacktrace.append("t")
     assert other.opts == {} and other.stacktrace == []
+
+
+def test_an_added_job_reads_as_one_built_by_the_constructor() -> None:
+    # Job.added sets the default_factory fields by hand: a new one must be set there too
+    added = Job.added(None, "1", "x", {"a": 1}, {"attempts": 2}, (5, 6, 7))
+    built = Job(
+        queue=None, id="1", name="x", data={"a": 1}, opts={"attempts": 2},
+        timestamp=5, delay=6, priority=7,
+    )  # fmt: skip
+    for field in dataclasses.fields(Job):
+        assert getattr(added, field.name) == getattr(built, field.name), field.name
+    other = Job.added(None, "2", "x", None, {}, (0, 0, 0))
+    added.stacktrace.append("t")
+    added.raw["k"] = "v"
+    assert other.stacktrace == [] and other.raw == {}
 
 
 def test_corrupt_hash_gives_readable_reasons_and_never_raises() -> None:

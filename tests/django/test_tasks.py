@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -175,6 +176,49 @@ def test_non_json_argument_fails_at_enqueue(
 async def test_non_json_argument_fails_at_aenqueue(queue_name: str) -> None:
     with pytest.raises(SerializationError, match="argument 'b'"):
         await sample.add.using(queue=queue_name).aenqueue(1, b=object())
+
+
+def count_encodes(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The values JSON-encoded from now on (every ``dumps`` goes through ``_ENCODER``)."""
+    from django_bullq.core import serialization
+
+    seen: list[Any] = []
+    real = serialization._ENCODER.encode
+
+    class Counting(json.JSONEncoder):
+        def encode(self, o: Any) -> str:
+            seen.append(o)
+            return real(o)
+
+    monkeypatch.setattr(serialization, "_ENCODER", Counting())
+    return seen
+
+
+def test_enqueue_encodes_the_job_data_once(
+    queue_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the arguments were encoded one by one to check them, then the queue encoded the data
+    # again: each argument encoded twice per enqueue
+    add = sample.add.using(queue=queue_name)
+    seen = count_encodes(monkeypatch)
+    job = add.enqueue(1, b={"deep": [1, 2]})
+    assert isinstance(job, Job)
+    assert [value for value in seen if value != job.opts] == [
+        {"args": [1], "kwargs": {"b": {"deep": [1, 2]}}}
+    ]
+    assert get_queue(queue_name).get_job(job.id).data == job.data  # type: ignore[union-attr]
+
+
+def test_enqueue_many_encodes_each_job_data_once(
+    queue_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    add = sample.add.using(queue=queue_name)
+    seen = count_encodes(monkeypatch)
+    jobs = add.enqueue_many([(i,) for i in range(5)])
+    assert isinstance(jobs[0], Job)
+    expected = [{"args": [i], "kwargs": {}} for i in range(5)]
+    assert [value for value in seen if value != jobs[0].opts] == expected
+    assert [job.data for job in jobs] == expected
 
 
 # --- raw tasks (jobs of other BullMQ producers) --------------------------------------------

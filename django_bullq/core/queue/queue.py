@@ -13,7 +13,7 @@ from ..connection import reaching
 from ..job import Job
 from ..names import check_same_slot
 from ..options import JobOptions, now_ms, parent_link, to_delay_ms
-from ..serialization import check_size, dumps, to_str
+from ..serialization import Encoded, check_size, data_text, dumps, to_str
 from .getters import QueueGetters
 from .schedulers import JobSchedulers
 
@@ -75,8 +75,8 @@ class Queue(QueueGetters, JobSchedulers):
                 memo[id(opts)] = opts  # holds opts, so its id stays its own for the call
         delay = to_delay_ms(opts.delay, now)
         what = f"job {name!r}" if flow is None else f"flow node {name!r}"
-        data_text = dumps(data, f"data of {what}")
-        check_size(data_text, self.max_payload_bytes, f"data of {what}")
+        _, text = data_text(data, f"data of {what}")
+        check_size(text, self.max_payload_bytes, f"data of {what}")
         cached = memo.get((id(opts), delay)) if memo is not None else None
         if cached is None:
             stored = opts.to_stored(delay)
@@ -98,7 +98,7 @@ class Queue(QueueGetters, JobSchedulers):
             self.keys,
             job_id=opts.job_id or (flow[0] if flow else ""),
             name=name,
-            data=data_text,
+            data=text,
             opts=opts_text,
             timestamp=timestamp,
             delay=delay,
@@ -107,7 +107,7 @@ class Queue(QueueGetters, JobSchedulers):
             parent_key=parent_key,
             parent=parent_json,
         )
-        return call, stored, (timestamp, delay, opts.priority)
+        return call, stored, (int(timestamp), int(delay), int(opts.priority))
 
     def add(
         self, name: str, data: Any = None, options: JobOptions | None = None, **overrides: Any
@@ -116,7 +116,8 @@ class Queue(QueueGetters, JobSchedulers):
 
         Args:
             name: job name (a task's name, or any name a BullMQ worker expects).
-            data: JSON value stored as the job's ``data``.
+            data: JSON value stored as the job's ``data``, or an
+                :class:`~django_bullq.core.serialization.Encoded` one (its text stored as is).
             options: :class:`JobOptions`; ``overrides`` are JobOptions fields applied on top
                 (e.g. ``delay=5000`` ms, ``priority=1``, ``attempts=3``).
 
@@ -152,15 +153,8 @@ class Queue(QueueGetters, JobSchedulers):
     def _new_job(
         self, job_id: str, name: str, data: Any, meta: tuple[int, int, int], stored: dict[str, Any]
     ) -> Job:
-        return Job(
-            queue=self,
-            id=job_id,
-            name=name,
-            data=data,
-            opts=stored,
-            timestamp=int(meta[0]),
-            delay=int(meta[1]),
-            priority=int(meta[2]),
+        return Job.added(
+            self, job_id, name, data.value if type(data) is Encoded else data, stored, meta
         )
 
     def add_bulk(
@@ -172,7 +166,8 @@ class Queue(QueueGetters, JobSchedulers):
         """Add many jobs in one round trip (BullMQ ``addBulk``: a pipeline, not atomic as a whole).
 
         Args:
-            jobs: ``(name, data)`` or ``(name, data, {JobOptions field: value})`` tuples.
+            jobs: ``(name, data)`` or ``(name, data, {JobOptions field: value})`` tuples
+                (``data`` as :meth:`add` takes it).
             chunk_size: at most this many jobs per write (one round trip each); 0 = all in one.
 
         Returns:
