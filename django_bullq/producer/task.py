@@ -195,7 +195,9 @@ class Task[**P, R]:
             SerializationError: an item's arguments are not JSON. TypeError: an item is not a
                 call of the function's signature or not one of the item kinds. The message
                 names the task and the item's index, and nothing of the batch is written.
-            ValueError: bad options or ``chunk_size``. ParentMissing: as ``Queue.add_bulk``.
+            ValueError: bad options or ``chunk_size``, or a ``job_id`` option (every item
+                would get that one id) with more than one item. ParentMissing: as
+                ``Queue.add_bulk``.
             RedisUnavailableError: Redis unreachable (the chunks written before it stay).
         """
         return submit_many(self._adds(calls, chunk_size), chunk_size)
@@ -217,6 +219,12 @@ class Task[**P, R]:
         for index, item in enumerate(calls):
             args, kwargs = _item_call(self.name, index, item)
             adds.append(self._add(args, kwargs, index, options))
+        if options.get("job_id") and len(adds) > 1:
+            raise ValueError(
+                f"task {self.name!r}: job_id {options['job_id']!r} would be the id of all "
+                f"{len(adds)} items of enqueue_many (the first added, the others absorbed by "
+                "it); give each job its own id with enqueue, or leave job_id unset"
+            )
         return adds
 
     def _add(

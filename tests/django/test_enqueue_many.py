@@ -11,7 +11,7 @@ from django.db import transaction
 
 from django_bullq import BoundCall
 from django_bullq.conf import get_queue
-from django_bullq.core.errors import NotEnqueuedError, SerializationError
+from django_bullq.core.errors import NotEnqueuedError, PayloadTooLargeError, SerializationError
 from django_bullq.core.job import Job
 from django_bullq.models import OutboxJob
 from django_bullq.producer.outbox import relay
@@ -104,6 +104,27 @@ def test_a_bad_item_names_the_task_and_index_and_writes_nothing(
     assert named in str(info.value)
     assert "'tests.testapp.tasks.add'" in str(info.value)
     assert get_queue(queue_name).count() == 0
+
+
+def test_an_oversized_item_names_its_index_and_writes_nothing(
+    settings: Any, queue_name: str
+) -> None:
+    settings.BULLQ = {**settings.BULLQ, "MAX_PAYLOAD_BYTES": 1000}
+    with pytest.raises(PayloadTooLargeError) as info:
+        sample.add.using(queue=queue_name).enqueue_many([(1,), ("x" * 2000,), (3,)])
+    assert "'tests.testapp.tasks.add' (item 1 of the bulk add)" in str(info.value)
+    assert "over the payload limit of 1000 bytes" in str(info.value)
+    assert get_queue(queue_name).count() == 0
+
+
+def test_one_job_id_for_many_items_is_refused(queue_name: str) -> None:
+    # every item would get the same custom id: the first added, the rest absorbed by it
+    add = sample.add.using(queue=queue_name, job_id="report-1")
+    with pytest.raises(ValueError, match=r"job_id 'report-1'.*2 items"):
+        add.enqueue_many([(1,), (2,)])
+    assert get_queue(queue_name).count() == 0
+    (job,) = jobs_of(add.enqueue_many([(1,)]))
+    assert job.id == "report-1"
 
 
 @pytest.mark.parametrize(("args", "kwargs"), [((1, 2, 3), {}), ((1,), {"cc": 3}), ((), {"b": 1})])

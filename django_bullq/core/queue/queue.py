@@ -45,6 +45,7 @@ class Queue(QueueGetters, JobSchedulers):
         overrides: dict[str, Any],
         memo: dict[Any, Any] | None = None,
         flow: tuple[str, bool, bool] | None = None,
+        item: int | None = None,
     ) -> tuple[Call[Any], dict[str, Any], tuple[int, int, int]]:
         """The ``addJob`` call of one job, its stored options and (timestamp, delay, priority).
 
@@ -53,7 +54,8 @@ class Queue(QueueGetters, JobSchedulers):
         instead of redoing them per job.
         ``flow`` (a node of :class:`~django_bullq.core.flow.FlowProducer`: its id when the
         options name none, whether its parent is in the same flow, whether it has children)
-        builds ``addFlowJob`` instead.
+        builds ``addFlowJob`` instead. ``item``: the job's index in a bulk add, named in the
+        errors.
         """
         shared = memo.get(("overrides", id(overrides))) if memo is not None else None
         if shared is not None and shared[0] is overrides:
@@ -75,6 +77,8 @@ class Queue(QueueGetters, JobSchedulers):
                 memo[id(opts)] = opts  # holds opts, so its id stays its own for the call
         delay = to_delay_ms(opts.delay, now)
         what = f"job {name!r}" if flow is None else f"flow node {name!r}"
+        if item is not None:
+            what += f" (item {item} of the bulk add)"
         _, text = data_text(data, f"data of {what}")
         check_size(text, self.max_payload_bytes, f"data of {what}")
         cached = memo.get((id(opts), delay)) if memo is not None else None
@@ -197,7 +201,10 @@ class Queue(QueueGetters, JobSchedulers):
             raise ValueError(f"chunk_size must be an int >= 0, got {chunk_size!r}")
         jobs = list(jobs)
         memo: dict[Any, Any] = {}
-        adds = [self._add_call(j[0], j[1], None, j[2] if len(j) > 2 else {}, memo) for j in jobs]
+        adds = [
+            self._add_call(j[0], j[1], None, j[2] if len(j) > 2 else {}, memo, item=index)
+            for index, j in enumerate(jobs)
+        ]
         step = chunk_size or max(len(adds), 1)
         ids: list[Any] = []
         for start in range(0, len(adds), step):
