@@ -87,6 +87,43 @@ def test_failed_job_does_not_stop_the_worker(queue_name: str) -> None:
     assert bad.stacktrace and "RuntimeError: boom" in bad.stacktrace[-1]
 
 
+#: Where django_bullq's own files are (a path in a trace means one of its frames).
+PACKAGE_DIR = os.path.dirname(django_bullq.__file__) + os.sep
+
+
+@pytest.mark.parametrize(
+    ("task_", "first_frame", "error"),
+    [
+        (sample.always_fails, "in always_fails", "RuntimeError: boom"),
+        (sample.async_fails, "in async_fails", "RuntimeError: async boom"),
+        (sample.fails_in_a_helper, "in fails_in_a_helper", "ValueError: raised in a helper"),
+    ],
+)
+def test_a_failed_jobs_traceback_starts_at_the_task(
+    queue_name: str, task_: Any, first_frame: str, error: str
+) -> None:
+    # the trace held 8 frames of the worker's own (worker.py, execution.py, threads.py,
+    # dispatch.py) before the task's: what the admin and the log showed first
+    args = ("k",) if task_ is sample.always_fails else ()
+    job = task_.using(queue=queue_name, attempts=1).enqueue(*args)
+    burst(queue_name)
+    trace = job.refresh().stacktrace[-1]
+    lines = trace.splitlines()
+    assert lines[0] == "Traceback (most recent call last):"
+    assert first_frame in lines[1], trace
+    assert PACKAGE_DIR not in trace, trace
+    assert lines[-1] == error
+
+
+def test_a_traceback_that_is_all_the_workers_is_kept_whole(queue_name: str) -> None:
+    # an error raised inside django_bullq itself (here: data of the wrong shape for the
+    # task) keeps its frames: there is no task frame to start at
+    job = get_queue(queue_name).add(sample.add.name, {"args": "not a list"})
+    burst(queue_name)
+    trace = job.refresh().stacktrace[-1]
+    assert PACKAGE_DIR in trace and "UnrecoverableError" in trace
+
+
 # --- subprocess: signals and exit codes (case B10) -----------------------------------------
 
 

@@ -194,3 +194,17 @@ async def async_leak_atomic() -> None:
 async def async_in_atomic_block() -> bool:
     """Whether asgiref's thread's connection is inside an atomic block."""
     return await sync_to_async(lambda: connection.in_atomic_block)()
+
+
+@task
+async def async_fails() -> None:
+    raise RuntimeError("async boom")
+
+
+def _raise_deeper() -> None:
+    raise ValueError("raised in a helper")
+
+
+@task
+def fails_in_a_helper() -> None:
+    _raise_deeper()

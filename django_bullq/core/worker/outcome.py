@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import traceback
 from dataclasses import dataclass
 from typing import Any, TypedDict
@@ -91,6 +92,27 @@ def failed_reason(exc: BaseException) -> str:
 def _run_ms(job: Job) -> int:
     """ms from the attempt's start (``processedOn``) to now; 0 when unknown."""
     return max(0, now_ms() - job.processed_on) if job.processed_on else 0
+
+
+#: Where the frames of the worker's own code live (``django_bullq/``), and asyncio's: the
+#: frames a task's error passes through on its way back to the worker.
+_OWN_DIRS = (
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep,
+    os.path.dirname(os.path.abspath(asyncio.__file__)) + os.sep,
+)
+
+
+def drop_worker_frames(exc: BaseException) -> BaseException:
+    """``exc`` with the frames of the worker's own calls (the worker, its job threads, the
+    task dispatch, asyncio) cut from the top of its traceback, so the trace stored in the job
+    and logged starts at the task's code. A traceback with no other frame (an error raised by
+    django_bullq itself) is left whole. Returns ``exc`` (its ``__traceback__`` replaced)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename.startswith(_OWN_DIRS):
+        tb = tb.tb_next
+    if tb is not None and tb is not exc.__traceback__:
+        exc.__traceback__ = tb
+    return exc
 
 
 def _stacktrace(exc: BaseException) -> list[str]:

@@ -43,7 +43,7 @@ from .options import (
     WorkerOptions,
 )
 from .outage import is_outage, outages
-from .outcome import Outcome, failed_reason
+from .outcome import Outcome, drop_worker_frames, failed_reason
 from .shutdown import SignalStop
 from .state import parse_score
 from .threads import JobThreads
@@ -421,7 +421,7 @@ class Worker(Execution, Outcome, Duties):
                 if isinstance(exc, RateLimitError) or failed_reason(exc) == RATE_LIMIT_ERROR:
                     await self._move_limited_back(job)
                     return None
-                return await self._handle_failure(job, exc)
+                return await self._handle_failure(job, drop_worker_frames(exc))
             return await self._finish(job, "completed", value)
         except ScriptError as exc:
             logger.warning(
