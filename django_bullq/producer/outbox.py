@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from collections.abc import Callable
 from datetime import datetime
@@ -27,6 +28,8 @@ from typing import Any
 
 from django.db import close_old_connections, connections, transaction
 from django.utils import timezone
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ..conf import bullq_settings, get_queue
 from ..core.flow import FlowProducer, FlowTree
@@ -34,6 +37,9 @@ from ..core.options import JobOptions, now_ms, to_delay_ms
 from ..core.serialization import Encoded, data_text, dumps, loads
 
 logger = logging.getLogger("django_bullq.outbox")
+
+#: What a write meets when Redis cannot be reached (``RedisUnavailableError`` is the first).
+_UNREACHABLE = (RedisConnectionError, RedisTimeoutError)
 
 #: ``OutboxJob.kind`` of each write.
 KIND_JOB, KIND_FLOW, KIND_SCHEDULER = "job", "flow", "scheduler"
@@ -232,6 +238,14 @@ def relay_jobs(
                 [(row.name, _stored_data(row), _job_options(row)) for row in ordered],
                 chunk_size=chunk_size,
             )
+    except _UNREACHABLE as exc:
+        logger.warning(
+            "outbox: %s rows on database %r wait for Redis (runworker's relay moves them): %s",
+            len(pks),
+            database,
+            exc,
+        )
+        return False
     except Exception:
         logger.exception(
             "outbox: %s rows on database %r not moved to Redis yet", len(pks), database
@@ -252,22 +266,34 @@ def relay_row(database: str, pk: int, on_moved: Callable[[Any], None] | None = N
         True when this call moved it; False when another relay took the row first, or the
         move failed (logged; the row stays for ``runworker``'s relay).
     """
+    try:
+        return _move_row(database, pk, on_moved)
+    except _UNREACHABLE as exc:
+        logger.warning(
+            "outbox: row %s on database %r waits for Redis (runworker's relay moves it): %s",
+            pk,
+            database,
+            exc,
+        )
+    except Exception:
+        logger.exception(
+            "outbox: write of row %s on database %r not moved to Redis yet", pk, database
+        )
+    return False
+
+
+def _move_row(database: str, pk: int, on_moved: Callable[[Any], None] | None) -> bool:
+    """:func:`relay_row`'s move; raises what the move raised (the transaction rolled back)."""
     from ..models import OutboxJob
 
     rows = OutboxJob.objects.using(database)
     if connections[database].features.has_select_for_update_skip_locked:
         rows = rows.select_for_update(skip_locked=True)  # another relay holds it: skip
-    try:
-        with transaction.atomic(using=database):
-            row = rows.filter(pk=pk).first()
-            if row is None or not _claim(database, row.pk):
-                return False
-            moved = push(row)
-    except Exception:
-        logger.exception(
-            "outbox: write of row %s on database %r not moved to Redis yet", pk, database
-        )
-        return False
+    with transaction.atomic(using=database):
+        row = rows.filter(pk=pk).first()
+        if row is None or not _claim(database, row.pk):
+            return False
+        moved = push(row)
     if on_moved is not None:
         on_moved(moved)
     return True
@@ -297,7 +323,55 @@ def relay(database: str, limit: int | None = None) -> int:
         .order_by("created_at", "id")
         .values_list("pk", flat=True)[:limit]
     )
-    return sum(1 for pk in pks if relay_row(database, pk))
+    moved = 0
+    for index, pk in enumerate(pks):
+        try:
+            moved += _move_row(database, pk, None)
+        except _UNREACHABLE as exc:  # the rest would meet it too: the pass ends
+            _outage.failed(database, len(pks) - index, exc)
+            return moved
+        except Exception:
+            logger.exception(
+                "outbox: write of row %s on database %r not moved to Redis yet", pk, database
+            )
+    if pks:  # an empty outbox says nothing of Redis
+        _outage.reached(database, moved)
+    return moved
+
+
+class _RelayOutage:
+    """The relay's log of a Redis outage: one WARNING when a pass first meets it, one INFO
+    when a pass gets through again, DEBUG in between (``runworker`` relays once a second)."""
+
+    def __init__(self) -> None:
+        #: database alias -> monotonic time (s) the outage was first met
+        self.since: dict[str, float] = {}
+
+    def failed(self, database: str, waiting: int, exc: BaseException) -> None:
+        if database in self.since:
+            logger.debug("outbox: Redis still unreachable: %s", exc)
+            return
+        self.since[database] = time.monotonic()
+        logger.warning(
+            "outbox: Redis unreachable; %s rows of database %r wait in the outbox and are "
+            "moved once it is back (%s)",
+            waiting,
+            database,
+            exc,
+        )
+
+    def reached(self, database: str, moved: int) -> None:
+        since = self.since.pop(database, None)
+        if since is not None:
+            logger.info(
+                "outbox: Redis reachable again after %.1f s; %s rows of database %r moved",
+                time.monotonic() - since,
+                moved,
+                database,
+            )
+
+
+_outage = _RelayOutage()
 
 
 def relay_all() -> int:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 import uuid
@@ -20,6 +21,7 @@ from django_bullq.producer.outbox import push, relay, relay_all
 from django_bullq.producer.pending import PendingEnqueue
 from django_bullq.worker.group import WorkerGroup, arun_group, build_worker
 from tests.support.helpers_django import burst
+from tests.support.redis_server import free_port
 from tests.testapp import tasks as sample
 from tests.testapp.models import Note
 
@@ -149,6 +151,36 @@ def test_crash_after_commit_is_relayed_by_the_worker(
     burst(queue_name)  # runworker relays the outbox first
     assert not OutboxJob.objects.exists()
     assert runs(queue_name, key) == 1
+
+
+@pytest.mark.django_db(transaction=True, databases=BOTH)
+def test_a_redis_outage_is_one_line_per_outage_not_a_traceback_per_row(
+    outbox: Any, settings: Any, queue_name: str, key: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # with Redis down, every relay pass (one a second in runworker) logged a full traceback
+    # for every row it tried
+    for _ in range(3):
+        enqueue_then_crash(sample.count_calls.using(queue=queue_name), key)
+    up = settings.BULLQ
+    settings.BULLQ = {
+        **up,
+        "CONNECTIONS": {"default": {"URL": f"redis://127.0.0.1:{free_port()}/0"}},
+    }
+    with caplog.at_level(logging.DEBUG, logger="django_bullq.outbox"):
+        assert relay_all() == 0
+        assert relay_all() == 0
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 1, [r.getMessage() for r in warnings]
+    assert warnings[0].exc_info is None
+    message = warnings[0].getMessage()
+    assert "Redis" in message and "unreachable" in message and "3 rows" in message, message
+    assert OutboxJob.objects.count() == 3
+    caplog.clear()
+    settings.BULLQ = up
+    with caplog.at_level(logging.INFO, logger="django_bullq.outbox"):
+        assert relay_all() == 3
+    assert any("reachable again" in r.getMessage() for r in caplog.records), caplog.records
+    assert not OutboxJob.objects.exists()
 
 
 @pytest.mark.django_db(transaction=True, databases=BOTH)
