@@ -169,7 +169,12 @@ class Supervisor:
                 self.spawn(slot)
 
 
-def run_processes(count: int, worker_args: Sequence[str], name: str | None = None) -> int:
+def run_processes(
+    count: int,
+    worker_args: Sequence[str],
+    name: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> int:
     """Run and supervise ``count`` copies of ``runworker <worker_args>`` as child processes.
 
     Each child is a full worker process (its own event loop, thread pool and Redis connections;
@@ -184,6 +189,7 @@ def run_processes(count: int, worker_args: Sequence[str], name: str | None = Non
             ``--processes`` and ``--name``).
         name: worker name; child i (1-based) is named ``<name>-<i>`` so that dashboards and
             ``processedBy`` tell the processes apart (a replacement keeps the name).
+        env: variables added to the children's environment.
 
     Returns:
         The highest final exit code of the children (0 when all stopped cleanly; at least 1
@@ -194,10 +200,10 @@ def run_processes(count: int, worker_args: Sequence[str], name: str | None = Non
 
     from django.conf import settings
 
-    env = dict(os.environ)
-    env["DJANGO_SETTINGS_MODULE"] = settings.SETTINGS_MODULE
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
-    env["BULLQ_SUPERVISED"] = "1"
+    child_env = {**os.environ, **(env or {})}
+    child_env["DJANGO_SETTINGS_MODULE"] = settings.SETTINGS_MODULE
+    child_env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
+    child_env["BULLQ_SUPERVISED"] = "1"
     from ..checks import runworker_owner
 
     # `bullq runworker` when another app (Channels) owns the name `runworker`
@@ -208,6 +214,6 @@ def run_processes(count: int, worker_args: Sequence[str], name: str | None = Non
     def child(slot: int) -> list[str]:
         return [*command, *(["--name", f"{name}-{slot}"] if name else [])]
 
-    supervisor = Supervisor(count, child, env)
+    supervisor = Supervisor(count, child, child_env)
     logger.info("runworker: supervising %d worker processes", count)
     return supervisor.run()

@@ -296,6 +296,22 @@ def test_case_b10_sigkill_job_is_recovered_by_a_fresh_worker(queue_name: str, co
     monitor.assert_never_lost()
 
 
+def test_processes_burst_ends_with_one_summary_of_all_processes(queue_name: str) -> None:
+    # each child printed its own "runworker --burst: ..." line, so two lines for one run
+    for _ in range(6):
+        sample.process_id.using(queue=queue_name).enqueue(0.1)
+    sample.always_fails.using(
+        queue=queue_name, attempts=2, backoff={"type": "fixed", "delay": 60_000}
+    ).enqueue("k")
+    code, out = finish(start_worker(queue_name, "--burst", "--processes", "2"), timeout=20)
+    assert code == 0, out
+    summaries = [line for line in out.splitlines() if line.startswith("runworker --burst:")]
+    assert summaries == [
+        "runworker --burst: 6 job(s) processed by 2 processes (6 completed, 0 failed); "
+        "1 retry still delayed; run again once they are due, or run without --burst"
+    ], out
+
+
 def test_processes_share_the_queue_and_stop_together(queue_name: str) -> None:
     """``--processes 2``: two worker processes take jobs of one queue; each job runs once."""
     jobs = [sample.process_id.using(queue=queue_name).enqueue(0.3) for _ in range(8)]
@@ -534,4 +550,4 @@ def test_channels_listed_first_fails_runworker_with_what_to_do(queue_name: str) 
     assert proc.returncode == 0, proc
     assert job.wait(timeout=1) == 5
     assert f"queues:      {queue_name}" in proc.stdout
-    assert proc.stdout.count("runworker --burst: ") == 2  # one summary per process
+    assert proc.stdout.count("runworker --burst: ") == 1  # one summary for both processes

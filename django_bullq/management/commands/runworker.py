@@ -11,6 +11,7 @@ import logging
 import os
 import socket
 import sys
+import tempfile
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,6 +27,7 @@ from django_bullq.core.worker.outage import outages
 from django_bullq.exceptions import ConfigurationError
 from django_bullq.producer.schedules import upsert_declared
 from django_bullq.worker.banner import banner
+from django_bullq.worker.burst import TALLY_ENV, read_tallies, summary, write_tally
 from django_bullq.worker.group import WorkerGroup, run_workers
 from django_bullq.worker.hygiene import in_flight
 from django_bullq.worker.preflight import preflight
@@ -33,9 +35,6 @@ from django_bullq.worker.recycle import Recycler
 from django_bullq.worker.supervisor import RECYCLE_EXIT, run_processes
 
 logger = logging.getLogger("django_bullq.worker")
-
-#: Delayed jobs a --burst run's summary reads per queue to count the retries among them.
-BURST_SAMPLE = 1000
 
 
 class Command(BaseCommand):
@@ -110,11 +109,7 @@ class Command(BaseCommand):
         if not supervised:  # a supervised child: its supervisor said all this already
             self._start(names, options)
         if options["processes"] > 1 or (recycler.enabled and not supervised):
-            code = run_processes(
-                options["processes"], self._child_args(names, options), name=options["name"]
-            )
-            if code:
-                raise SystemExit(code)
+            self._supervise(names, options)
             return
         logger.info(
             "runworker: queues %s%s", ", ".join(names), " (burst)" if options["burst"] else ""
@@ -130,7 +125,28 @@ class Command(BaseCommand):
             )
         self._exit(group, names, recycler)
         if options["burst"]:
-            self._burst_summary(group, names)
+            completed = sum(w.processed for w in group.workers)
+            self._burst_summary(names, completed, sum(w.failed for w in group.workers))
+
+    def _supervise(self, names: list[str], options: dict[str, Any]) -> None:
+        """Run the worker processes (``--processes``, or recycling) until they all stopped;
+        a --burst run then says one summary for all of them.
+
+        Raises:
+            SystemExit: the highest exit code of the children, when not 0.
+        """
+        with tempfile.TemporaryDirectory(prefix="bullq-burst-") as tally_dir:
+            code = run_processes(
+                options["processes"],
+                self._child_args(names, options),
+                name=options["name"],
+                env={TALLY_ENV: tally_dir} if options["burst"] else None,
+            )
+            if code:
+                raise SystemExit(code)
+            if options["burst"]:
+                completed, failed = read_tallies(tally_dir)
+                self._burst_summary(names, completed, failed, options["processes"])
 
     def _start(self, names: list[str], options: dict[str, Any]) -> None:
         """The start banner, the checks that need Redis, and their warnings (stderr).
@@ -177,34 +193,18 @@ class Command(BaseCommand):
         then = "; --burst gives up" if burst else ""
         return f"Redis at {address} unreachable ({type(exc).__name__}: {exc}){then}"
 
-    def _burst_summary(self, group: WorkerGroup, names: list[str]) -> None:
-        """End a --burst run by saying what it did and what is left for later: jobs delayed
-        (a retry waiting out its backoff, or a delayed job) that no worker ran yet."""
-        completed = sum(w.processed for w in group.workers)
-        failed = sum(w.failed for w in group.workers)
-        delayed = retries = 0
-        for name in names:
-            queue = get_queue(name)
-            try:
-                count = queue.get_job_counts("delayed")["delayed"]
-                # a retry is a delayed job with an attempt made (the next ones due first)
-                sample = queue.get_jobs("delayed", end=BURST_SAMPLE - 1, asc=True)
-            except (RedisConnectionError, RedisTimeoutError, OSError):
-                return
-            delayed += count
-            retries += sum(1 for job in sample if job.attempts_made > 0)
-        text = (
-            f"runworker --burst: {completed + failed} job(s) processed "
-            f"({completed} completed, {failed} failed); {retries} retr"
-            f"{'y' if retries == 1 else 'ies'} still delayed"
-        )
-        if delayed > BURST_SAMPLE:
-            text += f" among the first {BURST_SAMPLE}"
-        if delayed != retries:
-            text += f", {delayed} delayed job(s) in all"
-        if delayed:
-            text += "; run again once they are due, or run without --burst"
-        if int(self._verbosity) >= 1:
+    def _burst_summary(
+        self, names: list[str], completed: int, failed: int, processes: int = 1
+    ) -> None:
+        """End a --burst run by saying what it did and what is left for later
+        (:func:`~django_bullq.worker.burst.summary`); a supervised child writes its tally for
+        the supervisor instead, which says it once for all its processes."""
+        tally_dir = os.environ.get(TALLY_ENV)
+        if processes == 1 and tally_dir and os.environ.get("BULLQ_SUPERVISED") == "1":
+            write_tally(tally_dir, completed, failed)
+            return
+        text = summary(names, completed, failed, processes)
+        if text is not None and self._verbosity >= 1:
             self.stdout.write(text)
 
     @staticmethod
