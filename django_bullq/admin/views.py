@@ -6,6 +6,7 @@ site's context and the placeholder model's options); ``QueueAdmin.get_urls`` bin
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import TYPE_CHECKING, Any
 
@@ -24,11 +25,12 @@ from django.http import (
 )
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils import formats, timezone
 
 from ..core.errors import BullqError
 from ..core.queue import Queue
 from ..models import BullqQueue
-from . import data
+from . import data, display
 from .actions import ACTIONS, JOB_ACTIONS, QUEUE_ACTIONS, Action, Summary, job_actions_for, perform
 from .forms import DEFAULT_STATE, JobListForm, SelectionForm, errors_text
 
@@ -148,11 +150,17 @@ def job_view(
             returnvalue_json=data.pretty(job.returnvalue),
             progress_json=data.pretty(job.progress),
             progress=progress,
-            stacktrace=[data.truncate(s) for s in job.stacktrace[-10:]],
+            progress_reported=display.progress_reported(job),
+            waited_ms=display.waited_ms(job),
+            ran_ms=display.ran_ms(job),
+            attempts=[
+                dataclasses.replace(a, trace=data.truncate(a.trace))
+                for a in display.attempt_history(job, state)
+            ],
             logs=job.get_logs(-data.MAX_LOGS, -1),
             parent=parent,
             children=children,
-            failed_reason=data.truncate(job.failed_reason or ""),
+            failed_reason=data.truncate(display.failure_text(job)),
             attempts_allowed=max(1, job.attempts or 0),  # BullMQ: attempts 0 means one run
             job_actions=job_actions_for(state),
         ),
@@ -306,6 +314,9 @@ def _context(
         opts=model_admin.model._meta,
         app_label=APP,
         events_js=_events_js(),
+        # how bullq-events.js writes times and durations (as display.py does)
+        bullq_tz=timezone.get_current_timezone_name(),
+        bullq_decimal=formats.get_format("DECIMAL_SEPARATOR"),
     )
     ctx.update(extra)
     return ctx

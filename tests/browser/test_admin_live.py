@@ -453,3 +453,78 @@ def test_admin_live_under_strict_csp(site: Site, browser: Any, queue: Queue) -> 
         _wait(lambda: queue.get_job_state(failed.id) == "completed", "the retry to complete")
     finally:
         browser.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": probe})
+
+
+# --- a readable job page (issue 15, item 6) ---------------------------------------------------
+
+LOCAL_TIME = r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC([+-]\d\d:\d\d)?$"
+UTC_TIME = r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC$"
+DURATION = r"^(\d+ ms|\d+([.,]\d+)? s|\d+ (min|h|d)( \d+ (s|min|h))?)$"
+
+
+def test_browser_job_page_writes_live_times_and_durations_in_units(
+    site: Site, browser: Any, queue: Queue
+) -> None:
+    """The times and durations a live snapshot brings read as the server wrote them: local
+    time with UTC on hover, ms in units; never raw epoch milliseconds."""
+    import re
+
+    from selenium.webdriver.common.by import By
+
+    job = queue.add("slow_progress", {"steps": 1})
+    browser.get(admin_url(site, job_id=job.id))
+    wait_live(browser)
+    js(browser, "window.bullqNoReload = 'still the same page';")
+    bar = "return document.querySelector('#bullq-progress progress').value;"
+    _wait(lambda: js(browser, bar) == 100, "the progress bar at 100")
+    queue.client.rpush(site.ack_key, 1)
+    field = '[data-bullq-field="{}"]'.format
+    _wait(
+        lambda: browser.find_element(By.CSS_SELECTOR, field("state")).text == "completed",
+        "the state to turn completed",
+    )
+    _wait(lambda: browser.find_element(By.CSS_SELECTOR, field("ran")).text != "–", "ran to be set")
+    assert js(browser, "return window.bullqNoReload;") == "still the same page"
+    for name in ("timestamp", "processedOn", "finishedOn"):
+        el = browser.find_element(By.CSS_SELECTOR, field(name))
+        assert re.match(LOCAL_TIME, el.text), (name, el.text)
+        assert re.match(UTC_TIME, el.get_attribute("title")), (name, el.get_attribute("title"))
+    for name in ("waited", "ran"):
+        el = browser.find_element(By.CSS_SELECTOR, field(name))
+        assert re.match(DURATION, el.text), (name, el.text)
+        assert re.match(r"^\d+ ms$", el.get_attribute("title")), name
+    page_text = browser.find_element(By.ID, "content-main").text
+    assert not re.search(r"\b1\d{12}\b", page_text)  # no epoch ms anywhere on the page
+    shot(browser, "12-job-times-and-durations")
+    no_console_errors(browser)
+
+
+def test_browser_retried_then_completed_job_shows_its_failure_as_history(
+    site: Site, browser: Any, queue: Queue
+) -> None:
+    """A job that failed once and completed on its retry: no "Failed reason" as if current,
+    the failure in the attempt history with its exception type, no progress bar (it never
+    reported progress), and its short id on one line in the completed list."""
+    from selenium.webdriver.common.by import By
+
+    job = queue.add("fails_once", {"city": "Graz"}, attempts=2)
+    _wait(lambda: queue.get_job_state(job.id) == "completed", "the retried job to complete")
+    browser.get(admin_url(site, job_id=job.id))
+    assert not browser.find_element(By.ID, "bullq-failed-reason").is_displayed()
+    assert not browser.find_element(By.ID, "bullq-progress").is_displayed()
+    history = browser.find_element(By.ID, "bullq-attempts")
+    rows = [" ".join(r.text.split()) for r in history.find_elements(By.CSS_SELECTOR, "tbody tr")]
+    assert rows[0].startswith("1 failed RuntimeError <b>weather feed</b> unavailable"), rows
+    assert rows[1] == "2 completed", rows
+    assert history.find_elements(By.TAG_NAME, "b") == []  # the message is text, not markup
+    shot(browser, "13-job-attempt-history")
+    wait_live(browser)  # the snapshot must not bring the old failure back
+    assert not browser.find_element(By.ID, "bullq-failed-reason").is_displayed()
+
+    browser.get(admin_url(site, state="completed"))
+    link = browser.find_element(By.CSS_SELECTOR, f'tr[data-job-id="{job.id}"] td.bullq-id a')
+    assert js(browser, "return arguments[0].getClientRects().length;", link) == 1
+    row = browser.find_element(By.CSS_SELECTOR, f'tr[data-job-id="{job.id}"]')
+    assert "weather feed" not in row.text  # no old failure in the completed list
+    shot(browser, "14-completed-list")
+    no_console_errors(browser)
