@@ -37,6 +37,13 @@ def bullq_failure(job: Any, state: str) -> str:
     return display.list_failure(job, state)
 
 
+@register.simple_tag
+def bullq_progress(job: Any) -> str:
+    """A job list's progress cell: the progress the job reported (as text), "" when it never
+    reported any (BullMQ then reads 0)."""
+    return str(job.progress) if display.progress_reported(job) else ""
+
+
 def _number(value: Any) -> int | None:
     try:
         return int(value)

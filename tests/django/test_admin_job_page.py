@@ -199,6 +199,13 @@ def test_progress_shows_only_when_the_job_reported_it(client: Client, qname: str
     row = re.search(r'<tr data-bullq-section="progress"[^>]*>', body)
     assert row and "hidden" not in row.group(0)
     assert '<progress max="100" value="0">' in body
+    listed = client.get(qurl(qname, "waiting")).content.decode()
+    cells = dict(
+        re.findall(
+            r'<tr data-job-id="([^"]+)">.*?data-bullq-field="progress">([^<]*)<', listed, re.S
+        )
+    )
+    assert cells == {silent: "", reported.id: "0"}  # no 0 for the job that never reported
 
 
 # --- failures -------------------------------------------------------------------------------
