@@ -31,7 +31,17 @@ from ..core.errors import BullqError
 from ..core.queue import Queue
 from ..models import BullqQueue
 from . import data, display
-from .actions import ACTIONS, JOB_ACTIONS, QUEUE_ACTIONS, Action, Summary, job_actions_for, perform
+from .actions import (
+    ACTIONS,
+    JOB_ACTIONS,
+    QUEUE_ACTIONS,
+    Action,
+    Summary,
+    job_actions_for,
+    perform,
+    permitted,
+)
+from .confirm import CLEAN_CHOICES, what_goes
 from .forms import DEFAULT_STATE, JobListForm, SelectionForm, errors_text
 
 APP = "django_bullq"
@@ -88,6 +98,8 @@ def queue_view(model_admin: ModelAdminBase, request: HttpRequest, queue: str) ->
     raw_counts = q.get_job_counts()
     counts = {s: raw_counts.get(s, 0) for s in data.ALL_STATES}
     page = data.job_page(q, state, page_no, search)
+    queue_actions = permitted(request.user, QUEUE_ACTIONS)
+    job_actions = permitted(request.user, JOB_ACTIONS)
     return TemplateResponse(
         request,
         "admin/django_bullq/queue.html",
@@ -104,8 +116,11 @@ def queue_view(model_admin: ModelAdminBase, request: HttpRequest, queue: str) ->
             workers=data.workers(q),
             latency=data.waiting_latency_ms(q),
             chart=data.throughput_bars(q),
-            job_actions=JOB_ACTIONS,
-            queue_actions=QUEUE_ACTIONS,
+            job_actions=job_actions,
+            # what Enter in the list's form posts to: the first button
+            default_action=next(iter(job_actions), None),
+            queue_actions={n: a for n, a in queue_actions.items() if not a.danger},
+            danger_actions={n: a for n, a in queue_actions.items() if a.danger},
             search_window=data.SEARCH_WINDOW,
             page_size=data.PAGE_SIZE,
         ),
@@ -162,7 +177,7 @@ def job_view(
             children=children,
             failed_reason=data.truncate(display.failure_text(job)),
             attempts_allowed=max(1, job.attempts or 0),  # BullMQ: attempts 0 means one run
-            job_actions=job_actions_for(state),
+            job_actions=permitted(request.user, job_actions_for(state)),
         ),
     )
 
@@ -253,6 +268,9 @@ def _confirm_page(
             state=state,
             post=request.POST,
             is_job_action=act.on_jobs,
+            danger=act.danger,
+            goes=what_goes(act, q),
+            clean_choices=CLEAN_CHOICES,
             count=(q.get_job_counts(state)[state] if select_all else len(ids)),
         ),
     )

@@ -528,3 +528,50 @@ def test_browser_retried_then_completed_job_shows_its_failure_as_history(
     assert "weather feed" not in row.text  # no old failure in the completed list
     shot(browser, "14-completed-list")
     no_console_errors(browser)
+
+
+# --- danger and safety (issue 15, item 8) -----------------------------------------------------
+
+
+def test_browser_destructive_actions_look_dangerous_and_say_what_goes(
+    site: Site, browser: Any, queue: Queue
+) -> None:
+    """Obliterate, drain, clean and remove all are red, apart from Pause; the obliterate
+    confirmation counts the jobs that would go; no page breaks the strict CSP."""
+    from selenium.webdriver.common.by import By
+
+    probe = browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": CSP_PROBE})[
+        "identifier"
+    ]
+    browser.get_log("browser")
+    try:
+        browser.get(admin_url(site, state="completed"))
+        no_csp_violations(browser, "the completed list")
+
+        def colour(label: str) -> str:
+            el = browser.find_element(By.CSS_SELECTOR, f'input[type="submit"][value="{label}"]')
+            return str(js(browser, "return getComputedStyle(arguments[0]).backgroundColor;", el))
+
+        pause = colour("Pause")
+        for label in ("Obliterate", "Drain", "Clean by age", "Remove all failed"):
+            assert colour(label) == "rgb(186, 33, 33)" != pause, label
+        assert browser.find_element(By.CSS_SELECTOR, ".bullq-danger-zone").is_displayed()
+        shot(browser, "15-queue-danger-zone")
+
+        counts = queue.get_job_counts()
+        browser.find_element(By.CSS_SELECTOR, 'input[value="Obliterate"]').click()
+        _wait(lambda: "are you sure" in browser.title.lower(), "the confirmation page")
+        no_csp_violations(browser, "the obliterate confirmation")
+        goes = browser.find_element(By.CSS_SELECTOR, ".bullq-goes").text
+        total = sum(counts.values())
+        assert f"{total} job" in goes and f"completed {counts['completed']}" in goes, goes
+        sure = browser.find_element(By.CSS_SELECTOR, 'input[value="Yes, I\'m sure"]')
+        assert js(browser, "return getComputedStyle(arguments[0]).backgroundColor;", sure) == (
+            "rgb(186, 33, 33)"
+        )
+        shot(browser, "16-obliterate-confirmation")
+        browser.find_element(By.LINK_TEXT, "No, take me back").click()  # nothing is deleted
+        _wait(lambda: "are you sure" not in browser.title.lower(), "the queue page")
+        assert queue.get_job_counts() == counts
+    finally:
+        browser.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": probe})

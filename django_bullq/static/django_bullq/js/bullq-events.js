@@ -330,6 +330,8 @@
     for (var i = 0; i < cells.length; i++) {
       var td = doc.createElement("td");
       if (i === 0) {
+        // a checkbox only where the operator may act on jobs (view-only staff get none)
+        if (body.getAttribute("data-selectable") !== "1") { row.appendChild(td); continue; }
         var box = doc.createElement("input");
         box.type = "checkbox"; box.name = "ids"; box.value = event.jobId;
         td.appendChild(box);
