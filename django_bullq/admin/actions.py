@@ -60,8 +60,8 @@ class Action:
     flag: int = CHANGE
     #: After it, the overview is shown (the queue page is gone).
     leaves_queue: bool = False
-    #: It deletes jobs: its buttons are styled as danger and its confirmation says how many
-    #: jobs go (:mod:`django_bullq.admin.confirm`).
+    #: True when it deletes jobs; then its buttons are styled as danger and its confirmation
+    #: says how many jobs go (``django_bullq.admin.confirm``).
     danger: bool = False
 
     @property
