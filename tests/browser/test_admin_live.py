@@ -575,3 +575,33 @@ def test_browser_destructive_actions_look_dangerous_and_say_what_goes(
         assert queue.get_job_counts() == counts
     finally:
         browser.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": probe})
+
+
+def test_browser_progress_row_appears_with_the_first_report(
+    site: Site, browser: Any, queue: Queue
+) -> None:
+    """A job that has not reported progress shows no bar; its first report brings the row in,
+    without a reload."""
+    from selenium.webdriver.common.by import By
+
+    queue.pause()  # the job waits, not yet reporting, while the page loads
+    try:
+        job = queue.add("slow_progress", {"steps": 2})
+        browser.get(admin_url(site, job_id=job.id))
+        wait_live(browser)
+        js(browser, "window.bullqNoReload = 'still the same page';")
+        row = browser.find_element(By.CSS_SELECTOR, 'tr[data-bullq-section="progress"]')
+        assert not row.is_displayed()
+        shot(browser, "17-job-before-progress")
+    finally:
+        queue.resume()
+    _wait(row.is_displayed, "the progress row to appear")
+    bar = "return document.querySelector('#bullq-progress progress').value;"
+    _wait(lambda: js(browser, bar) == 50, "the progress bar at 50")
+    assert js(browser, "return window.bullqNoReload;") == "still the same page"
+    for step in (1, 2):
+        if step == 2:
+            _wait(lambda: js(browser, bar) == 100, "the progress bar at 100")
+        queue.client.rpush(site.ack_key, step)
+    _wait(lambda: queue.get_job_state(job.id) == "completed", "the job to complete")
+    no_console_errors(browser)
