@@ -150,13 +150,11 @@ def site(redis_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterato
             print((tmp / "daphne.log").read_text(), (tmp / "worker.log").read_text())
 
 
-@pytest.fixture(scope="module")
-def browser(site: Site) -> Iterator[Any]:
-    """Headless Debian chromium through Debian's chromedriver, logged in as a superuser."""
+def chromium_driver() -> Any:
+    """Headless Debian chromium through Debian's chromedriver (Selenium), console logged."""
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
-    from selenium.webdriver.common.by import By
 
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     driver_path = shutil.which("chromedriver")
@@ -173,14 +171,27 @@ def browser(site: Site) -> Iterator[Any]:
     ):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+
+
+def log_in(driver: Any, url: str) -> None:
+    """Log in at ``url``/admin/login/ as USER."""
+    from selenium.webdriver.common.by import By
+
+    driver.get(url + "/admin/login/")
+    driver.find_element(By.NAME, "username").send_keys(USER)
+    driver.find_element(By.NAME, "password").send_keys(PASSWORD)
+    driver.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+    _wait(lambda: "/admin/login/" not in driver.current_url, "the login to finish")
+
+
+@pytest.fixture(scope="module")
+def browser(site: Site) -> Iterator[Any]:
+    """Headless Debian chromium through Debian's chromedriver, logged in as a superuser."""
+    driver = chromium_driver()
     try:
-        driver.get(site.url + "/admin/login/")
-        driver.find_element(By.NAME, "username").send_keys(USER)
-        driver.find_element(By.NAME, "password").send_keys(PASSWORD)
-        driver.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
-        _wait(lambda: "/admin/login/" not in driver.current_url, "the login to finish")
+        log_in(driver, site.url)
         yield driver
     finally:
         driver.quit()
