@@ -68,6 +68,8 @@ class Site:
     redis_url: str
     db_path: Path
     ack_key: str
+    #: the environment ``manage.py`` of the site runs in
+    env: dict[str, str]
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +138,9 @@ def site(redis_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
     try:
         _wait(answers, "daphne to serve the admin")
-        yield Site(url=url, redis_url=redis_url, db_path=tmp / "db.sqlite3", ack_key=ack_key)
+        yield Site(
+            url=url, redis_url=redis_url, db_path=tmp / "db.sqlite3", ack_key=ack_key, env=env
+        )
     finally:
         for proc in (worker, server):
             proc.terminate()
@@ -175,13 +179,13 @@ def chromium_driver() -> Any:
     return webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
 
 
-def log_in(driver: Any, url: str) -> None:
-    """Log in at ``url``/admin/login/ as USER."""
+def log_in(driver: Any, url: str, user: str = USER, password: str = PASSWORD) -> None:
+    """Log in at ``url``/admin/login/ as ``user``."""
     from selenium.webdriver.common.by import By
 
     driver.get(url + "/admin/login/")
-    driver.find_element(By.NAME, "username").send_keys(USER)
-    driver.find_element(By.NAME, "password").send_keys(PASSWORD)
+    driver.find_element(By.NAME, "username").send_keys(user)
+    driver.find_element(By.NAME, "password").send_keys(password)
     driver.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
     _wait(lambda: "/admin/login/" not in driver.current_url, "the login to finish")
 
@@ -616,3 +620,57 @@ def test_browser_progress_row_appears_with_the_first_report(
         queue.client.rpush(site.ack_key, step)
     _wait(lambda: queue.get_job_state(job.id) == "completed", "the job to complete")
     no_console_errors(browser)
+
+
+#: Makes the staff user "viewer" with only django_bullq.view_bullqqueue (manage.py shell -c).
+MAKE_VIEWER = """
+from django.contrib.auth.models import Permission, User
+user = User.objects.create_user("viewer", password="view-only-pw-1", is_staff=True)
+user.user_permissions.set(Permission.objects.filter(codename="view_bullqqueue"))
+"""
+
+
+def test_browser_view_only_staff_see_no_action_buttons_even_on_live_rows(
+    site: Site, queue: Queue
+) -> None:
+    """A read-only operator (view permission only): no action buttons, checkboxes or "every
+    job" box on the failed list and the job page, and a failure the live update adds brings no
+    checkbox either."""
+    from selenium.webdriver.common.by import By
+
+    done = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", MAKE_VIEWER],
+        cwd=EXAMPLE_DIR,
+        env=site.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    driver = chromium_driver()
+    try:
+        log_in(driver, site.url, "viewer", "view-only-pw-1")
+        driver.get(admin_url(site, state="failed"))
+        wait_live(driver)
+        root = driver.find_element(By.ID, "bullq-root")
+        job = queue.add("fails_once", {"city": "Linz"}, attempts=1)
+        row = _wait(
+            lambda: driver.find_elements(By.CSS_SELECTOR, f'tr[data-job-id="{job.id}"]'),
+            "the failed job's row to appear",
+        )[0]
+        assert row.find_elements(By.TAG_NAME, "input") == []
+        inputs = {
+            (e.get_attribute("type"), e.get_attribute("name") or e.get_attribute("value"))
+            for e in root.find_elements(By.TAG_NAME, "input")
+        }
+        assert inputs == {("hidden", "state"), ("text", "q"), ("submit", "Search")}  # search only
+        assert root.find_elements(By.TAG_NAME, "button") == []
+        assert root.find_elements(By.CSS_SELECTOR, "form[method=post]") == []
+        shot(driver, "19-view-only-failed-list")
+        driver.get(admin_url(site, job_id=job.id))
+        root = driver.find_element(By.ID, "bullq-root")
+        assert root.find_elements(By.CSS_SELECTOR, "form, button, input") == []
+        shot(driver, "20-view-only-job")
+        no_console_errors(driver)
+    finally:
+        driver.quit()
