@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import django.forms
 from django.contrib.admin.models import CHANGE, DELETION
@@ -60,6 +60,9 @@ class Action:
     flag: int = CHANGE
     #: After it, the overview is shown (the queue page is gone).
     leaves_queue: bool = False
+    #: True when it deletes jobs; then its buttons are styled as danger and its confirmation
+    #: says how many jobs go (``django_bullq.admin.confirm``).
+    danger: bool = False
 
     @property
     def on_jobs(self) -> bool:
@@ -236,7 +239,16 @@ ACTIONS: dict[str, Action] = {
     for a in (
         Action("retry", "retry_job", "Retry", _retry_all, _retry_one, RETRY_STATES),
         Action("promote", "promote_job", "Promote", _promote_all, _promote_one, ("delayed",)),
-        Action("remove", "remove_job", "Remove", _remove_all, _remove_one, STATES, flag=DELETION),
+        Action(
+            "remove",
+            "remove_job",
+            "Remove",
+            _remove_all,
+            _remove_one,
+            STATES,
+            flag=DELETION,
+            danger=True,
+        ),
         Action(
             "cancel",
             "cancel_job",
@@ -257,8 +269,8 @@ ACTIONS: dict[str, Action] = {
         ),
         Action("pause", "pause_queue", "Pause", _pause),
         Action("resume", "pause_queue", "Resume", _resume),
-        Action("clean", "clean_queue", "Clean by age", _clean, form=CleanForm),
-        Action("drain", "clean_queue", "Drain", _drain, form=DrainForm),
+        Action("clean", "clean_queue", "Clean by age", _clean, form=CleanForm, danger=True),
+        Action("drain", "clean_queue", "Drain", _drain, form=DrainForm, danger=True),
         Action(
             "obliterate",
             "obliterate_queue",
@@ -267,15 +279,31 @@ ACTIONS: dict[str, Action] = {
             form=ObliterateForm,
             flag=DELETION,
             leaves_queue=True,
+            danger=True,
         ),
         Action("retry_all", "retry_job", "Retry all failed", _retry_all_failed),
-        Action("remove_all", "remove_job", "Remove all failed", _remove_all_failed, flag=DELETION),
+        Action(
+            "remove_all",
+            "remove_job",
+            "Remove all failed",
+            _remove_all_failed,
+            flag=DELETION,
+            danger=True,
+        ),
     )
 }
 #: The job actions (they take a selection), by slug.
 JOB_ACTIONS = {name: a for name, a in ACTIONS.items() if a.on_jobs}
 #: The queue actions, by slug.
 QUEUE_ACTIONS = {name: a for name, a in ACTIONS.items() if not a.on_jobs}
+#: The slugs of the actions that delete jobs (:attr:`Action.danger`).
+DANGER = frozenset(name for name, a in ACTIONS.items() if a.danger)
+
+
+def permitted(user: Any, actions: dict[str, Action]) -> dict[str, Action]:
+    """The ``actions`` ``user`` may run (``has_perm("django_bullq.<permission>")``): the
+    buttons a page shows. Pages of a user with only the view permission show none."""
+    return {name: a for name, a in actions.items() if user.has_perm(f"django_bullq.{a.permission}")}
 
 
 def job_actions_for(state: str | None) -> dict[str, Action]:

@@ -6,6 +6,7 @@ site's context and the placeholder model's options); ``QueueAdmin.get_urls`` bin
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import TYPE_CHECKING, Any
 
@@ -24,12 +25,23 @@ from django.http import (
 )
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils import formats, timezone
 
 from ..core.errors import BullqError
 from ..core.queue import Queue
 from ..models import BullqQueue
-from . import data
-from .actions import ACTIONS, JOB_ACTIONS, QUEUE_ACTIONS, Action, Summary, job_actions_for, perform
+from . import data, display
+from .actions import (
+    ACTIONS,
+    JOB_ACTIONS,
+    QUEUE_ACTIONS,
+    Action,
+    Summary,
+    job_actions_for,
+    perform,
+    permitted,
+)
+from .confirm import CLEAN_CHOICES, what_goes
 from .forms import DEFAULT_STATE, JobListForm, SelectionForm, errors_text
 
 APP = "django_bullq"
@@ -86,6 +98,8 @@ def queue_view(model_admin: ModelAdminBase, request: HttpRequest, queue: str) ->
     raw_counts = q.get_job_counts()
     counts = {s: raw_counts.get(s, 0) for s in data.ALL_STATES}
     page = data.job_page(q, state, page_no, search)
+    queue_actions = permitted(request.user, QUEUE_ACTIONS)
+    job_actions = permitted(request.user, JOB_ACTIONS)
     return TemplateResponse(
         request,
         "admin/django_bullq/queue.html",
@@ -102,8 +116,11 @@ def queue_view(model_admin: ModelAdminBase, request: HttpRequest, queue: str) ->
             workers=data.workers(q),
             latency=data.waiting_latency_ms(q),
             chart=data.throughput_bars(q),
-            job_actions=JOB_ACTIONS,
-            queue_actions=QUEUE_ACTIONS,
+            job_actions=job_actions,
+            # what Enter in the list's form posts to: the first button
+            default_action=next(iter(job_actions), None),
+            queue_actions={n: a for n, a in queue_actions.items() if not a.danger},
+            danger_actions={n: a for n, a in queue_actions.items() if a.danger},
             search_window=data.SEARCH_WINDOW,
             page_size=data.PAGE_SIZE,
         ),
@@ -148,13 +165,19 @@ def job_view(
             returnvalue_json=data.pretty(job.returnvalue),
             progress_json=data.pretty(job.progress),
             progress=progress,
-            stacktrace=[data.truncate(s) for s in job.stacktrace[-10:]],
+            progress_reported=display.progress_reported(job),
+            waited_ms=display.waited_ms(job),
+            ran_ms=display.ran_ms(job),
+            attempts=[
+                dataclasses.replace(a, trace=data.truncate(a.trace))
+                for a in display.attempt_history(job, state)
+            ],
             logs=job.get_logs(-data.MAX_LOGS, -1),
             parent=parent,
             children=children,
-            failed_reason=data.truncate(job.failed_reason or ""),
+            failed_reason=data.truncate(display.failure_text(job)),
             attempts_allowed=max(1, job.attempts or 0),  # BullMQ: attempts 0 means one run
-            job_actions=job_actions_for(state),
+            job_actions=permitted(request.user, job_actions_for(state)),
         ),
     )
 
@@ -245,6 +268,9 @@ def _confirm_page(
             state=state,
             post=request.POST,
             is_job_action=act.on_jobs,
+            danger=act.danger,
+            goes=what_goes(act, q),
+            clean_choices=CLEAN_CHOICES,
             count=(q.get_job_counts(state)[state] if select_all else len(ids)),
         ),
     )
@@ -306,6 +332,9 @@ def _context(
         opts=model_admin.model._meta,
         app_label=APP,
         events_js=_events_js(),
+        # how bullq-events.js writes times and durations (as display.py does)
+        bullq_tz=timezone.get_current_timezone_name(),
+        bullq_decimal=formats.get_format("DECIMAL_SEPARATOR"),
     )
     ctx.update(extra)
     return ctx

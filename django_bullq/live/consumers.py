@@ -23,6 +23,7 @@ from django.utils.module_loading import import_string
 
 from .. import conf
 from ..core.events import GAP, QueueEvent, QueueEvents, next_id
+from ..failures import parse_trace
 from .bridge import (
     Frame,
     Subscription,
@@ -222,6 +223,8 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):
                     "logs": await job.aget_logs(-SNAPSHOT_LOGS, -1),
                     "returnvalue": job.returnvalue,
                     "failedReason": job.failed_reason,
+                    "failedType": parse_trace(job.stacktrace[-1])[0] if job.stacktrace else None,
+                    "progressReported": "progress" in job.raw,
                     "attemptsMade": job.attempts_made,
                     "timestamp": job.timestamp,
                     "processedOn": job.processed_on,

@@ -1,31 +1,54 @@
-"""Template filters of the queue admin pages (``{% load bullq_admin %}``)."""
+"""Template tags and filters of the queue admin pages (``{% load bullq_admin %}``).
+
+The formatting itself is :mod:`django_bullq.admin.display`.
+"""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from django import template
 from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+from ..admin import display
 
 register = template.Library()
 
 
-@register.filter
-def ms_time(value: Any) -> str:
-    """A BullMQ timestamp (epoch **ms**, e.g. ``timestamp``, ``processedOn``) as
-    ``YYYY-MM-DD HH:MM:SS.mmm UTC``; ``"–"`` when empty, zero or not a number."""
+@register.simple_tag
+def bullq_time(ms: Any, field: str = "") -> SafeString:
+    """``{% bullq_time job.processed_on "processedOn" %}``: a ``<time>`` in local time with UTC
+    on hover (:func:`~django_bullq.admin.display.time_html`)."""
+    return display.time_html(_number(ms), field)
+
+
+@register.simple_tag
+def bullq_duration(ms: Any, field: str = "") -> SafeString:
+    """``{% bullq_duration job.delay %}``: ms in units, the ms on hover
+    (:func:`~django_bullq.admin.display.duration_html`)."""
+    return display.duration_html(_number(ms), field)
+
+
+@register.simple_tag
+def bullq_failure(job: Any, state: str) -> str:
+    """A job list's failure text (:func:`~django_bullq.admin.display.list_failure`); escaped
+    by the template like any value."""
+    return display.list_failure(job, state)
+
+
+@register.simple_tag
+def bullq_progress(job: Any) -> str:
+    """A job list's progress cell: the progress the job reported (as text), "" when it never
+    reported any (BullMQ then reads 0)."""
+    return str(job.progress) if display.progress_reported(job) else ""
+
+
+def _number(value: Any) -> int | None:
     try:
-        ms = int(value)
+        return int(value)
     except (TypeError, ValueError):
-        return "–"
-    if ms <= 0:
-        return "–"
-    try:
-        moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
-    except (OverflowError, OSError, ValueError):
-        return str(ms)
-    return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{ms % 1000:03d} UTC"
+        return None
 
 
 @register.simple_tag(takes_context=True)

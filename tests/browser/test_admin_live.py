@@ -68,6 +68,8 @@ class Site:
     redis_url: str
     db_path: Path
     ack_key: str
+    #: the environment ``manage.py`` of the site runs in
+    env: dict[str, str]
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +138,9 @@ def site(redis_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
     try:
         _wait(answers, "daphne to serve the admin")
-        yield Site(url=url, redis_url=redis_url, db_path=tmp / "db.sqlite3", ack_key=ack_key)
+        yield Site(
+            url=url, redis_url=redis_url, db_path=tmp / "db.sqlite3", ack_key=ack_key, env=env
+        )
     finally:
         for proc in (worker, server):
             proc.terminate()
@@ -150,13 +154,11 @@ def site(redis_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterato
             print((tmp / "daphne.log").read_text(), (tmp / "worker.log").read_text())
 
 
-@pytest.fixture(scope="module")
-def browser(site: Site) -> Iterator[Any]:
-    """Headless Debian chromium through Debian's chromedriver, logged in as a superuser."""
+def chromium_driver() -> Any:
+    """Headless Debian chromium through Debian's chromedriver (Selenium), console logged."""
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
-    from selenium.webdriver.common.by import By
 
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     driver_path = shutil.which("chromedriver")
@@ -173,14 +175,27 @@ def browser(site: Site) -> Iterator[Any]:
     ):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+
+
+def log_in(driver: Any, url: str, user: str = USER, password: str = PASSWORD) -> None:
+    """Log in at ``url``/admin/login/ as ``user``."""
+    from selenium.webdriver.common.by import By
+
+    driver.get(url + "/admin/login/")
+    driver.find_element(By.NAME, "username").send_keys(user)
+    driver.find_element(By.NAME, "password").send_keys(password)
+    driver.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+    _wait(lambda: "/admin/login/" not in driver.current_url, "the login to finish")
+
+
+@pytest.fixture(scope="module")
+def browser(site: Site) -> Iterator[Any]:
+    """Headless Debian chromium through Debian's chromedriver, logged in as a superuser."""
+    driver = chromium_driver()
     try:
-        driver.get(site.url + "/admin/login/")
-        driver.find_element(By.NAME, "username").send_keys(USER)
-        driver.find_element(By.NAME, "password").send_keys(PASSWORD)
-        driver.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
-        _wait(lambda: "/admin/login/" not in driver.current_url, "the login to finish")
+        log_in(driver, site.url)
         yield driver
     finally:
         driver.quit()
@@ -453,3 +468,209 @@ def test_admin_live_under_strict_csp(site: Site, browser: Any, queue: Queue) -> 
         _wait(lambda: queue.get_job_state(failed.id) == "completed", "the retry to complete")
     finally:
         browser.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": probe})
+
+
+# --- a readable job page (issue 15, item 6) ---------------------------------------------------
+
+LOCAL_TIME = r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC([+-]\d\d:\d\d)?$"
+UTC_TIME = r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC$"
+DURATION = r"^(\d+ ms|\d+([.,]\d+)? s|\d+ (min|h|d)( \d+ (s|min|h))?)$"
+
+
+def test_browser_job_page_writes_live_times_and_durations_in_units(
+    site: Site, browser: Any, queue: Queue
+) -> None:
+    """The times and durations a live snapshot brings read as the server wrote them: local
+    time with UTC on hover, ms in units; never raw epoch milliseconds."""
+    import re
+
+    from selenium.webdriver.common.by import By
+
+    job = queue.add("slow_progress", {"steps": 1})
+    browser.get(admin_url(site, job_id=job.id))
+    wait_live(browser)
+    js(browser, "window.bullqNoReload = 'still the same page';")
+    bar = "return document.querySelector('#bullq-progress progress').value;"
+    _wait(lambda: js(browser, bar) == 100, "the progress bar at 100")
+    queue.client.rpush(site.ack_key, 1)
+    field = '[data-bullq-field="{}"]'.format
+    _wait(
+        lambda: browser.find_element(By.CSS_SELECTOR, field("state")).text == "completed",
+        "the state to turn completed",
+    )
+    _wait(lambda: browser.find_element(By.CSS_SELECTOR, field("ran")).text != "–", "ran to be set")
+    assert js(browser, "return window.bullqNoReload;") == "still the same page"
+    for name in ("timestamp", "processedOn", "finishedOn"):
+        el = browser.find_element(By.CSS_SELECTOR, field(name))
+        assert re.match(LOCAL_TIME, el.text), (name, el.text)
+        assert re.match(UTC_TIME, el.get_attribute("title")), (name, el.get_attribute("title"))
+    for name in ("waited", "ran"):
+        el = browser.find_element(By.CSS_SELECTOR, field(name))
+        assert re.match(DURATION, el.text), (name, el.text)
+        assert re.match(r"^\d+ ms$", el.get_attribute("title")), name
+    page_text = browser.find_element(By.ID, "content-main").text
+    assert not re.search(r"\b1\d{12}\b", page_text)  # no epoch ms anywhere on the page
+    shot(browser, "12-job-times-and-durations")
+    no_console_errors(browser)
+
+
+def test_browser_retried_then_completed_job_shows_its_failure_as_history(
+    site: Site, browser: Any, queue: Queue
+) -> None:
+    """A job that failed once and completed on its retry: no "Failed reason" as if current,
+    the failure in the attempt history with its exception type, no progress bar (it never
+    reported progress), and its short id on one line in the completed list."""
+    from selenium.webdriver.common.by import By
+
+    job = queue.add("fails_once", {"city": "Graz"}, attempts=2)
+    _wait(lambda: queue.get_job_state(job.id) == "completed", "the retried job to complete")
+    browser.get(admin_url(site, job_id=job.id))
+    assert not browser.find_element(By.ID, "bullq-failed-reason").is_displayed()
+    assert not browser.find_element(By.ID, "bullq-progress").is_displayed()
+    history = browser.find_element(By.ID, "bullq-attempts")
+    rows = [" ".join(r.text.split()) for r in history.find_elements(By.CSS_SELECTOR, "tbody tr")]
+    assert rows[0].startswith("1 failed RuntimeError <b>weather feed</b> unavailable"), rows
+    assert rows[1] == "2 completed", rows
+    assert history.find_elements(By.TAG_NAME, "b") == []  # the message is text, not markup
+    shot(browser, "13-job-attempt-history")
+    wait_live(browser)  # the snapshot must not bring the old failure back
+    assert not browser.find_element(By.ID, "bullq-failed-reason").is_displayed()
+
+    browser.get(admin_url(site, state="completed"))
+    link = browser.find_element(By.CSS_SELECTOR, f'tr[data-job-id="{job.id}"] td.bullq-id a')
+    assert js(browser, "return arguments[0].getClientRects().length;", link) == 1
+    row = browser.find_element(By.CSS_SELECTOR, f'tr[data-job-id="{job.id}"]')
+    assert "weather feed" not in row.text  # no old failure in the completed list
+    shot(browser, "14-completed-list")
+    no_console_errors(browser)
+
+
+# --- danger and safety (issue 15, item 8) -----------------------------------------------------
+
+
+def test_browser_destructive_actions_look_dangerous_and_say_what_goes(
+    site: Site, browser: Any, queue: Queue
+) -> None:
+    """Obliterate, drain, clean and remove all are red, apart from Pause; the obliterate
+    confirmation counts the jobs that would go; no page breaks the strict CSP."""
+    from selenium.webdriver.common.by import By
+
+    probe = browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": CSP_PROBE})[
+        "identifier"
+    ]
+    browser.get_log("browser")
+    try:
+        browser.get(admin_url(site, state="completed"))
+        no_csp_violations(browser, "the completed list")
+
+        def colour(label: str) -> str:
+            el = browser.find_element(By.CSS_SELECTOR, f'input[type="submit"][value="{label}"]')
+            return str(js(browser, "return getComputedStyle(arguments[0]).backgroundColor;", el))
+
+        pause = colour("Pause")
+        for label in ("Obliterate", "Drain", "Clean by age", "Remove all failed"):
+            assert colour(label) == "rgb(186, 33, 33)" != pause, label
+        assert browser.find_element(By.CSS_SELECTOR, ".bullq-danger-zone").is_displayed()
+        shot(browser, "15-queue-danger-zone")
+
+        counts = queue.get_job_counts()
+        browser.find_element(By.CSS_SELECTOR, 'input[value="Obliterate"]').click()
+        _wait(lambda: "are you sure" in browser.title.lower(), "the confirmation page")
+        no_csp_violations(browser, "the obliterate confirmation")
+        goes = browser.find_element(By.CSS_SELECTOR, ".bullq-goes").text
+        total = sum(counts.values())
+        assert f"{total} job" in goes and f"completed {counts['completed']}" in goes, goes
+        sure = browser.find_element(By.CSS_SELECTOR, 'input[value="Yes, I\'m sure"]')
+        assert js(browser, "return getComputedStyle(arguments[0]).backgroundColor;", sure) == (
+            "rgb(186, 33, 33)"
+        )
+        shot(browser, "16-obliterate-confirmation")
+        browser.find_element(By.LINK_TEXT, "No, take me back").click()  # nothing is deleted
+        _wait(lambda: "are you sure" not in browser.title.lower(), "the queue page")
+        assert queue.get_job_counts() == counts
+    finally:
+        browser.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": probe})
+
+
+def test_browser_progress_row_appears_with_the_first_report(
+    site: Site, browser: Any, queue: Queue
+) -> None:
+    """A job that has not reported progress shows no bar; its first report brings the row in,
+    without a reload."""
+    from selenium.webdriver.common.by import By
+
+    queue.pause()  # the job waits, not yet reporting, while the page loads
+    try:
+        job = queue.add("slow_progress", {"steps": 2})
+        browser.get(admin_url(site, job_id=job.id))
+        wait_live(browser)
+        js(browser, "window.bullqNoReload = 'still the same page';")
+        row = browser.find_element(By.CSS_SELECTOR, 'tr[data-bullq-section="progress"]')
+        assert not row.is_displayed()
+        shot(browser, "17-job-before-progress")
+    finally:
+        queue.resume()
+    _wait(row.is_displayed, "the progress row to appear")
+    bar = "return document.querySelector('#bullq-progress progress').value;"
+    _wait(lambda: js(browser, bar) == 50, "the progress bar at 50")
+    assert js(browser, "return window.bullqNoReload;") == "still the same page"
+    for step in (1, 2):
+        if step == 2:
+            _wait(lambda: js(browser, bar) == 100, "the progress bar at 100")
+        queue.client.rpush(site.ack_key, step)
+    _wait(lambda: queue.get_job_state(job.id) == "completed", "the job to complete")
+    no_console_errors(browser)
+
+
+#: Makes the staff user "viewer" with only django_bullq.view_bullqqueue (manage.py shell -c).
+MAKE_VIEWER = """
+from django.contrib.auth.models import Permission, User
+user = User.objects.create_user("viewer", password="view-only-pw-1", is_staff=True)
+user.user_permissions.set(Permission.objects.filter(codename="view_bullqqueue"))
+"""
+
+
+def test_browser_view_only_staff_see_no_action_buttons_even_on_live_rows(
+    site: Site, queue: Queue
+) -> None:
+    """A read-only operator (view permission only): no action buttons, checkboxes or "every
+    job" box on the failed list and the job page, and a failure the live update adds brings no
+    checkbox either."""
+    from selenium.webdriver.common.by import By
+
+    done = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", MAKE_VIEWER],
+        cwd=EXAMPLE_DIR,
+        env=site.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    driver = chromium_driver()
+    try:
+        log_in(driver, site.url, "viewer", "view-only-pw-1")
+        driver.get(admin_url(site, state="failed"))
+        wait_live(driver)
+        root = driver.find_element(By.ID, "bullq-root")
+        job = queue.add("fails_once", {"city": "Linz"}, attempts=1)
+        row = _wait(
+            lambda: driver.find_elements(By.CSS_SELECTOR, f'tr[data-job-id="{job.id}"]'),
+            "the failed job's row to appear",
+        )[0]
+        assert row.find_elements(By.TAG_NAME, "input") == []
+        inputs = {
+            (e.get_attribute("type"), e.get_attribute("name") or e.get_attribute("value"))
+            for e in root.find_elements(By.TAG_NAME, "input")
+        }
+        assert inputs == {("hidden", "state"), ("text", "q"), ("submit", "Search")}  # search only
+        assert root.find_elements(By.TAG_NAME, "button") == []
+        assert root.find_elements(By.CSS_SELECTOR, "form[method=post]") == []
+        shot(driver, "19-view-only-failed-list")
+        driver.get(admin_url(site, job_id=job.id))
+        root = driver.find_element(By.ID, "bullq-root")
+        assert root.find_elements(By.CSS_SELECTOR, "form, button, input") == []
+        shot(driver, "20-view-only-job")
+        no_console_errors(driver)
+    finally:
+        driver.quit()

@@ -14,6 +14,7 @@ Marked ``django_layer``: ``make test`` runs it under Django 6 and again under Dj
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from collections.abc import Iterator
@@ -109,6 +110,14 @@ def pages(csp_settings: None) -> Iterator[dict[str, Any]]:
     name = f"csp-{uuid.uuid4().hex[:8]}"
     queue: Queue = get_queue(name)
     job = queue.add("send", {"to": "<b>x</b>"})
+    # a job with an attempt history (a failure with its trace) and reported progress
+    retried = queue.add("send", {"to": "y"})
+    trace = 'Traceback (most recent call last):\n  File "t.py", line 1\nValueError: no\n'
+    queue.client.hset(
+        queue.keys.job(retried.id),
+        mapping={"failedReason": "no", "stacktrace": json.dumps([trace]), "atm": 1},
+    )
+    retried.update_progress(40)
     queue_url = reverse("admin:django_bullq_queue", kwargs={"queue": name})
     got = {
         "overview": client.get(reverse("admin:django_bullq_bullqqueue_changelist")),
@@ -117,7 +126,12 @@ def pages(csp_settings: None) -> Iterator[dict[str, Any]]:
         "job": client.get(
             reverse("admin:django_bullq_job", kwargs={"queue": name, "job_id": job.id})
         ),
+        "job with attempt history": client.get(
+            reverse("admin:django_bullq_job", kwargs={"queue": name, "job_id": retried.id})
+        ),
     }
+    assert b'id="bullq-attempts"' in got["job with attempt history"].content
+    assert b'class="bullq-danger"' in got["queue"].content
     for action in ACTIONS:
         got[f"confirm {action}"] = client.post(
             reverse("admin:django_bullq_action", kwargs={"queue": name, "action": action}),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
@@ -285,6 +286,29 @@ async def test_job_socket_sends_a_snapshot_then_only_its_events(queue_name: str)
     assert (event["event"], event["jobId"], event["fields"]["data"]) == ("progress", job.id, 50)
     assert id_tuple(event["id"]) > id_tuple(snap["id"])
     assert await comm.receive_nothing(0.2)
+    await comm.disconnect()
+
+
+async def test_a_snapshot_says_whether_progress_was_reported_and_the_failures_type(
+    queue_name: str,
+) -> None:
+    """The live job page shows progress only once reported, and the exception type with the
+    failed reason (issue 15, item 6)."""
+    q = conf.get_queue(queue_name)
+    job = await q.aadd("t", {"x": 1})
+    trace = "Traceback (most recent call last):\n  File \"t.py\", line 1\nKeyError: 'k'\n"
+    await q.aclient.hset(
+        q.keys.job(job.id), mapping={"failedReason": "'k'", "stacktrace": json.dumps([trace])}
+    )
+    comm = ws(jpath(queue_name, job.id))
+    await connect(comm)
+    snap = (await comm.receive_json_from(timeout=TIMEOUT))["job"]
+    assert (snap["progressReported"], snap["failedType"]) == (False, "KeyError")
+    await job.aupdate_progress(0)
+    await comm.send_json_to({"type": "snapshot"})
+    while (frame := await comm.receive_json_from(timeout=TIMEOUT))["type"] != "snapshot":
+        pass
+    assert frame["job"]["progressReported"] is True
     await comm.disconnect()
 
 

@@ -23,7 +23,12 @@
  * BullqEvents.attach(root) makes a django_bullq admin page live: root is #bullq-root with
  * data-queue / data-job / data-state; elements marked data-bullq-count="<state>",
  * data-bullq-paused, data-bullq-field="<snapshot field>", tr[data-job-id] and #bullq-live are
- * patched in place from the events (no polling). Returns the subscriptions.
+ * patched in place from the events (no polling). Returns the subscriptions. Fields marked
+ * data-bullq-format="time" / "duration" are written as the server writes them
+ * (django_bullq/admin/display.py), in the zone of root's data-tz and with its data-decimal.
+ *
+ * BullqEvents.format.duration(ms, decimalSeparator) -> "10.25 s", "1 min 3 s";
+ * BullqEvents.format.time(ms, timeZone) -> [local "2026-03-01 13:00:00 UTC+01:00", UTC text].
  * Wire protocol: docs/events.md, "Over WebSockets (Channels)".
  */
 (function (root) {
@@ -133,6 +138,84 @@
     try { return JSON.stringify(value, null, 2); } catch (err) { return String(value); }
   }
 
+  function pad(n, width) {
+    var text = String(n);
+    while (text.length < (width || 2)) { text = "0" + text; }
+    return text;
+  }
+
+  function isTime(ms) { return typeof ms === "number" && isFinite(ms) && ms > 0; }
+
+  /** ms in units, as display.duration_text: "250 ms", "10.25 s", "1 min 3 s", "2 h 5 min". */
+  function formatDuration(ms, decimal) {
+    if (typeof ms !== "number" || !isFinite(ms) || ms < 0) { return "\u2013"; }
+    ms = Math.floor(ms);
+    if (ms < 1000) { return ms + " ms"; }
+    var hundredths = Math.floor((ms + 5) / 10);
+    if (hundredths < 6000) {
+      var text = Math.floor(hundredths / 100) + "." + pad(hundredths % 100, 2);
+      text = text.replace(/0+$/, "").replace(/\.$/, "");
+      return text.replace(".", decimal || ".") + " s";
+    }
+    var seconds = Math.floor(hundredths / 100);
+    var steps = [[86400, "d", 3600, "h"], [3600, "h", 60, "min"], [60, "min", 1, "s"]];
+    for (var i = 0; i < steps.length; i++) {
+      var big = steps[i][0], small = steps[i][2];
+      if (seconds >= big) {
+        var rest = Math.floor((seconds % big) / small);
+        var tail = rest ? " " + rest + " " + steps[i][3] : "";
+        return Math.floor(seconds / big) + " " + steps[i][1] + tail;
+      }
+    }
+    return "\u2013";
+  }
+
+  /** [local text in `zone`, UTC text], as display.local_text / utc_text. */
+  function formatTime(ms, zone) {
+    if (!isTime(ms)) { return ["\u2013", "\u2013"]; }
+    ms = Math.floor(ms);
+    var d = new Date(ms);
+    var utcWall = d.getUTCFullYear() + "-" + pad(d.getUTCMonth() + 1) + "-" + pad(d.getUTCDate()) +
+      " " + pad(d.getUTCHours()) + ":" + pad(d.getUTCMinutes()) + ":" + pad(d.getUTCSeconds());
+    var utc = utcWall + "." + pad(ms % 1000, 3) + " UTC";
+    var local = utcWall, minutes = 0;
+    try {
+      var parts = new Intl.DateTimeFormat("en-US", {
+        timeZone: zone || "UTC", hourCycle: "h23", year: "numeric", month: "2-digit",
+        day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit",
+      }).formatToParts(d);
+      var p = {};
+      for (var i = 0; i < parts.length; i++) { p[parts[i].type] = parts[i].value; }
+      var hour = Number(p.hour) % 24;
+      var wall = Date.UTC(Number(p.year), Number(p.month) - 1, Number(p.day), hour,
+        Number(p.minute), Number(p.second));
+      minutes = Math.round((wall - Math.floor(ms / 1000) * 1000) / 60000);
+      local = pad(p.year, 4) + "-" + p.month + "-" + p.day + " " + pad(hour) + ":" + p.minute +
+        ":" + p.second;
+    } catch (err) { /* a zone this browser does not know: UTC */ }
+    var abs = Math.abs(minutes);
+    var label = minutes ? "UTC" + (minutes < 0 ? "-" : "+") + pad(Math.floor(abs / 60)) + ":" +
+      pad(abs % 60) : "UTC";
+    return [local + " " + label, utc];
+  }
+
+  function renderFormatted(scope, el, format, value) {
+    if (format === "time") {
+      var texts = formatTime(value, scope.getAttribute("data-tz"));
+      el.textContent = texts[0];
+      if (isTime(value)) {
+        el.title = texts[1];
+        el.setAttribute("datetime", new Date(Math.floor(value)).toISOString());
+      } else {
+        el.removeAttribute("title");
+        el.removeAttribute("datetime");
+      }
+      return;
+    }
+    el.textContent = formatDuration(value, scope.getAttribute("data-decimal"));
+    el.title = typeof value === "number" && value >= 0 ? Math.floor(value) + " ms" : "";
+  }
+
   function setLive(scope, status) {
     each(scope.ownerDocument || root.document, "#bullq-live", function (el) {
       el.textContent = status === "open" ? "live" : status;
@@ -167,22 +250,60 @@
     });
   }
 
+  function spans(job) {
+    // waited (created -> last start) and ran (last start -> finished), as display.py
+    var out = {};
+    if (!Object.prototype.hasOwnProperty.call(job, "processedOn")) { return out; }
+    var start = job.processedOn;
+    out.waited = isTime(start) && isTime(job.timestamp) ? Math.max(0, start - job.timestamp) : null;
+    out.ran = isTime(start) && isTime(job.finishedOn) ? Math.max(0, job.finishedOn - start) : null;
+    return out;
+  }
+
+  function showFailure(scope) {
+    // the failed reason is the job's current failure only while it is failed; an earlier
+    // attempt's stays in the attempt history
+    each(scope, '[data-bullq-section="failedReason"]', function (section) {
+      var text = section.querySelector('[data-bullq-field="failedReason"]');
+      var failed = scope.getAttribute("data-state") === "failed";
+      section.hidden = !(failed && text && text.textContent && text.textContent !== "\u2013");
+    });
+  }
+
   function renderJob(scope, job) {
     if (!job) {
       each(scope, '[data-bullq-field="state"]', function (el) { el.textContent = "removed"; });
       return;
     }
+    if (job.state) { scope.setAttribute("data-state", job.state); }
+    var derived = spans(job);
+    var has = function (field) {
+      return Object.prototype.hasOwnProperty.call(job, field) ||
+        Object.prototype.hasOwnProperty.call(derived, field);
+    };
     each(scope, "[data-bullq-field]", function (el) {
       var field = el.getAttribute("data-bullq-field");
-      if (!Object.prototype.hasOwnProperty.call(job, field)) { return; }
-      var value = job[field];
-      if (field === "progress") { renderProgress(el, value); return; }
+      if (!has(field)) { return; }
+      var value = Object.prototype.hasOwnProperty.call(job, field) ? job[field] : derived[field];
+      var format = el.getAttribute("data-bullq-format");
+      if (format) { renderFormatted(scope, el, format, value); return; }
+      if (field === "progress") {
+        renderProgress(el, value);
+        var row = el.closest ? el.closest('[data-bullq-section="progress"]') : null;
+        var reported = Object.prototype.hasOwnProperty.call(job, "progressReported") ?
+          job.progressReported : value !== 0;
+        if (row && reported) { row.hidden = false; }
+        return;
+      }
       if (field === "logs") { el.textContent = (value || []).join("\n"); return; }
       if (field === "returnvalue") { el.textContent = pretty(value); return; }
-      el.textContent = value === null || value === undefined ? "–" : String(value);
-      var section = el.closest ? el.closest("[data-bullq-section]") : null;
-      if (section) { section.hidden = value === null || value === undefined || value === ""; }
+      if (field === "failedReason") {
+        el.textContent = value ? (job.failedType ? job.failedType + ": " : "") + value : "";
+        return;
+      }
+      el.textContent = value === null || value === undefined ? "\u2013" : String(value);
     });
+    showFailure(scope);
   }
 
   function jobLink(scope, jobId) {
@@ -209,10 +330,13 @@
     for (var i = 0; i < cells.length; i++) {
       var td = doc.createElement("td");
       if (i === 0) {
+        // a checkbox only where the operator may act on jobs (view-only staff get none)
+        if (body.getAttribute("data-selectable") !== "1") { row.appendChild(td); continue; }
         var box = doc.createElement("input");
         box.type = "checkbox"; box.name = "ids"; box.value = event.jobId;
         td.appendChild(box);
       } else if (i === 1) {
+        td.className = "bullq-id";
         var a = doc.createElement("a");
         a.href = jobLink(scope, event.jobId);
         a.textContent = event.jobId;
@@ -262,7 +386,7 @@
       onSnapshot: function (message) { renderJob(scope, message.job); },
       onEvent: function (event) {
         if (event.event === "progress") {
-          renderJob(scope, { progress: (event.fields || {}).data });
+          renderJob(scope, { progress: (event.fields || {}).data, progressReported: true });
           return;
         }
         var state = STATE_OF_EVENT[event.event];
@@ -320,6 +444,7 @@
     },
     attach: attach,
     Subscription: Subscription,
+    format: { duration: formatDuration, time: formatTime },
   };
   // the admin templates call window.bullqEvents.attach(root)
   root.bullqEvents = root.BullqEvents;
