@@ -1,7 +1,8 @@
 """What ``manage.py runworker`` tells a person as it starts (:func:`banner`).
 
-Redis without its password, queues, concurrency, processes, event loop and the tasks each
-queue can run. What it checks before the workers start: :mod:`.preflight`.
+Redis without its password, queues, concurrency, processes, event loop, the tasks each
+queue can run, and the queues with tasks that this run does not serve. What it checks before
+the workers start: :mod:`.preflight`.
 """
 
 from __future__ import annotations
@@ -55,6 +56,10 @@ def banner(
     for queue_name in names:
         listed = tasks.get(queue_name, [])
         lines.append(f"    {queue_name}: {', '.join(listed) if listed else '(none registered)'}")
+    others = sorted(set(tasks) - set(names))
+    if others:  # a worker started on the wrong queue says where the project's tasks are
+        counts = (f"{q} ({len(tasks[q])} task{'' if len(tasks[q]) == 1 else 's'})" for q in others)
+        lines.append(f"    not run here: {', '.join(counts)}")
     backends = django_tasks_backends()
     if backends:
         lines.append(

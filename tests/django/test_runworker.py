@@ -400,6 +400,17 @@ def test_start_banner_says_redis_queues_concurrency_loop_and_tasks(queue_name: s
     assert "and django.tasks tasks of backend(s) default, by import path" in out
 
 
+def test_start_banner_names_the_queues_with_tasks_it_does_not_run(queue_name: str) -> None:
+    # `runworker <queue>` listed "(none registered)" and said nothing of the queue the
+    # project's tasks are on, so a worker on the wrong queue looked idle for no reason
+    out, _ = run_command(queue_name, "--burst")
+    assert f"    {queue_name}: (none registered)" in out
+    line = next(x for x in out.splitlines() if x.startswith("    not run here: "))
+    assert re.fullmatch(r"    not run here: default \(\d+ tasks\)(, .+)?", line), line
+    both, _ = run_command(queue_name, "default", "--burst")
+    assert "not run here: default" not in both
+
+
 def test_start_banner_hides_the_redis_password(settings: Any) -> None:
     from django_bullq.worker.banner import banner
 
