@@ -184,6 +184,52 @@ async def test_outage_is_logged_once_then_reconnected(
     assert not [m for m in loud if " failed" in m], loud
 
 
+async def test_a_rotated_password_is_logged_as_refused_credentials_not_unreachable(
+    queue_name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Redis's password changed under a running worker: it said only "unreachable, retrying",
+    as for a cut network; it must say the credentials were refused, once, and "reconnected"
+    once they work again."""
+    server = RedisServer().start()
+    admin = redis.Redis(port=server.port)
+    admin.config_set("requirepass", "old")
+    admin = redis.Redis(port=server.port, password="old")
+    queue = Queue(queue_name, f"redis://:old@127.0.0.1:{server.port}/0")
+    worker = make_worker(
+        queue, lambda job: job.data, name="rotated", stalled_interval=200, lock_duration=400
+    )
+    caplog.set_level(logging.DEBUG, logger="django_bullq")
+    task = asyncio.create_task(worker.arun())
+    try:
+        first = queue.add("echo", 1)
+        await _until(lambda: queue.get_job_state(first.id) == "completed", 10, "first job")
+        admin.config_set("requirepass", "new")
+        admin = redis.Redis(port=server.port, password="new")
+        admin.client_kill_filter(_type="normal", skipme=True)  # the worker must connect again
+        await asyncio.sleep(2.0)
+        admin.config_set("requirepass", "old")
+        producer = Queue(queue_name, f"redis://:old@127.0.0.1:{server.port}/0")
+        after = producer.add("echo", 2)
+        await _until(lambda: producer.get_job_state(after.id) == "completed", 15, "job after")
+        producer.close()
+        await _until(
+            lambda: any("reconnected" in r.getMessage() for r in caplog.records), 10, "back"
+        )
+    finally:
+        worker.close()
+        await asyncio.wait_for(task, 15)
+        queue.close()
+        server.cleanup()
+    loud = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    address = f"127.0.0.1:{server.port}"
+    refused = [m for m in loud if f"Redis at {address} refused the credentials" in m]
+    assert len(refused) == 1, loud
+    assert "fix the password or ACL user" in refused[0]
+    # the connections Redis closed may be logged first, once; the refusals are not "unreachable"
+    assert sum("unreachable" in m for m in loud) <= 1, loud
+    assert sum(f"Redis at {address} reconnected" in m for m in loud) == 1, loud
+
+
 async def test_a_finish_retried_through_an_outage_logs_the_outage_once(
     redis_url: str, queue_name: str, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -4,7 +4,8 @@ Every part of a running worker that talks to Redis (the fetch loop, the marker w
 heartbeat, lock renewal, the stalled check, retention) meets the same outage, each about once
 a second. They report to :data:`outages`, which logs ``Redis at host:port unreachable,
 retrying`` on the first failure for that address and ``Redis at host:port reconnected`` on the
-first success after it, whichever queue or duty saw them, and nothing in between.
+first success after it, whichever queue or duty saw them, and nothing in between; credentials
+Redis refuses (a password rotated under a running worker) are said as such, once.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import logging
 import time
 
+from redis.exceptions import AuthenticationError as RedisAuthenticationError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -32,6 +34,8 @@ class Outages:
     def __init__(self) -> None:
         #: address -> monotonic time (s) of the first failure of the current outage
         self.down: dict[str, float] = {}
+        #: addresses whose refused credentials this outage has logged
+        self.refused: set[str] = set()
 
     def failed(self, address: str, exc: BaseException, *, consecutive: int = 2) -> None:
         """Record a failure to reach ``address`` (``host:port``); logs only the first one of an
@@ -43,6 +47,19 @@ class Outages:
                 no outage: a pooled connection that died in an outage (or was closed by the
                 server while idle) fails its first use after it, and the retry succeeds.
         """
+        if isinstance(exc, RedisAuthenticationError) and address not in self.refused:
+            # a password rotated under a running worker: not a network fault, so it is said
+            # once even inside an outage already logged (the old connections were dropped)
+            self.refused.add(address)
+            self.down.setdefault(address, time.monotonic())
+            logger.warning(
+                "Redis at %s refused the credentials (%s: %s); retrying until they work: "
+                "fix the password or ACL user of this connection",
+                address,
+                type(exc).__name__,
+                exc,
+            )
+            return
         if address in self.down or consecutive < 2:
             logger.debug("Redis at %s unreachable: %s: %s", address, type(exc).__name__, exc)
             return
@@ -54,6 +71,7 @@ class Outages:
     def reached(self, address: str) -> None:
         """Record a successful call to ``address``; logs ``reconnected`` (WARNING) when it
         ends an outage."""
+        self.refused.discard(address)
         since = self.down.pop(address, None)
         if since is not None:
             logger.warning(
