@@ -451,6 +451,26 @@ async def test_second_close_ends_the_grace_period(queue: Queue) -> None:
     assert queue.get_job(job.id).attempts_made == 0
 
 
+async def test_hand_back_of_a_job_no_longer_ours_is_no_warning(
+    queue: Queue, caplog: pytest.LogCaptureFixture
+) -> None:
+    """After the grace period, a job that finished (or lost its lock) meanwhile has nothing to
+    hand back: that is said at INFO, not as "could not hand back job N: script error"."""
+    job = queue.add("done", {})
+    worker = make_worker(queue, lambda j: None)
+    await run_until(worker, lambda: queue.get_job_state(job.id) == "completed")
+    stale = queue.get_job(job.id)
+    assert stale is not None
+    stale.token = "a-token-of-the-past"
+    with caplog.at_level("INFO", logger="django_bullq.worker"):
+        await make_worker(queue, lambda j: None)._hand_back(stale)
+    loud = [rec.getMessage() for rec in caplog.records if rec.levelno >= 30]
+    assert loud == []
+    said = [rec.getMessage() for rec in caplog.records]
+    assert f"worker {queue.name}: job {job.id} not handed back: no longer ours" in said[-1]
+    assert queue.get_job_state(job.id) == "completed"
+
+
 async def test_idle_block_outlasts_a_short_client_socket_timeout(
     queue_name: str, redis_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -18,7 +18,14 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .. import backoff, calls
-from ..errors import BullqError, UnrecoverableError
+from ..errors import (
+    BullqError,
+    JobNotFound,
+    JobNotInState,
+    LockMismatch,
+    LockMissing,
+    UnrecoverableError,
+)
 from ..job import Job
 from ..options import normalize_keep, now_ms
 from ..serialization import dumps
@@ -300,6 +307,14 @@ class Outcome(WorkerState):
             )
             logger.warning(
                 "worker %s: job %s handed back to wait (worker closing or paused)", q.name, job.id
+            )
+        except (JobNotFound, LockMissing, LockMismatch, JobNotInState) as exc:
+            # it finished, was removed or went to another worker as stalled while it ran on
+            logger.info(
+                "worker %s: job %s not handed back: no longer ours (%s)",
+                q.name,
+                job.id,
+                exc.describe(),
             )
         except (BullqError, OSError) as exc:
             logger.warning("worker %s: could not hand back job %s: %s", q.name, job.id, exc)
