@@ -158,16 +158,20 @@ async def test_our_readings_of_jobs_node_ran(queue: Queue, node: Node) -> None:
                     "data": {"i": 2, "fail_times": 9},
                     "opts": {"attempts": 2, "backoff": 5},
                 },
-                {"name": "n-wait", "data": {"i": 3}, "opts": {"lifo": True}},
             ]
         },
     )
-    done_id, bad_id, wait_id = (str(i) for i in ids["ids"])
-    # the Node worker takes jobs FIFO; stop once the first two are finished
+    done_id, bad_id = (str(i) for i in ids["ids"])
+    # stop once both are finished; the waiting job is added after, so that a loaded machine
+    # (the retry's 5 ms backoff not yet over) cannot let the worker take it instead
     await node.arun(
         "worker",
         {"opts": {"concurrency": 1, "name": "node-w"}, "until_finished": 2, "timeout_ms": 10000},
     )
+    waiting = await node.arun(
+        "add", {"jobs": [{"name": "n-wait", "data": {"i": 3}, "opts": {"lifo": True}}]}
+    )
+    wait_id = str(waiting["ids"][0])
     report = await node.ainspect([done_id, bad_id, wait_id])
     assert report["counts"] == await queue.aget_job_counts()
     for job_id in (done_id, bad_id, wait_id):
