@@ -30,7 +30,7 @@ from django.utils import formats, timezone
 from ..core.errors import BullqError
 from ..core.queue import Queue
 from ..models import BullqQueue
-from . import data, display
+from . import data, display, flow_tree
 from .actions import (
     ACTIONS,
     JOB_ACTIONS,
@@ -150,6 +150,7 @@ def job_view(
             children.append((split[0], split[1], key))
     progress = job.progress if isinstance(job.progress, int | float) else None
     state = q.get_job_state(job_id)
+    flow = flow_tree.flow_view(q, job)
     return TemplateResponse(
         request,
         "admin/django_bullq/job.html",
@@ -175,6 +176,7 @@ def job_view(
             logs=job.get_logs(-data.MAX_LOGS, -1),
             parent=parent,
             children=children,
+            flow_html=flow_tree.flow_html(flow) if flow is not None else None,
             failed_reason=data.truncate(display.failure_text(job)),
             attempts_allowed=max(1, job.attempts or 0),  # BullMQ: attempts 0 means one run
             job_actions=permitted(request.user, job_actions_for(state)),
