@@ -16,6 +16,7 @@ ACTION_PERMISSIONS = (
     ("pause_queue", "Can pause and resume queues"),
     ("clean_queue", "Can clean and drain queues"),
     ("obliterate_queue", "Can obliterate queues"),
+    ("add_job", "Can create jobs and retry jobs with edited data"),
 )
 
 
