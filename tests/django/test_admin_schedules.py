@@ -1,21 +1,23 @@
-"""The admin's Schedules page (issue 15 item 3)."""
+"""The admin's Schedules page (issue 15 item 3) and the overview's Redis facts (item 7)."""
 
 from __future__ import annotations
 
 import html
 import json
+import re
+import socket
 import uuid
 from collections.abc import Iterator
 
 import pytest
 from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import Permission, User
-from django.test import Client
+from django.test import Client, override_settings
 from django.urls import reverse
 
 from django_bullq.admin import schedules
-from django_bullq.admin.display import time_html
-from django_bullq.conf import get_queue
+from django_bullq.admin.display import duration_text, time_html
+from django_bullq.conf import get_config, get_queue
 from django_bullq.core.scheduler import JobScheduler
 from tests.django.test_admin_csp import Tags, csp_settings  # noqa: F401 - a fixture
 from tests.support.helpers_django import burst
@@ -314,6 +316,58 @@ def test_hostile_scheduler_from_a_node_producer_renders_escaped(
     assert "<script>alert" not in page and "<img src=x" not in page and "<b>*/5" not in page
     assert "&lt;script&gt;alert(&quot;id&quot;)&lt;/script&gt;" in page
     assert "&lt;img src=x onerror=alert(1)&gt;" in page and "&lt;i&gt;tz&lt;/i&gt;" in page
+
+
+# --- item 7: Redis facts on the overview ------------------------------------------------------
+
+
+def test_overview_shows_each_connections_server_memory_policy_clients_uptime(
+    operator: Client,
+) -> None:
+    info = get_queue("default").client.info()
+    page = operator.get(reverse("admin:django_bullq_bullqqueue_changelist")).content.decode()
+    row = re.search(r'<tr data-connection="default">(.*?)</tr>', page, re.S)
+    assert row is not None
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", row.group(1), re.S)
+    assert len(cells) == 6
+    assert cells[1] in (f"Redis {info['redis_version']}", f"Valkey {info.get('valkey_version')}")
+    assert info["used_memory_human"] in cells[2] and "no limit" in cells[2]  # no maxmemory
+    assert cells[3] == "noeviction" and "data-bullq-eviction-warning" not in page
+    assert cells[4].isdigit() and int(cells[4]) >= 1
+    uptime = re.fullmatch(r'<span title="(\d+) ms">(.+)</span>', cells[5])
+    assert uptime is not None and int(uptime.group(1)) % 1000 == 0
+    assert uptime.group(2) == duration_text(int(uptime.group(1)))
+
+
+def test_overview_warns_unless_the_eviction_policy_is_noeviction(operator: Client) -> None:
+    client = get_queue("default").client
+    client.config_set("maxmemory-policy", "allkeys-lru")
+    try:
+        page = operator.get(reverse("admin:django_bullq_bullqqueue_changelist")).content.decode()
+    finally:
+        client.config_set("maxmemory-policy", "noeviction")
+    assert "data-bullq-eviction-warning" in page
+    assert "allkeys-lru: keys may be evicted; BullMQ needs noeviction" in page
+
+
+def test_an_unreachable_connection_is_a_row_saying_so_not_an_error_page(
+    operator: Client,
+) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]  # nothing listens once the socket is closed
+    bullq = get_config()
+    connections = {
+        **bullq["CONNECTIONS"],
+        "down": {"URL": f"redis://user:secret@127.0.0.1:{closed}/3"},
+    }
+    with override_settings(BULLQ={**bullq, "CONNECTIONS": connections}):
+        response = operator.get(reverse("admin:django_bullq_bullqqueue_changelist"))
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert 'data-connection="down"' in page and "unreachable" in page
+    assert f"redis://127.0.0.1:{closed}/3" in page and "secret" not in page
+    assert 'data-connection="default"' in page
 
 
 @pytest.mark.usefixtures("csp_settings")
