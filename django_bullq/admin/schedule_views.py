@@ -241,7 +241,8 @@ def _save(request: HttpRequest, form: SchedulerForm, *, creating: bool) -> HttpR
     q.client.srem(q.keys[schedules.PAUSED_KEY], sid)
     label = "Create" if creating else "Edit"
     text = f"next run {job.id}" if job is not None else "nothing to run (schedule over)"
-    _log(request, f"queue {q.name} / scheduler {sid}", f"{label} scheduler: {text}", CHANGE)
+    flag = ADDITION if creating else CHANGE
+    _log(request, f"queue {q.name} / scheduler {sid}", f"{label} scheduler: {text}", flag)
     messages.success(request, f"Scheduler {sid}: saved, {text}.")
     return HttpResponseRedirect(_list_url(q.name))
 

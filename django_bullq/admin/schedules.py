@@ -148,8 +148,9 @@ def rows(queue: Queue) -> list[Row]:
     """Every scheduler of ``queue``: the live ones soonest first (at most
     :data:`MAX_SCHEDULERS`), then the paused ones, each with its recent runs.
 
-    A paused-set member whose hash is gone or that is back in ``repeat`` (resumed by an
-    upsert elsewhere) is dropped from the set.
+    A paused-set member whose hash is gone, or that is back in ``repeat`` (resumed by an
+    upsert elsewhere), is not listed; the page writes nothing (resume, edit and remove drop
+    the member).
     """
     declared = declared_ids()
     found = [
@@ -160,8 +161,7 @@ def rows(queue: Queue) -> list[Row]:
     for scheduler_id in paused_ids(queue):
         paused = None if scheduler_id in live else _paused_scheduler(queue, scheduler_id)
         if paused is None:
-            queue.client.srem(queue.keys[PAUSED_KEY], scheduler_id)
-            continue
+            continue  # resumed by an upsert elsewhere, or removed: left for a write to drop
         scheduler, since = paused
         found.append(
             Row(

@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from django.contrib.admin.models import LogEntry
+from django.contrib.admin.models import ADDITION, LogEntry
 from django.contrib.auth.models import Permission, User
 from django.test import Client, override_settings
 from django.urls import reverse
@@ -250,6 +250,7 @@ def test_create_goes_through_a_form_validated_like_upsert_job_scheduler(
     assert "exists in this queue" in again.content.decode()
     (entry,) = entries(f"queue {qname} / scheduler new")
     assert entry.change_message.startswith("Create scheduler: next run repeat:new:")
+    assert entry.action_flag == ADDITION
 
 
 def test_edit_replaces_the_schedule_and_keeps_the_url_queue_and_id(
@@ -398,3 +399,16 @@ def test_schedules_pages_need_no_inline_script_style_or_handler(
         for tag, attrs in parsed.tags:
             assert tag != "script" or attrs.get("src"), f"{page}: <{tag} {attrs}>"
             assert "style" not in attrs and not [a for a in attrs if a.startswith("on")], page
+
+
+def test_the_schedules_page_writes_nothing_on_get(operator: Client, qname: str) -> None:
+    """A paused-set member resumed elsewhere (a Node upsert) is not listed as paused, and the
+    GET leaves Redis as it was."""
+    q = get_queue(qname)
+    q.upsert_job_scheduler("tick", {"every": 60_000}, {})
+    schedules.pause(q, "tick")
+    q.upsert_job_scheduler("tick", {"every": 60_000}, {})  # as a Node upsert would resume it
+    before = {k: q.client.dump(k) for k in q.client.keys(f"{q.prefix}:{qname}:*")}
+    page = operator.get(list_url(qname)).content.decode()
+    assert page.count('data-scheduler="tick"') == 1 and "bullq-paused-label" not in page
+    assert {k: q.client.dump(k) for k in q.client.keys(f"{q.prefix}:{qname}:*")} == before
