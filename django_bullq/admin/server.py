@@ -90,6 +90,11 @@ def facts(alias: str, url: str) -> ServerFacts:
             info.update(_flat(client.info(section)))
     except Exception as exc:  # noqa: BLE001 - any failure is "unreachable", shown as such
         return ServerFacts(alias, where(url), reachable=False, error=f"{type(exc).__name__}: {exc}")
+    return from_info(alias, url, info)
+
+
+def from_info(alias: str, url: str, info: dict[str, Any]) -> ServerFacts:
+    """The facts in one server's parsed ``INFO`` fields (``{"redis_version": "7.0.15", ...}``)."""
     valkey = info.get("valkey_version")
     server_name = str(info.get("server_name") or ("valkey" if valkey else "redis"))
     return ServerFacts(

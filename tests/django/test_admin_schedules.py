@@ -415,3 +415,31 @@ def test_the_schedules_page_writes_nothing_on_get(operator: Client, qname: str) 
     page = operator.get(list_url(qname)).content.decode()
     assert page.count('data-scheduler="tick"') == 1 and "bullq-paused-label" not in page
     assert {k: q.client.dump(k) for k in q.client.keys(f"{q.prefix}:{qname}:*")} == before
+
+
+def test_a_valkey_server_is_named_with_its_own_version() -> None:
+    """Valkey answers ``redis_version:7.2.4`` for compatibility, its own in ``valkey_version``
+    (fields as Valkey 8's INFO writes them)."""
+    from django_bullq.admin.server import from_info
+
+    info = {
+        "redis_version": "7.2.4",
+        "server_name": "valkey",
+        "valkey_version": "8.0.2",
+        "used_memory": 1048576,
+        "used_memory_human": "1.00M",
+        "maxmemory": 0,
+        "maxmemory_policy": "allkeys-lru",
+        "connected_clients": 3,
+        "uptime_in_seconds": 90061,
+    }
+    facts = from_info("cache", "redis://:pw@valkey.example:6380/2", info)
+    assert (facts.server, facts.version, facts.where) == (
+        "Valkey",
+        "8.0.2",
+        "redis://valkey.example:6380/2",
+    )
+    assert facts.policy_warning and facts.uptime_ms == 90_061_000
+    assert duration_text(facts.uptime_ms) == "1 d 1 h"
+    plain = from_info("default", "redis://h/0", {"redis_version": "7.0.15"})
+    assert (plain.server, plain.version, plain.policy_warning) == ("Redis", "7.0.15", False)
