@@ -16,6 +16,9 @@ ACTION_PERMISSIONS = (
     ("pause_queue", "Can pause and resume queues"),
     ("clean_queue", "Can clean and drain queues"),
     ("obliterate_queue", "Can obliterate queues"),
+    ("change_scheduler", "Can create, edit, pause and resume job schedulers"),
+    ("run_scheduler", "Can run job schedulers now"),
+    ("remove_scheduler", "Can remove job schedulers"),
     ("add_job", "Can create jobs and retry jobs with edited data"),
 )
 

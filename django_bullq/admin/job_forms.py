@@ -20,38 +20,10 @@ from typing import TYPE_CHECKING, Any
 from django import forms
 
 from ..core.errors import SerializationError
+from .json_field import JsonValueField
 
 if TYPE_CHECKING:
     from ..producer.task import Task
-
-#: Rows of the JSON text areas.
-ROWS = 3
-#: Largest JSON text a field takes, in characters (a job's data is for references, not files).
-MAX_JSON_CHARS = 100_000
-
-
-class JsonValueField(forms.CharField):
-    """A strict-JSON value typed as text (``NaN`` / ``Infinity`` refused): the cleaned value is
-    the decoded value; an empty optional field is :data:`inspect.Parameter.empty`."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("widget", forms.Textarea(attrs={"rows": ROWS, "cols": 60}))
-        kwargs.setdefault("max_length", MAX_JSON_CHARS)
-        kwargs.setdefault("strip", True)
-        super().__init__(**kwargs)
-
-    def clean(self, value: Any) -> Any:
-        text = super().clean(value)
-        if text in (None, ""):
-            return inspect.Parameter.empty
-        try:
-            return json.loads(text, parse_constant=_refuse_constant)
-        except ValueError as exc:
-            raise forms.ValidationError(f"not JSON: {exc}") from exc
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
 
 
 class CallForm(forms.Form):
@@ -202,4 +174,4 @@ class EditedDataForm(forms.Form):
         return value
 
 
-__all__ = ["CallForm", "EditedDataForm", "JsonValueField", "call_form_class"]
+__all__ = ["CallForm", "EditedDataForm", "call_form_class"]

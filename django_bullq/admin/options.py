@@ -12,7 +12,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.urls import path, register_converter
 
-from . import job_views, views
+from . import job_views, schedule_views, views
 from .names import EncodedNameConverter
 
 register_converter(EncodedNameConverter, "bullqname")
@@ -63,6 +63,7 @@ class QueueAdmin(views.ModelAdminBase):
                 bind(views.action_view),
                 name="django_bullq_action",
             ),
+            *schedule_views.urls(bind),
             path("", wrap(self.changelist_view), name="django_bullq_bullqqueue_changelist"),
         ]
 

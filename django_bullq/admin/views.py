@@ -30,7 +30,7 @@ from django.utils import formats, timezone
 from ..core.errors import BullqError
 from ..core.queue import Queue
 from ..models import BullqQueue
-from . import data, display, flow_tree
+from . import data, display, flow_tree, server
 from .actions import (
     ACTIONS,
     JOB_ACTIONS,
@@ -73,7 +73,14 @@ def overview_view(model_admin: ModelAdminBase, request: HttpRequest) -> HttpResp
     return TemplateResponse(
         request,
         "admin/django_bullq/overview.html",
-        _context(model_admin, request, "Queues", rows=rows, states=data.ALL_STATES),
+        _context(
+            model_admin,
+            request,
+            "Queues",
+            rows=rows,
+            states=data.ALL_STATES,
+            servers=server.all_facts(),  # item 7: Redis facts per connection
+        ),
     )
 
 
