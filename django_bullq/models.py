@@ -19,6 +19,7 @@ ACTION_PERMISSIONS = (
     ("change_scheduler", "Can create, edit, pause and resume job schedulers"),
     ("run_scheduler", "Can run job schedulers now"),
     ("remove_scheduler", "Can remove job schedulers"),
+    ("add_job", "Can create jobs and retry jobs with edited data"),
 )
 
 

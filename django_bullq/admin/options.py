@@ -12,7 +12,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.urls import path, register_converter
 
-from . import schedule_views, views
+from . import job_views, schedule_views, views
 from .names import EncodedNameConverter
 
 register_converter(EncodedNameConverter, "bullqname")
@@ -47,6 +47,16 @@ class QueueAdmin(views.ModelAdminBase):
                 "q/<bullqname:queue>/job/<bullqname:job_id>/",
                 bind(views.job_view),
                 name="django_bullq_job",
+            ),
+            path(
+                "q/<bullqname:queue>/new/",
+                bind(job_views.new_job_view),
+                name="django_bullq_new_job",
+            ),
+            path(
+                "q/<bullqname:queue>/job/<bullqname:job_id>/edit-retry/",
+                bind(job_views.edit_retry_view),
+                name="django_bullq_edit_retry",
             ),
             path(
                 "q/<bullqname:queue>/action/<slug:action>/",

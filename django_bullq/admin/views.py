@@ -130,6 +130,7 @@ def queue_view(model_admin: ModelAdminBase, request: HttpRequest, queue: str) ->
             danger_actions={n: a for n, a in queue_actions.items() if a.danger},
             search_window=data.SEARCH_WINDOW,
             page_size=data.PAGE_SIZE,
+            can_add_job=has_perms(request, "add_job"),
         ),
     )
 
@@ -187,6 +188,7 @@ def job_view(
             failed_reason=data.truncate(display.failure_text(job)),
             attempts_allowed=max(1, job.attempts or 0),  # BullMQ: attempts 0 means one run
             job_actions=permitted(request.user, job_actions_for(state)),
+            can_edit_retry=state == "failed" and has_perms(request, "add_job", "retry_job"),
         ),
     )
 
@@ -311,6 +313,12 @@ def require(request: HttpRequest, codename: str) -> None:
     user: Any = request.user  # admin users have has_perm; AbstractBaseUser does not declare it
     if not user.has_perm(f"{APP}.{codename}"):
         raise PermissionDenied
+
+
+def has_perms(request: HttpRequest, *codenames: str) -> bool:
+    """True when the user has every ``django_bullq.<codename>``."""
+    user: Any = request.user
+    return all(user.has_perm(f"{APP}.{codename}") for codename in codenames)
 
 
 def _queue(name: str) -> Queue:
