@@ -26,6 +26,7 @@ from django.http import (
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import formats, timezone
+from django.utils.http import urlencode
 
 from ..core.errors import BullqError
 from ..core.queue import Queue
@@ -73,7 +74,14 @@ def overview_view(model_admin: ModelAdminBase, request: HttpRequest) -> HttpResp
     return TemplateResponse(
         request,
         "admin/django_bullq/overview.html",
-        _context(model_admin, request, "Queues", rows=rows, states=data.ALL_STATES),
+        _context(
+            model_admin,
+            request,
+            "Queues",
+            rows=rows,
+            states=data.ALL_STATES,
+            live_url=reverse("admin:django_bullq_live"),
+        ),
     )
 
 
@@ -123,6 +131,9 @@ def queue_view(model_admin: ModelAdminBase, request: HttpRequest, queue: str) ->
             danger_actions={n: a for n, a in queue_actions.items() if a.danger},
             search_window=data.SEARCH_WINDOW,
             page_size=data.PAGE_SIZE,
+            live_url=reverse("admin:django_bullq_queue_live", kwargs={"queue": q.name})
+            + "?"
+            + urlencode({"state": state, "page": page.page, "q": search}),
         ),
     )
 
@@ -177,7 +188,13 @@ def job_view(
             children=children,
             failed_reason=data.truncate(display.failure_text(job)),
             attempts_allowed=max(1, job.attempts or 0),  # BullMQ: attempts 0 means one run
-            job_actions=permitted(request.user, job_actions_for(state)),
+            # every job action the user may run; the page shows those of the job's state
+            # (and the live page those of its next state)
+            job_actions=permitted(request.user, JOB_ACTIONS),
+            state_actions=permitted(request.user, job_actions_for(state)),
+            live_url=reverse(
+                "admin:django_bullq_job_live", kwargs={"queue": q.name, "job_id": job_id}
+            ),
         ),
     )
 

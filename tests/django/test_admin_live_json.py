@@ -153,3 +153,42 @@ def test_overview_json_counts_each_queues_worker_connections(qname: str) -> None
         assert [w["name"] for w in workers] == ["json-test"]
     finally:
         conn.disconnect()
+
+
+# --- what the live pages need in their markup ------------------------------------------------
+
+
+def test_job_page_carries_every_permitted_action_and_shows_those_of_its_state(
+    qname: str,
+) -> None:
+    """The live job page shows the buttons of the job's new state without a reload: every
+    action the user may run is in the page, those not for this state hidden; a view-only
+    operator's page has none, and the page says where its JSON is."""
+    job = get_queue(qname).add("report", {})
+    url = reverse("admin:django_bullq_job", kwargs={"queue": qname, "job_id": job.id})
+    html = staff().get(url).content.decode()
+    forms = dict(
+        re.findall(r'data-bullq-action="([a-z_]+)" data-bullq-states="[^"]*"( hidden)?', html)
+    )
+    assert forms == {
+        "retry": " hidden",
+        "promote": " hidden",
+        "remove": "",
+        "cancel": " hidden",
+        "change_priority": "",
+    }
+    assert 'data-bullq-states="failed completed"' in html
+    assert f'data-live-url="{job_json(qname, job.id)}"' in html
+    assert re.search(r'<tr data-bullq-section="processedBy" hidden>', html)
+    viewer = staff("view_bullqqueue").get(url).content.decode()
+    assert "data-bullq-action" not in viewer and "<form" not in viewer.split('id="bullq-root"')[1]
+
+
+def test_queue_page_has_a_workers_section_to_fill_and_its_json_address(qname: str) -> None:
+    get_queue(qname).add("report", {})
+    url = reverse("admin:django_bullq_queue", kwargs={"queue": qname})
+    html = staff().get(url, {"state": "waiting", "page": "1"}).content.decode()
+    assert re.search(r'<div id="bullq-workers" hidden>', html) and 'id="bullq-workers-body"' in html
+    assert f'data-live-url="{queue_json(qname)}?state=waiting&amp;page=1&amp;q="' in html
+    overview = staff().get(reverse("admin:django_bullq_bullqqueue_changelist")).content.decode()
+    assert f'data-live-url="{overview_json()}"' in overview and "data-bullq-workers" in overview
