@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import base64
 import re
+import shutil
+import subprocess
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -192,3 +195,20 @@ def test_queue_page_has_a_workers_section_to_fill_and_its_json_address(qname: st
     assert f'data-live-url="{queue_json(qname)}?state=waiting&amp;page=1&amp;q="' in html
     overview = staff().get(reverse("admin:django_bullq_bullqqueue_changelist")).content.decode()
     assert f'data-live-url="{overview_json()}"' in overview and "data-bullq-workers" in overview
+
+
+def test_js_pages_poll_without_a_socket_say_their_mode_and_go_back_to_it() -> None:
+    """``BullqEvents.Feed`` under Node with fake timers and fetch (tests/js/bullq_feed_modes.mjs):
+    polling at once and every 2 s when the socket fails, "offline" while reads fail, "live"
+    and no polling once the socket opens, nothing after a refusal."""
+    node = shutil.which("node")
+    assert node, "node is needed (make test installs it for the interop tests)"
+    root = Path(__file__).resolve().parents[2]
+    script = root / "django_bullq" / "static" / "django_bullq" / "js" / "bullq-events.js"
+    done = subprocess.run(
+        [node, str(root / "tests" / "js" / "bullq_feed_modes.mjs"), str(script)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
