@@ -494,6 +494,12 @@
   function renderList(scope, list) {
     var body = scope.querySelector("#bullq-jobs-body");
     if (!body || !list || list.state !== scope.getAttribute("data-state")) { return; }
+    each(scope, "[data-bullq-pages]", function (el) { el.textContent = String(list.pages); });
+    body.setAttribute("data-total", String(list.total));
+    // the same rows as drawn last: leave them (and the operator's focus) alone
+    var drawn = JSON.stringify(list.jobs || []);
+    if (body.bullqDrawn === drawn && !body.querySelector("tr.bullq-moved")) { return; }
+    body.bullqDrawn = drawn;
     var doc = scope.ownerDocument || root.document;
     var before = {}, ticked = {};
     each(body, "tr[data-job-id]", function (row) {
@@ -518,8 +524,6 @@
     }
     while (body.firstChild) { body.removeChild(body.firstChild); }
     for (var j = 0; j < rows.length; j++) { body.appendChild(rows[j]); }
-    each(scope, "[data-bullq-pages]", function (el) { el.textContent = String(list.pages); });
-    body.setAttribute("data-total", String(list.total));
   }
 
   function renderWorkers(scope, workers) {
