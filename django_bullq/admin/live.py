@@ -86,8 +86,11 @@ def queue_live_view(model_admin: ModelAdminBase, request: HttpRequest, queue: st
 def job_live_view(
     model_admin: ModelAdminBase, request: HttpRequest, queue: str, job_id: str
 ) -> JsonResponse:
-    """The job as a socket's ``snapshot`` frame: ``{"type": "snapshot", "id": None, "job":
-    {...} | None}`` (None once the job is gone).
+    """The job as a socket's ``snapshot`` frame, ``{"type": "snapshot", "id": None, "job":
+    {...} | None}`` (None once the job is gone), with its attempt history as the page shows
+    it: ``"attempts": [{"number": int | None, "outcome": "failed" | "completed", "type":
+    str | None, "message", "trace"}]`` (:func:`~django_bullq.admin.display.attempt_history`,
+    traces cut at ``data.MAX_SHOWN`` characters).
 
     Raises:
         django.http.Http404: an invalid queue name.
@@ -98,7 +101,18 @@ def job_live_view(
     if job is None:
         return JsonResponse(snapshot_frame(None, None, None, []))
     state = q.get_job_state(job_id)
-    return JsonResponse(snapshot_frame(None, job, state, job.get_logs(-SNAPSHOT_LOGS, -1)))
+    frame = snapshot_frame(None, job, state, job.get_logs(-SNAPSHOT_LOGS, -1))
+    frame["attempts"] = [
+        {
+            "number": a.number,
+            "outcome": a.outcome,
+            "type": a.type,
+            "message": a.message,
+            "trace": data.truncate(a.trace),
+        }
+        for a in display.attempt_history(job, state)
+    ]
+    return JsonResponse(frame)
 
 
 def _figures(queue: Queue) -> dict[str, Any]:

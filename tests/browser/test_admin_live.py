@@ -813,6 +813,43 @@ def test_browser_job_page_shows_logs_as_written_processed_by_and_its_states_butt
     no_console_errors(browser)
 
 
+def test_browser_job_page_draws_the_attempt_history_as_the_job_fails_and_retries(
+    site: Site, browser: Any, queue: Queue
+) -> None:
+    """A job's page open before it runs: it fails once and completes on its retry, and the
+    attempt history appears without a reload (the failure with its exception type, then the
+    completion), the failure said to be history; the message stays text."""
+    from selenium.webdriver.common.by import By
+
+    queue.pause()
+    try:
+        job = queue.add("fails_once", {"city": "Wels"}, attempts=2)
+        browser.get(admin_url(site, job_id=job.id))
+        wait_live(browser)
+        js(browser, "window.bullqNoReload = 'still the same page';")
+        history = browser.find_element(By.ID, "bullq-attempts")
+        assert not history.is_displayed()
+    finally:
+        queue.resume()
+
+    def rows() -> list[str]:
+        return [
+            " ".join(r.text.split())
+            for r in history.find_elements(By.CSS_SELECTOR, "tbody tr")
+            if r.is_displayed()
+        ]
+
+    _wait(lambda: len(rows()) == 2, "the attempt history of two rows")
+    assert rows()[0].startswith("1 failed RuntimeError <b>weather feed</b> unavailable"), rows()
+    assert rows()[1] == "2 completed"
+    assert history.find_elements(By.TAG_NAME, "b") == []
+    assert browser.find_element(By.ID, "bullq-history-note").is_displayed()
+    assert not browser.find_element(By.ID, "bullq-failed-reason").is_displayed()
+    assert js(browser, "return window.bullqNoReload;") == "still the same page"
+    shot(browser, "25-job-attempt-history-live")
+    no_console_errors(browser)
+
+
 def test_browser_worker_list_and_counts_follow_a_worker_starting_and_stopping(
     site: Site, browser: Any, tmp_path: Path
 ) -> None:
@@ -844,7 +881,7 @@ def test_browser_worker_list_and_counts_follow_a_worker_starting_and_stopping(
             "second-worker" in names and browser.find_element(By.ID, "bullq-workers").is_displayed()
         )
         assert js(browser, "return window.bullqNoReload;") == "still the same page"
-        shot(browser, "25-queue-workers-live")
+        shot(browser, "26-queue-workers-live")
 
         browser.get(site.url + "/admin/django_bullq/bullqqueue/")
         wait_live(browser)
@@ -855,7 +892,7 @@ def test_browser_worker_list_and_counts_follow_a_worker_starting_and_stopping(
         second.terminate()
         second.wait(15)
         _wait(lambda: cell.text == str(before), "the overview's worker count to go down")
-        shot(browser, "26-overview-workers-live")
+        shot(browser, "27-overview-workers-live")
     finally:
         if second.poll() is None:
             second.kill()
@@ -923,7 +960,7 @@ def test_browser_without_websockets_the_pages_poll_and_say_so(
         log_in(driver, url)
         driver.get(url + "/admin/django_bullq/bullqqueue/")
         _wait(lambda: live_mode(driver) == ("polling", "polling every 2 s"), "the overview to poll")
-        shot(driver, "27-wsgi-overview-polling")
+        shot(driver, "28-wsgi-overview-polling")
 
         driver.get(admin_url(wsgi, state="active"))
         _wait(lambda: live_mode(driver) == ("polling", "polling every 2 s"), "the list to poll")
@@ -932,7 +969,7 @@ def test_browser_without_websockets_the_pages_poll_and_say_so(
         _wait(lambda: job.id in listed_ids(driver), "the running job's row, by polling")
         _wait(lambda: table_agrees_with_count(driver, "active"), "the count and the table to agree")
         assert js(driver, "return window.bullqNoReload;") == "still the same page"
-        shot(driver, "28-wsgi-list-polling")
+        shot(driver, "29-wsgi-list-polling")
 
         driver.get(admin_url(wsgi, job_id=job.id))
         _wait(lambda: live_mode(driver)[0] == "polling", "the job page to poll")
@@ -943,11 +980,11 @@ def test_browser_without_websockets_the_pages_poll_and_say_so(
         state = driver.find_element(By.CSS_SELECTOR, '[data-bullq-field="state"]')
         _wait(lambda: state.text == "completed", "the state to turn completed, by polling")
         assert js(driver, "return window.bullqNoReload;") == "still the same page"
-        shot(driver, "29-wsgi-job-polling")
+        shot(driver, "30-wsgi-job-polling")
 
         server.terminate()
         server.wait(15)
         _wait(lambda: live_mode(driver) == ("offline", "offline"), "the page to say offline")
-        shot(driver, "30-wsgi-offline")
+        shot(driver, "31-wsgi-offline")
     finally:
         driver.quit()

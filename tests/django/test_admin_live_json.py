@@ -18,7 +18,7 @@ from django.test import Client
 from django.urls import reverse
 
 from django_bullq import task
-from django_bullq.conf import get_queue
+from django_bullq.conf import get_connection, get_queue
 from django_bullq.live.snapshots import job_fields
 from tests.support.helpers_django import burst
 
@@ -29,6 +29,14 @@ pytestmark = pytest.mark.django_db
 def echo(n: int) -> int:
     """Returns ``n``."""
     return n
+
+
+@task(name="tests.admin_live_json.fails_once", attempts=2)
+def fails_once(key: str) -> str:
+    """Raises ``ValueError`` on its first run, returns ``"ok"`` on the retry."""
+    if int(get_connection("default").sync_client().incr(key)) == 1:
+        raise ValueError("first try <i>fails</i>")
+    return "ok"
 
 
 def staff(*codenames: str) -> Client:
@@ -134,8 +142,24 @@ def test_job_json_is_the_sockets_snapshot_with_processed_by_and_logs(qname: str)
     assert shown["state"] == "completed" and shown["returnvalue"] == 5
     assert shown["logs"] == ["line 1"] and shown["processedBy"] == "json-worker"
     assert shown["processedOn"] > 0 and shown["finishedOn"] >= shown["processedOn"]
+    assert body["attempts"] == []  # it never failed
     gone = staff().get(job_json(qname, "no-such-job")).json()
     assert gone == {"type": "snapshot", "id": None, "job": None}
+
+
+def test_job_json_brings_the_attempt_history_of_a_retried_job(qname: str) -> None:
+    """The live job page redraws its attempt history (it is not in the socket's snapshot):
+    a job that failed and completed on its retry, as the page renders it."""
+    job: Any = fails_once.using(queue=qname, on_commit=False).enqueue(f"lj:{uuid.uuid4().hex}")
+    burst(qname)
+    body = staff("view_bullqqueue").get(job_json(qname, job.id)).json()
+    assert body["job"]["state"] == "completed"
+    rows = [(a["number"], a["outcome"], a["type"], a["message"]) for a in body["attempts"]]
+    assert rows == [
+        (1, "failed", "ValueError", "first try <i>fails</i>"),
+        (2, "completed", None, ""),
+    ]
+    assert "Traceback" in body["attempts"][0]["trace"] and body["attempts"][1]["trace"] == ""
 
 
 def test_overview_json_counts_each_queues_worker_connections(qname: str) -> None:

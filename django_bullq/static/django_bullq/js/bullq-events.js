@@ -613,9 +613,47 @@
     return sub;
   }
 
+  /** Redraw the attempt history from the job JSON's `attempts` (as job.html writes it):
+   *  each failure with its number, exception type, message and trace, then the completion. */
+  function renderAttempts(scope, attempts, job) {
+    var section = scope.querySelector("#bullq-attempts");
+    var body = scope.querySelector("#bullq-attempts-body");
+    if (!section || !body || !attempts) { return; }
+    var doc = scope.ownerDocument || root.document;
+    while (body.firstChild) { body.removeChild(body.firstChild); }
+    for (var i = 0; i < attempts.length; i++) {
+      var a = attempts[i];
+      var row = doc.createElement("tr");
+      row.className = "bullq-attempt-" + a.outcome;
+      cell(doc, row, a.number === null || a.number === undefined ? "?" : a.number);
+      cell(doc, row, a.outcome);
+      cell(doc, row, a.type || "");
+      var message = cell(doc, row, a.trace ? "" : a.message);
+      if (a.trace) {
+        var details = doc.createElement("details");
+        var summary = doc.createElement("summary");
+        var text = a.message || "";
+        summary.textContent = text.length > 200 ? text.slice(0, 199) + "\u2026" : text;
+        var pre = doc.createElement("pre");
+        pre.className = "bullq-pre";
+        pre.textContent = a.trace;
+        details.appendChild(summary);
+        details.appendChild(pre);
+        message.appendChild(details);
+      }
+      body.appendChild(row);
+    }
+    section.hidden = attempts.length === 0;
+    var note = scope.querySelector("#bullq-history-note");
+    if (note && job) { note.hidden = job.state === "failed" || !job.failedReason; }
+  }
+
   function attachJob(scope, queueName, jobId) {
     var pending = null;
-    var feed = new Feed(scope, function (data) { renderJob(scope, data.job); }, { heartbeatMs: 0 });
+    var feed = new Feed(scope, function (data) {
+      renderJob(scope, data.job);
+      renderAttempts(scope, data.attempts, data.job);
+    }, { heartbeatMs: 0 });
     var sub = BullqEventsApi.job(queueName, jobId, {
       onStatus: function (status) { feed.socketStatus(status); },
       onSnapshot: function (message) { renderJob(scope, message.job); },
@@ -625,7 +663,10 @@
           return;
         }
         var state = STATE_OF_EVENT[event.event];
-        if (state) { renderJob(scope, { state: state }); }
+        if (state) {
+          renderJob(scope, { state: state });
+          feed.soon();  // the attempt history, which snapshots do not carry
+        }
         // attempts, timestamps, return value, failed reason and logs: ask for a snapshot
         if (pending) { root.clearTimeout(pending); }
         pending = root.setTimeout(function () { pending = null; sub.send({ type: "snapshot" }); },
