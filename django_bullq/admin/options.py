@@ -12,14 +12,15 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.urls import path, register_converter
 
-from . import job_views, schedule_views, views
+from . import job_views, live, schedule_views, views
 from .names import EncodedNameConverter
 
 register_converter(EncodedNameConverter, "bullqname")
 
 
 class QueueAdmin(views.ModelAdminBase):
-    """Queue overview (changelist), per-queue job lists, job detail and POST-only actions.
+    """Queue overview (changelist), per-queue job lists, job detail, POST-only actions, and
+    the live pages' JSON (``live/`` beside each page, :mod:`django_bullq.admin.live`).
 
     No add/change/delete of the placeholder; every page needs ``django_bullq.view_bullqqueue``,
     every action its own permission (:attr:`~django_bullq.admin.actions.Action.permission`).
@@ -58,6 +59,17 @@ class QueueAdmin(views.ModelAdminBase):
                 bind(job_views.edit_retry_view),
                 name="django_bullq_edit_retry",
             ),
+            path(
+                "q/<bullqname:queue>/live/",
+                bind(live.queue_live_view),
+                name="django_bullq_queue_live",
+            ),
+            path(
+                "q/<bullqname:queue>/job/<bullqname:job_id>/live/",
+                bind(live.job_live_view),
+                name="django_bullq_job_live",
+            ),
+            path("live/", bind(live.overview_live_view), name="django_bullq_live"),
             path(
                 "q/<bullqname:queue>/action/<slug:action>/",
                 bind(views.action_view),

@@ -26,6 +26,7 @@ from django.http import (
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import formats, timezone
+from django.utils.http import urlencode
 
 from ..core.errors import BullqError
 from ..core.queue import Queue
@@ -80,6 +81,7 @@ def overview_view(model_admin: ModelAdminBase, request: HttpRequest) -> HttpResp
             rows=rows,
             states=data.ALL_STATES,
             servers=server.all_facts(),  # item 7: Redis facts per connection
+            live_url=reverse("admin:django_bullq_live"),
         ),
     )
 
@@ -131,6 +133,9 @@ def queue_view(model_admin: ModelAdminBase, request: HttpRequest, queue: str) ->
             search_window=data.SEARCH_WINDOW,
             page_size=data.PAGE_SIZE,
             can_add_job=has_perms(request, "add_job"),
+            live_url=reverse("admin:django_bullq_queue_live", kwargs={"queue": q.name})
+            + "?"
+            + urlencode({"state": state, "page": page.page, "q": search}),
         ),
     )
 
@@ -187,8 +192,14 @@ def job_view(
             flow_html=flow_tree.flow_html(flow) if flow is not None else None,
             failed_reason=data.truncate(display.failure_text(job)),
             attempts_allowed=max(1, job.attempts or 0),  # BullMQ: attempts 0 means one run
-            job_actions=permitted(request.user, job_actions_for(state)),
             can_edit_retry=state == "failed" and has_perms(request, "add_job", "retry_job"),
+            # every job action the user may run; the page shows those of the job's state
+            # (and the live page those of its next state)
+            job_actions=permitted(request.user, JOB_ACTIONS),
+            state_actions=permitted(request.user, job_actions_for(state)),
+            live_url=reverse(
+                "admin:django_bullq_job_live", kwargs={"queue": q.name, "job_id": job_id}
+            ),
         ),
     )
 

@@ -23,17 +23,16 @@ from django.utils.module_loading import import_string
 
 from .. import conf
 from ..core.events import GAP, QueueEvent, QueueEvents, next_id
-from ..failures import parse_trace
 from .bridge import (
     Frame,
     Subscription,
     encode_event,
-    fit_frame,
     get_hub,
     id_tuple,
     last_stream_id,
     valid_stream_id,
 )
+from .snapshots import SNAPSHOT_LOGS, snapshot_frame
 
 logger = logging.getLogger("django_bullq.events")
 
@@ -50,8 +49,6 @@ CATCH_UP_FRAMES = 2_000
 CATCH_UP_STEP = 500
 #: Seconds a ``counts`` frame waits after an event, so a burst of events costs one read.
 COUNTS_DELAY_S = 0.25
-#: Newest log lines a snapshot carries.
-SNAPSHOT_LOGS = 200
 #: Longest request frame a client may send (characters); longer ones are ignored.
 MAX_REQUEST_CHARS = 1024
 
@@ -210,30 +207,10 @@ class QueueEventsConsumer(AsyncJsonWebsocketConsumer):
         (``job_id``)."""
         job = await self.queue.aget_job(self.job_id)
         if job is None:
-            return {"type": "snapshot", "id": self.last_id, "job": None}
-        return fit_frame(
-            {
-                "type": "snapshot",
-                "id": self.last_id,
-                "job": {
-                    "id": job.id,
-                    "name": job.name,
-                    "state": await job.aget_state(),
-                    "progress": job.progress,
-                    "logs": await job.aget_logs(-SNAPSHOT_LOGS, -1),
-                    "returnvalue": job.returnvalue,
-                    "failedReason": job.failed_reason,
-                    "failedType": parse_trace(job.stacktrace[-1])[0] if job.stacktrace else None,
-                    "progressReported": "progress" in job.raw,
-                    "attemptsMade": job.attempts_made,
-                    "timestamp": job.timestamp,
-                    "processedOn": job.processed_on,
-                    "finishedOn": job.finished_on,
-                },
-            },
-            "job",
-            ("logs",),
-        )
+            return snapshot_frame(self.last_id, None, None, [])
+        state = await job.aget_state()
+        logs = await job.aget_logs(-SNAPSHOT_LOGS, -1)
+        return snapshot_frame(self.last_id, job, state, logs)
 
     async def catch_up(self) -> None:
         """Send the events after ``last_id`` that the queue's feed has read, in stream order:

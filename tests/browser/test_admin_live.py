@@ -674,3 +674,317 @@ def test_browser_view_only_staff_see_no_action_buttons_even_on_live_rows(
         no_console_errors(driver)
     finally:
         driver.quit()
+
+
+# --- live, all of it (issue 15, item 1) -------------------------------------------------------
+
+
+def listed_ids(driver: Any) -> list[str]:
+    """The ids of the job list's rows, top to bottom."""
+    return list(
+        js(
+            driver,
+            "return Array.from(document.querySelectorAll('#bullq-jobs-body tr[data-job-id]'))"
+            ".map(function (r) { return r.dataset.jobId; });",
+        )
+    )
+
+
+def count_of(driver: Any, state: str) -> int:
+    from selenium.webdriver.common.by import By
+
+    return int(
+        driver.find_element(By.CSS_SELECTOR, f'.bullq-states [data-bullq-count="{state}"]').text
+    )
+
+
+def table_agrees_with_count(driver: Any, state: str) -> bool:
+    """The tab's count and the table agree: as many rows as the count (a first page of at
+    most 50), and "No jobs." exactly when the count is 0."""
+    from selenium.webdriver.common.by import By
+
+    ids = listed_ids(driver)
+    empty = driver.find_elements(By.CSS_SELECTOR, "#bullq-jobs-body tr.bullq-empty")
+    return len(ids) == min(count_of(driver, state), 50) and bool(empty) == (not ids)
+
+
+def test_browser_active_tab_lists_a_job_while_it_runs_and_drops_it_when_done(
+    site: Site, browser: Any, queue: Queue
+) -> None:
+    """The trial's "ACTIVE (1)" over "No jobs.": now the row comes in as the job starts (with
+    its checkbox, the list's columns, its created time formatted) and goes when it completes,
+    the count and the table agreeing throughout; the completed tab gets the row at the top."""
+    import re
+
+    from selenium.webdriver.common.by import By
+
+    browser.get(admin_url(site, state="active"))
+    wait_live(browser)
+    js(browser, "window.bullqNoReload = 'still the same page';")
+    assert table_agrees_with_count(browser, "active")
+    job = queue.add("slow_progress", {"steps": 1})
+    _wait(lambda: job.id in listed_ids(browser), "the running job's row to appear")
+    _wait(lambda: table_agrees_with_count(browser, "active"), "the count and the table to agree")
+    row = browser.find_element(By.CSS_SELECTOR, f'tr[data-job-id="{job.id}"]')
+    cells = row.find_elements(By.TAG_NAME, "td")
+    assert cells[1].text == job.id and cells[2].text == "slow_progress"
+    assert re.match(LOCAL_TIME, cells[3].text), cells[3].text
+    assert re.match(UTC_TIME, cells[3].find_element(By.TAG_NAME, "time").get_attribute("title"))
+    assert row.find_elements(By.CSS_SELECTOR, 'input[type="checkbox"][name="ids"]')
+    _wait(lambda: cells[6].text == "100", "the progress cell at 100")
+    shot(browser, "21-active-row-live")
+    queue.client.rpush(site.ack_key, 1)
+    _wait(lambda: job.id not in listed_ids(browser), "the finished job's row to leave")
+    _wait(lambda: table_agrees_with_count(browser, "active"), "the count and the table to agree")
+    assert js(browser, "return window.bullqNoReload;") == "still the same page"
+    if count_of(browser, "active") == 0:
+        assert browser.find_element(By.CSS_SELECTOR, "#bullq-jobs-body tr.bullq-empty")
+
+    browser.get(admin_url(site, state="completed"))
+    wait_live(browser)
+    nxt = queue.add("slow_progress", {"steps": 1})
+    _wait(lambda: queue.get_job_state(nxt.id) == "active", "the next job to start")
+    queue.client.rpush(site.ack_key, 1)
+    _wait(lambda: listed_ids(browser)[:1] == [nxt.id], "the completed job on top of its list")
+    _wait(lambda: table_agrees_with_count(browser, "completed"), "count and table to agree")
+    shot(browser, "22-completed-row-live")
+    no_console_errors(browser)
+
+
+def visible_actions(driver: Any) -> set[str]:
+    """The labels of the job page's action buttons that are shown."""
+    from selenium.webdriver.common.by import By
+
+    return {
+        e.get_attribute("value")
+        for e in driver.find_elements(By.CSS_SELECTOR, "#bullq-root form input[type=submit]")
+        if e.is_displayed()
+    }
+
+
+def test_browser_job_page_shows_logs_as_written_processed_by_and_its_states_buttons(
+    site: Site, browser: Any, queue: Queue
+) -> None:
+    """A waiting job's page, then the job runs and completes without a reload: "processed by"
+    names the worker, each log line shows while the job still runs (it waits for the test
+    after each), and the buttons are those of each state (waiting: Remove, Change priority;
+    active: Remove, Cancel; completed: Retry, Remove), and every field follows (attempts,
+    finished, ran, return value) as the server formats it."""
+    import re
+
+    from selenium.webdriver.common.by import By
+
+    field = '[data-bullq-field="{}"]'.format
+    queue.pause()
+    try:
+        job = queue.add("logs_slowly", {"steps": 2})
+        browser.get(admin_url(site, job_id=job.id))
+        wait_live(browser)
+        js(browser, "window.bullqNoReload = 'still the same page';")
+        processed = browser.find_element(By.CSS_SELECTOR, 'tr[data-bullq-section="processedBy"]')
+        assert not processed.is_displayed()
+        assert visible_actions(browser) == {"Remove", "Change priority"}
+    finally:
+        queue.resume()
+    logs = browser.find_element(By.CSS_SELECTOR, field("logs"))
+    _wait(lambda: logs.text == "step 1 of 2", "the first log line while the job runs")
+    state = browser.find_element(By.CSS_SELECTOR, field("state"))
+    assert state.text == "active"
+    _wait(processed.is_displayed, "the processed-by row")
+    assert browser.find_element(By.CSS_SELECTOR, field("processedBy")).text == "gated"
+    _wait(lambda: visible_actions(browser) == {"Remove", "Cancel (running)"}, "active's buttons")
+    assert browser.find_element(By.CSS_SELECTOR, field("attemptsStarted")).text == "1"
+    shot(browser, "23-job-logs-live")
+    queue.client.rpush(site.ack_key, 1)
+    _wait(lambda: logs.text == "step 1 of 2\nstep 2 of 2", "the second log line")
+    assert state.text == "active"
+    queue.client.rpush(site.ack_key, 2)
+    _wait(lambda: state.text == "completed", "the state to turn completed")
+    _wait(lambda: visible_actions(browser) == {"Retry", "Remove"}, "completed's buttons")
+    text_of = lambda name: browser.find_element(By.CSS_SELECTOR, field(name)).text  # noqa: E731
+    _wait(lambda: '"logged": 2' in text_of("returnvalue"), "the return value")
+    _wait(lambda: text_of("attemptsMade") == "1", "attempts made to show 1")
+    assert re.match(LOCAL_TIME, text_of("finishedOn")), text_of("finishedOn")
+    assert re.match(DURATION, text_of("ran")), text_of("ran")
+    retry = browser.find_element(By.CSS_SELECTOR, 'form[data-bullq-action="retry"]')
+    assert retry.find_element(By.NAME, "state").get_attribute("value") == "completed"
+    assert js(browser, "return window.bullqNoReload;") == "still the same page"
+    shot(browser, "24-job-completed-buttons")
+    no_console_errors(browser)
+
+
+def test_browser_job_page_draws_the_attempt_history_as_the_job_fails_and_retries(
+    site: Site, browser: Any, queue: Queue
+) -> None:
+    """A job's page open before it runs: it fails once and completes on its retry, and the
+    attempt history appears without a reload (the failure with its exception type, then the
+    completion), the failure said to be history; the message stays text."""
+    from selenium.webdriver.common.by import By
+
+    queue.pause()
+    try:
+        job = queue.add("fails_once", {"city": "Wels"}, attempts=2)
+        browser.get(admin_url(site, job_id=job.id))
+        wait_live(browser)
+        js(browser, "window.bullqNoReload = 'still the same page';")
+        history = browser.find_element(By.ID, "bullq-attempts")
+        assert not history.is_displayed()
+    finally:
+        queue.resume()
+
+    def rows() -> list[str]:
+        return [
+            " ".join(r.text.split())
+            for r in history.find_elements(By.CSS_SELECTOR, "tbody tr")
+            if r.is_displayed()
+        ]
+
+    _wait(lambda: len(rows()) == 2, "the attempt history of two rows")
+    assert rows()[0].startswith("1 failed RuntimeError <b>weather feed</b> unavailable"), rows()
+    assert rows()[1] == "2 completed"
+    assert history.find_elements(By.TAG_NAME, "b") == []
+    assert browser.find_element(By.ID, "bullq-history-note").is_displayed()
+    assert not browser.find_element(By.ID, "bullq-failed-reason").is_displayed()
+    assert js(browser, "return window.bullqNoReload;") == "still the same page"
+    shot(browser, "25-job-attempt-history-live")
+    no_console_errors(browser)
+
+
+def test_browser_worker_list_and_counts_follow_a_worker_starting_and_stopping(
+    site: Site, browser: Any, tmp_path: Path
+) -> None:
+    """A second real worker process starts: the queue page's worker count and list and the
+    overview's worker count go up without a reload; it stops: they go down."""
+    from selenium.webdriver.common.by import By
+
+    def workers_text() -> str:
+        return str(browser.find_element(By.CSS_SELECTOR, "[data-bullq-workers]").text)
+
+    browser.get(admin_url(site, state="waiting"))
+    wait_live(browser)
+    js(browser, "window.bullqNoReload = 'still the same page';")
+    before = int(workers_text().split()[0])
+    log = open(tmp_path / "second-worker.log", "w")  # noqa: SIM115 - closed below
+    second = subprocess.Popen(
+        [sys.executable, "-m", "tests.browser.gated_worker"]
+        + [site.redis_url, QUEUE, f"{site.ack_key}:unused", "second-worker"],
+        cwd=ROOT,
+        env=site.env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        want = f"{before + 1} worker connection{'s' if before + 1 != 1 else ''}"
+        _wait(lambda: workers_text() == want, "the worker count to go up")
+        names = browser.find_element(By.ID, "bullq-workers-body").text
+        assert (
+            "second-worker" in names and browser.find_element(By.ID, "bullq-workers").is_displayed()
+        )
+        assert js(browser, "return window.bullqNoReload;") == "still the same page"
+        shot(browser, "26-queue-workers-live")
+
+        browser.get(site.url + "/admin/django_bullq/bullqqueue/")
+        wait_live(browser)
+        cell = browser.find_element(
+            By.CSS_SELECTOR, f'tr[data-queue="{QUEUE}"] [data-bullq-workers]'
+        )
+        _wait(lambda: cell.text == str(before + 1), "the overview's worker count")
+        second.terminate()
+        second.wait(15)
+        _wait(lambda: cell.text == str(before), "the overview's worker count to go down")
+        shot(browser, "27-overview-workers-live")
+    finally:
+        if second.poll() is None:
+            second.kill()
+        log.close()
+
+
+@pytest.fixture
+def wsgi_site(site: Site, tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """The example project served by a WSGI server only (no WebSockets), same database and
+    Redis as ``site``: ``(url, server process)``."""
+    port = _free_port()
+    log = open(tmp_path / "wsgi.log", "w")  # noqa: SIM115 - closed below
+    env = dict(site.env, PYTHONPATH=os.pathsep.join([str(EXAMPLE_DIR), str(ROOT)]))
+    server = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "browser" / "wsgi_server.py"), str(port)],
+        cwd=EXAMPLE_DIR,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+
+    def answers() -> bool:
+        assert server.poll() is None, (tmp_path / "wsgi.log").read_text()
+        try:
+            with urlopen(url + "/admin/login/", timeout=2) as response:
+                return bool(response.status == 200)
+        except OSError:
+            return False
+
+    try:
+        _wait(answers, "the WSGI server to serve the admin")
+        yield url, server
+    finally:
+        if server.poll() is None:
+            server.terminate()
+            server.wait(15)
+        log.close()
+
+
+def live_mode(driver: Any) -> tuple[str, str]:
+    return tuple(  # type: ignore[return-value]
+        js(
+            driver,
+            "var e = document.getElementById('bullq-live');"
+            "return e ? [e.dataset.status, e.textContent] : ['', ''];",
+        )
+    )
+
+
+def test_browser_without_websockets_the_pages_poll_and_say_so(
+    site: Site, wsgi_site: tuple[str, subprocess.Popen[bytes]], queue: Queue
+) -> None:
+    """Under a WSGI-only server the socket cannot open: each page says "polling every 2 s"
+    and still follows the queue (a row comes in, the count goes up, the job page's progress
+    and state change) without a reload; the server gone, it says "offline"."""
+    from selenium.webdriver.common.by import By
+
+    url, server = wsgi_site
+    wsgi = Site(
+        url=url, redis_url=site.redis_url, db_path=site.db_path, ack_key=site.ack_key, env=site.env
+    )
+    driver = chromium_driver()
+    try:
+        log_in(driver, url)
+        driver.get(url + "/admin/django_bullq/bullqqueue/")
+        _wait(lambda: live_mode(driver) == ("polling", "polling every 2 s"), "the overview to poll")
+        shot(driver, "28-wsgi-overview-polling")
+
+        driver.get(admin_url(wsgi, state="active"))
+        _wait(lambda: live_mode(driver) == ("polling", "polling every 2 s"), "the list to poll")
+        js(driver, "window.bullqNoReload = 'still the same page';")
+        job = queue.add("slow_progress", {"steps": 1})
+        _wait(lambda: job.id in listed_ids(driver), "the running job's row, by polling")
+        _wait(lambda: table_agrees_with_count(driver, "active"), "the count and the table to agree")
+        assert js(driver, "return window.bullqNoReload;") == "still the same page"
+        shot(driver, "29-wsgi-list-polling")
+
+        driver.get(admin_url(wsgi, job_id=job.id))
+        _wait(lambda: live_mode(driver)[0] == "polling", "the job page to poll")
+        js(driver, "window.bullqNoReload = 'still the same page';")
+        bar = "return document.querySelector('#bullq-progress progress').value;"
+        _wait(lambda: js(driver, bar) == 100, "the progress bar at 100, by polling")
+        queue.client.rpush(site.ack_key, 1)
+        state = driver.find_element(By.CSS_SELECTOR, '[data-bullq-field="state"]')
+        _wait(lambda: state.text == "completed", "the state to turn completed, by polling")
+        assert js(driver, "return window.bullqNoReload;") == "still the same page"
+        shot(driver, "30-wsgi-job-polling")
+
+        server.terminate()
+        server.wait(15)
+        _wait(lambda: live_mode(driver) == ("offline", "offline"), "the page to say offline")
+        shot(driver, "31-wsgi-offline")
+    finally:
+        driver.quit()

@@ -17,6 +17,7 @@ from django.contrib.auth.models import AnonymousUser, Permission, User
 from django_bullq import conf
 from django_bullq.live.bridge import id_tuple
 from django_bullq.routing import websocket_urlpatterns
+from tests.support.workerkit import make_worker
 
 TIMEOUT = 3
 
@@ -310,6 +311,38 @@ async def test_a_snapshot_says_whether_progress_was_reported_and_the_failures_ty
         pass
     assert frame["job"]["progressReported"] is True
     await comm.disconnect()
+
+
+async def test_a_snapshot_names_the_worker_processing_the_job_and_its_logs_so_far(
+    queue_name: str,
+) -> None:
+    """Issue 15, item 1: the live job page shows "processed by", attempts, priority and the
+    logs written so far while the job runs, from a snapshot a real worker's job is in."""
+    q = conf.get_queue(queue_name)
+    job = await q.aadd("t", {"x": 1}, priority=7)
+    logged, release = asyncio.Event(), asyncio.Event()
+
+    async def process(running: Any) -> str:
+        await running.alog("step 1 of 2")
+        logged.set()
+        await release.wait()
+        return "done"
+
+    worker = make_worker(q, process, name="snap-worker")
+    task = asyncio.create_task(worker.arun())
+    try:
+        await asyncio.wait_for(logged.wait(), TIMEOUT)
+        comm = ws(jpath(queue_name, job.id))
+        await connect(comm)
+        snap = (await comm.receive_json_from(timeout=TIMEOUT))["job"]
+        assert snap["state"] == "active" and snap["logs"] == ["step 1 of 2"]
+        assert snap["processedBy"] and "snap-worker" in snap["processedBy"]
+        assert (snap["attemptsStarted"], snap["priority"], snap["delay"]) == (1, 7, 0)
+        await comm.disconnect()
+    finally:
+        release.set()
+        worker.close()
+        await asyncio.wait_for(task, 15)
 
 
 async def test_job_socket_of_a_missing_job_sends_a_null_snapshot(queue_name: str) -> None:

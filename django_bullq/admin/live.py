@@ -1,0 +1,137 @@
+"""The admin's polling endpoints: the data the live pages render, as JSON.
+
+A page whose events socket cannot open (a WSGI-only site, a proxy without WebSockets) polls
+these; a live page reads the queue one after events, to redraw its job list, and every few
+seconds for its workers. Each needs staff and ``django_bullq.view_bullqqueue``, as the pages.
+The job endpoint answers the socket's ``snapshot`` frame (:mod:`django_bullq.live.snapshots`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404, HttpRequest, JsonResponse
+from django.utils.text import Truncator
+
+from ..core.job import Job
+from ..core.queue import Queue
+from ..live.snapshots import SNAPSHOT_LOGS, snapshot_frame
+from . import data, display
+from .actions import JOB_ACTIONS, permitted
+from .forms import JobListForm
+from .views import ModelAdminBase, _queue, require
+
+#: Characters of a job list's name, progress and failure cells (the template's truncatechars).
+NAME_CHARS, PROGRESS_CHARS, FAILURE_CHARS = 80, 40, 120
+
+
+def overview_live_view(model_admin: ModelAdminBase, request: HttpRequest) -> JsonResponse:
+    """The overview's figures.
+
+    Returns:
+        ``{"type": "overview", "queues": [{"name", "counts": {state: n}, "paused": bool,
+        "workers": n, "latency": ms | None}]}`` for every known queue.
+    """
+    require(request, "view_bullqqueue")
+    queues = []
+    for name in data.known_queue_names():
+        queue = data.queue_or_none(name)
+        if queue is not None:
+            queues.append({"name": name, **_figures(queue), "workers": len(data.workers(queue))})
+    return JsonResponse({"type": "overview", "queues": queues})
+
+
+def queue_live_view(model_admin: ModelAdminBase, request: HttpRequest, queue: str) -> JsonResponse:
+    """One queue page's figures and job list, for the same ``state`` / ``page`` / ``q`` as
+    the page (a bad ``page`` reads page 1).
+
+    Returns:
+        ``{"type": "queue", "name", "counts", "paused", "latency": ms | None, "workers":
+        [{"name", "addr", "age", "idle"}], "list": {"state", "page", "pages", "total",
+        "search", "selectable": bool, "jobs": [row]}}``; a row is ``{"id", "name",
+        "timestamp": ms, "attemptsMade", "priority", "progress": text, "failure": text}``
+        as the page's table shows it. ``selectable`` is whether the user may act on jobs
+        (the rows then get checkboxes).
+
+    Raises:
+        django.http.Http404: an invalid queue name or an unknown state.
+    """
+    require(request, "view_bullqqueue")
+    q = _queue(queue)
+    query = JobListForm(request.GET)
+    if not query.is_valid() and "state" in query.errors:
+        raise Http404("unknown state")
+    state = query.cleaned_data["state"]
+    cleaned = query.cleaned_data
+    page = data.job_page(q, state, cleaned.get("page", 1), cleaned.get("q", ""))
+    return JsonResponse(
+        {
+            "type": "queue",
+            "name": q.name,
+            **_figures(q),
+            "workers": data.workers(q),
+            "list": {
+                "state": state,
+                "page": page.page,
+                "pages": page.pages,
+                "total": page.total,
+                "search": page.search,
+                "selectable": bool(permitted(request.user, JOB_ACTIONS)),
+                "jobs": [_row(job, state) for job in page.jobs],
+            },
+        }
+    )
+
+
+def job_live_view(
+    model_admin: ModelAdminBase, request: HttpRequest, queue: str, job_id: str
+) -> JsonResponse:
+    """The job as a socket's ``snapshot`` frame, ``{"type": "snapshot", "id": None, "job":
+    {...} | None}`` (None once the job is gone), with its attempt history as the page shows
+    it: ``"attempts": [{"number": int | None, "outcome": "failed" | "completed", "type":
+    str | None, "message", "trace"}]`` (:func:`~django_bullq.admin.display.attempt_history`,
+    traces cut at ``data.MAX_SHOWN`` characters).
+
+    Raises:
+        django.http.Http404: an invalid queue name.
+    """
+    require(request, "view_bullqqueue")
+    q = _queue(queue)
+    job = q.get_job(job_id)
+    if job is None:
+        return JsonResponse(snapshot_frame(None, None, None, []))
+    state = q.get_job_state(job_id)
+    frame = snapshot_frame(None, job, state, job.get_logs(-SNAPSHOT_LOGS, -1))
+    frame["attempts"] = [
+        {
+            "number": a.number,
+            "outcome": a.outcome,
+            "type": a.type,
+            "message": a.message,
+            "trace": data.truncate(a.trace),
+        }
+        for a in display.attempt_history(job, state)
+    ]
+    return JsonResponse(frame)
+
+
+def _figures(queue: Queue) -> dict[str, Any]:
+    counts = queue.get_job_counts()
+    return {
+        "counts": {s: counts.get(s, 0) for s in data.ALL_STATES},
+        "paused": queue.is_paused(),
+        "latency": data.waiting_latency_ms(queue),
+    }
+
+
+def _row(job: Job, state: str) -> dict[str, Any]:
+    progress = str(job.progress) if display.progress_reported(job) else ""
+    return {
+        "id": job.id,
+        "name": Truncator(job.name).chars(NAME_CHARS),
+        "timestamp": job.timestamp,
+        "attemptsMade": job.attempts_made,
+        "priority": job.priority,
+        "progress": Truncator(progress).chars(PROGRESS_CHARS),
+        "failure": Truncator(display.list_failure(job, state)).chars(FAILURE_CHARS),
+    }
