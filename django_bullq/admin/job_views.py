@@ -21,7 +21,7 @@ from ..producer.registry import registry
 from ..producer.task import Task
 from .data import pretty
 from .job_forms import EditedDataForm, call_form_class
-from .views import ModelAdminBase, _context, _log, _queue, require
+from .views import ModelAdminBase, log_action, page_context, queue_or_404, require
 
 
 def new_job_view(model_admin: ModelAdminBase, request: HttpRequest, queue: str) -> HttpResponse:
@@ -36,7 +36,7 @@ def new_job_view(model_admin: ModelAdminBase, request: HttpRequest, queue: str) 
     """
     require(request, "view_bullqqueue")
     require(request, "add_job")
-    q = _queue(queue)
+    q = queue_or_404(queue)
     name = request.POST.get("task") if request.method == "POST" else request.GET.get("task")
     if not name:
         names = registry.names()
@@ -45,7 +45,7 @@ def new_job_view(model_admin: ModelAdminBase, request: HttpRequest, queue: str) 
         return TemplateResponse(
             request,
             "admin/django_bullq/new_job.html",
-            _context(
+            page_context(
                 model_admin,
                 request,
                 f"Create a job on {q.name}",
@@ -66,13 +66,15 @@ def new_job_view(model_admin: ModelAdminBase, request: HttpRequest, queue: str) 
             form.add_error(None, str(exc))
         else:
             job_id = str(added.id)
-            _log(request, f"{q.name}/{job_id}", f"Created job {job_id} of {task.name}", ADDITION)
+            log_action(
+                request, f"{q.name}/{job_id}", f"Created job {job_id} of {task.name}", ADDITION
+            )
             messages.success(request, f"Job {job_id} of {task.name} created.")
             return HttpResponseRedirect(_job_url(q.name, job_id))
     return TemplateResponse(
         request,
         "admin/django_bullq/new_job.html",
-        _context(
+        page_context(
             model_admin,
             request,
             f"Create a job of {task.name}",
@@ -98,7 +100,7 @@ def edit_retry_view(
     require(request, "view_bullqqueue")
     require(request, "add_job")
     require(request, "retry_job")
-    q = _queue(queue)
+    q = queue_or_404(queue)
     job = q.get_job(job_id)
     if job is None:
         raise Http404("no such job")
@@ -118,13 +120,15 @@ def edit_retry_view(
         except (BullqError, ValueError) as exc:
             form.add_error(None, str(exc))
         else:
-            _log(request, f"{q.name}/{job_id}", f"Retried job {job_id} with edited data", CHANGE)
+            log_action(
+                request, f"{q.name}/{job_id}", f"Retried job {job_id} with edited data", CHANGE
+            )
             messages.success(request, f"Job {job_id} retried with the edited data.")
             return HttpResponseRedirect(_job_url(q.name, job_id))
     return TemplateResponse(
         request,
         "admin/django_bullq/edit_retry.html",
-        _context(
+        page_context(
             model_admin,
             request,
             f"Retry job {job_id} with edited data",

@@ -19,7 +19,7 @@ from ..live.snapshots import SNAPSHOT_LOGS, snapshot_frame
 from . import data, display
 from .actions import JOB_ACTIONS, permitted
 from .forms import JobListForm
-from .views import ModelAdminBase, _queue, require
+from .views import ModelAdminBase, queue_or_404, require
 
 #: Characters of a job list's name, progress and failure cells (the template's truncatechars).
 NAME_CHARS, PROGRESS_CHARS, FAILURE_CHARS = 80, 40, 120
@@ -57,7 +57,7 @@ def queue_live_view(model_admin: ModelAdminBase, request: HttpRequest, queue: st
         django.http.Http404: an invalid queue name or an unknown state.
     """
     require(request, "view_bullqqueue")
-    q = _queue(queue)
+    q = queue_or_404(queue)
     query = JobListForm(request.GET)
     if not query.is_valid() and "state" in query.errors:
         raise Http404("unknown state")
@@ -96,7 +96,7 @@ def job_live_view(
         django.http.Http404: an invalid queue name.
     """
     require(request, "view_bullqqueue")
-    q = _queue(queue)
+    q = queue_or_404(queue)
     job = q.get_job(job_id)
     if job is None:
         return JsonResponse(snapshot_frame(None, None, None, []))

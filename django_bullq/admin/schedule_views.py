@@ -29,7 +29,14 @@ from ..core.errors import BullqError
 from ..core.queue import Queue
 from ..core.scheduler import JobScheduler, upsert_call
 from . import data, schedules
-from .views import ModelAdminBase, _context, _log, _queue, require
+from .views import (
+    ModelAdminBase,
+    has_perms,
+    log_action,
+    page_context,
+    queue_or_404,
+    require,
+)
 
 #: Scheduler actions by URL slug: ``(permission, label, LogEntry flag, asks first)``.
 SCHEDULER_ACTIONS: dict[str, tuple[str, str, int, bool]] = {
@@ -38,11 +45,6 @@ SCHEDULER_ACTIONS: dict[str, tuple[str, str, int, bool]] = {
     "run": ("run_scheduler", "Run now", ADDITION, False),
     "remove": ("remove_scheduler", "Remove", DELETION, True),
 }
-
-
-def _user_may(request: HttpRequest, codename: str) -> bool:
-    user: Any = request.user
-    return bool(user.has_perm(f"django_bullq.{codename}"))
 
 
 def _list_url(queue: str | None = None) -> str:
@@ -65,7 +67,7 @@ def schedules_view(model_admin: ModelAdminBase, request: HttpRequest) -> HttpRes
     require(request, "view_bullqqueue")
     only = request.GET.get("queue") or None
     if only is not None:
-        names = [_queue(only).name]
+        names = [queue_or_404(only).name]
     else:
         names = sorted(set(data.known_queue_names()) | {q for q, _ in schedules.declared_ids()})
     sections: list[dict[str, Any]] = []
@@ -73,11 +75,11 @@ def schedules_view(model_admin: ModelAdminBase, request: HttpRequest) -> HttpRes
         queue = data.queue_or_none(name)
         if queue is not None:
             sections.append({"queue": queue, "rows": schedules.rows(queue)})
-    allowed = {slug for slug, spec in SCHEDULER_ACTIONS.items() if _user_may(request, spec[0])}
+    allowed = {slug for slug, spec in SCHEDULER_ACTIONS.items() if has_perms(request, spec[0])}
     return TemplateResponse(
         request,
         "admin/django_bullq/schedules.html",
-        _context(
+        page_context(
             model_admin,
             request,
             "Job schedulers",
@@ -190,7 +192,7 @@ def scheduler_form_view(
     editing: Queue | None = None
     current: JobScheduler | None = None
     if queue is not None and scheduler is not None:
-        editing = _queue(queue)
+        editing = queue_or_404(queue)
         current = editing.get_job_scheduler(scheduler)
         if current is None:
             raise Http404("no such scheduler")
@@ -213,7 +215,7 @@ def scheduler_form_view(
     return TemplateResponse(
         request,
         "admin/django_bullq/schedule_form.html",
-        _context(
+        page_context(
             model_admin,
             request,
             f"Edit scheduler {scheduler}" if editing is not None else "New job scheduler",
@@ -242,7 +244,7 @@ def _save(request: HttpRequest, form: SchedulerForm, *, creating: bool) -> HttpR
     label = "Create" if creating else "Edit"
     text = f"next run {job.id}" if job is not None else "nothing to run (schedule over)"
     flag = ADDITION if creating else CHANGE
-    _log(request, f"queue {q.name} / scheduler {sid}", f"{label} scheduler: {text}", flag)
+    log_action(request, f"queue {q.name} / scheduler {sid}", f"{label} scheduler: {text}", flag)
     messages.success(request, f"Scheduler {sid}: saved, {text}.")
     return HttpResponseRedirect(_list_url(q.name))
 
@@ -263,14 +265,14 @@ def scheduler_action_view(
     if spec is None:
         raise Http404("unknown action")
     permission, label, flag, asks = spec
-    if not _user_may(request, permission):
+    if not has_perms(request, permission):
         raise PermissionDenied
-    q = _queue(queue)
+    q = queue_or_404(queue)
     if asks and request.POST.get("confirm") != "yes":
         return TemplateResponse(
             request,
             "admin/django_bullq/schedule_confirm.html",
-            _context(
+            page_context(
                 model_admin,
                 request,
                 f"{label} scheduler {scheduler}: are you sure?",
@@ -288,7 +290,9 @@ def scheduler_action_view(
     except (BullqError, ValueError, TypeError) as exc:
         messages.error(request, f"{label} scheduler {scheduler} failed: {exc}")
         return HttpResponseRedirect(_list_url(q.name))
-    _log(request, f"queue {q.name} / scheduler {scheduler}", f"{label} scheduler: {text}", flag)
+    log_action(
+        request, f"queue {q.name} / scheduler {scheduler}", f"{label} scheduler: {text}", flag
+    )
     messages.success(request, f"{label} scheduler {scheduler}: {text}")
     return HttpResponseRedirect(_list_url(q.name))
 

@@ -1,7 +1,10 @@
 """The queue admin's pages: overview, one queue's job list, one job, and the action POSTs.
 
 Each view takes the :class:`~django_bullq.admin.options.QueueAdmin` serving it first (its
-site's context and the placeholder model's options); ``QueueAdmin.get_urls`` binds it.
+site's context and the placeholder model's options); ``QueueAdmin.get_urls`` binds it. The
+other page modules (``job_views``, ``schedule_views``, ``live``) build on its helpers:
+:func:`require`, :func:`has_perms`, :func:`queue_or_404`, :func:`page_context`,
+:func:`log_action`.
 """
 
 from __future__ import annotations
@@ -74,7 +77,7 @@ def overview_view(model_admin: ModelAdminBase, request: HttpRequest) -> HttpResp
     return TemplateResponse(
         request,
         "admin/django_bullq/overview.html",
-        _context(
+        page_context(
             model_admin,
             request,
             "Queues",
@@ -95,7 +98,7 @@ def queue_view(model_admin: ModelAdminBase, request: HttpRequest, queue: str) ->
         django.http.Http404: no valid queue name, or an unknown ``state``.
     """
     require(request, "view_bullqqueue")
-    q = _queue(queue)
+    q = queue_or_404(queue)
     query = JobListForm(request.GET)
     if not query.is_valid():
         if "state" in query.errors:
@@ -112,7 +115,7 @@ def queue_view(model_admin: ModelAdminBase, request: HttpRequest, queue: str) ->
     return TemplateResponse(
         request,
         "admin/django_bullq/queue.html",
-        _context(
+        page_context(
             model_admin,
             request,
             f"Queue {queue}",
@@ -145,7 +148,7 @@ def job_view(
 ) -> HttpResponse:
     """One job: data, options, attempts, failure, logs, progress, return value, relations."""
     require(request, "view_bullqqueue")
-    q = _queue(queue)
+    q = queue_or_404(queue)
     job = q.get_job(job_id)
     if job is None:
         raise Http404("no such job")
@@ -167,7 +170,7 @@ def job_view(
     return TemplateResponse(
         request,
         "admin/django_bullq/job.html",
-        _context(
+        page_context(
             model_admin,
             request,
             f"Job {job_id}",
@@ -226,7 +229,7 @@ def action_view(
     if act is None:
         raise Http404("unknown action")
     require(request, act.permission)
-    q = _queue(queue)
+    q = queue_or_404(queue)
     selection = SelectionForm(request.POST)
     if not selection.is_valid():
         state = selection.cleaned_data.get("state", DEFAULT_STATE)
@@ -278,7 +281,7 @@ def _confirm_page(
     return TemplateResponse(
         request,
         "admin/django_bullq/confirm.html",
-        _context(
+        page_context(
             model_admin,
             request,
             f"{act.label}: are you sure?",
@@ -309,7 +312,7 @@ def _report(
 ) -> None:
     """Log the action in the admin's history and say its result as a message."""
     target = q.name if select_all or not act.on_jobs else f"{q.name} / {', '.join(ids[:20])}"
-    _log(request, f"queue {target}", f"{act.label}: {summary.text}", act.flag)
+    log_action(request, f"queue {target}", f"{act.label}: {summary.text}", act.flag)
     if summary.errors:
         messages.warning(request, f"{act.label}: {summary.text}")
     else:
@@ -332,7 +335,8 @@ def has_perms(request: HttpRequest, *codenames: str) -> bool:
     return all(user.has_perm(f"{APP}.{codename}") for codename in codenames)
 
 
-def _queue(name: str) -> Queue:
+def queue_or_404(name: str) -> Queue:
+    """The queue named ``name``. Raises Http404 for a name ``Queue`` refuses."""
     queue = data.queue_or_none(name)
     if queue is None:
         raise Http404("invalid queue name")
@@ -351,9 +355,11 @@ def _refuse(
     return HttpResponseRedirect(_queue_url(queue, state))
 
 
-def _context(
+def page_context(
     model_admin: ModelAdminBase, request: HttpRequest, title: str, **extra: Any
 ) -> dict[str, Any]:
+    """The template context of a queue admin page: the admin site's, the page ``title``, the
+    live script's settings, then ``extra``."""
     ctx = dict(
         model_admin.admin_site.each_context(request),
         title=title,
@@ -368,7 +374,9 @@ def _context(
     return ctx
 
 
-def _log(request: HttpRequest, repr_: str, message: str, flag: int) -> None:
+def log_action(request: HttpRequest, repr_: str, message: str, flag: int) -> None:
+    """Write the admin's LogEntry of an operator action (``flag``: ADDITION, CHANGE or
+    DELETION; ``repr_`` names what it acted on, e.g. ``queue/job id``)."""
     LogEntry.objects.create(
         user_id=request.user.pk,
         content_type_id=ContentType.objects.get_for_model(BullqQueue, for_concrete_model=False).pk,

@@ -62,6 +62,21 @@ def _wait(condition: Callable[[], Any], what: str, timeout: float = WAIT_S) -> A
         time.sleep(0.05)
 
 
+def admin_answers(url: str, server: subprocess.Popen[Any], log: Path) -> Callable[[], bool]:
+    """A condition for :func:`_wait`: ``server`` (still running, else its ``log`` is the
+    failure) serves the admin's login page at ``url``."""
+
+    def answers() -> bool:
+        assert server.poll() is None, log.read_text()
+        try:
+            with urlopen(url + "/admin/login/", timeout=2) as response:
+                return bool(response.status == 200)
+        except OSError:
+            return False
+
+    return answers
+
+
 @dataclass
 class Site:
     url: str
@@ -128,13 +143,7 @@ def site(redis_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     )
     url = f"http://127.0.0.1:{port}"
 
-    def answers() -> bool:
-        assert server.poll() is None, (tmp / "daphne.log").read_text()
-        try:
-            with urlopen(url + "/admin/login/", timeout=2) as response:
-                return bool(response.status == 200)
-        except OSError:
-            return False
+    answers = admin_answers(url, server, tmp / "daphne.log")
 
     try:
         _wait(answers, "daphne to serve the admin")
@@ -915,13 +924,7 @@ def wsgi_site(site: Site, tmp_path: Path) -> Iterator[tuple[str, subprocess.Pope
     )
     url = f"http://127.0.0.1:{port}"
 
-    def answers() -> bool:
-        assert server.poll() is None, (tmp_path / "wsgi.log").read_text()
-        try:
-            with urlopen(url + "/admin/login/", timeout=2) as response:
-                return bool(response.status == 200)
-        except OSError:
-            return False
+    answers = admin_answers(url, server, tmp_path / "wsgi.log")
 
     try:
         _wait(answers, "the WSGI server to serve the admin")

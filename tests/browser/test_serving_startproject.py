@@ -32,6 +32,7 @@ from tests.browser.test_admin_live import (
     USER,
     _free_port,
     _wait,
+    admin_answers,
     chromium_driver,
     js,
     log_in,
@@ -101,13 +102,7 @@ def plain_site(redis_server: Any, tmp_path_factory: pytest.TempPathFactory) -> I
         )
         url = f"http://127.0.0.1:{port}"
 
-        def answers() -> bool:
-            assert server.poll() is None, log_path.read_text()
-            try:
-                with urlopen(url + "/admin/login/", timeout=2) as response:
-                    return bool(response.status == 200)
-            except OSError:
-                return False
+        answers = admin_answers(url, server, log_path)
 
         try:
             _wait(answers, "daphne to serve the new project")

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from django.contrib.admin.models import LogEntry
-from django.contrib.auth.models import Permission, User
+from django.contrib.auth.models import Permission
 from django.test import Client
 from django.urls import reverse
 
@@ -19,6 +19,7 @@ from django_bullq import Queue
 from django_bullq.admin.names import decode_name, encode_name
 from django_bullq.conf import get_queue
 from django_bullq.core.errors import InvalidNameError
+from tests.support.admin_users import staff_user
 
 pytestmark = pytest.mark.django_db
 
@@ -35,18 +36,10 @@ ACTION_PERMS = [
 ]
 
 
-def make_user(perms: list[str], *, staff: bool = True) -> User:
-    user = User.objects.create_user(f"u{uuid.uuid4().hex[:8]}", password="pw", is_staff=staff)
-    user.user_permissions.set(
-        Permission.objects.filter(content_type__app_label="django_bullq", codename__in=perms)
-    )
-    return user
-
-
 @pytest.fixture
 def admin_client() -> Client:
     client = Client()
-    client.force_login(make_user(ACTION_PERMS))
+    client.force_login(staff_user(*ACTION_PERMS))
     return client
 
 
@@ -452,7 +445,7 @@ def test_queue_actions(admin_client: Client, qname: str) -> None:
 
 def test_non_staff_is_redirected_to_login(qname: str) -> None:
     client = Client()
-    client.force_login(make_user(ACTION_PERMS, staff=False))
+    client.force_login(staff_user(*ACTION_PERMS, staff=False))
     for url in (reverse("admin:django_bullq_bullqqueue_changelist"), qurl(qname), jurl(qname, "1")):
         resp = client.get(url)
         assert resp.status_code == 302 and "/login/" in resp["Location"]
@@ -463,12 +456,12 @@ def test_staff_without_permissions_gets_403(qname: str) -> None:
     q = get_queue(qname)
     job = q.add("a", {})
     client = Client()
-    client.force_login(make_user([]))
+    client.force_login(staff_user())
     assert client.get(reverse("admin:django_bullq_bullqqueue_changelist")).status_code == 403
     assert client.get(qurl(qname)).status_code == 403
     assert client.get(jurl(qname, job.id)).status_code == 403
     viewer = Client()
-    viewer.force_login(make_user(["view_bullqqueue"]))
+    viewer.force_login(staff_user("view_bullqqueue"))
     assert viewer.get(qurl(qname)).status_code == 200
     for action in [
         "retry",
@@ -487,7 +480,7 @@ def test_staff_without_permissions_gets_403(qname: str) -> None:
         assert post(viewer, qname, action, ids=[job.id]).status_code == 403, action
     assert q.get_job(job.id) is not None and not q.is_paused()
     remover = Client()
-    remover.force_login(make_user(["view_bullqqueue", "remove_job"]))
+    remover.force_login(staff_user("view_bullqqueue", "remove_job"))
     assert post(remover, qname, "pause").status_code == 403
     assert post(remover, qname, "remove", ids=[job.id]).status_code == 302
     assert q.get_job(job.id) is None
@@ -497,7 +490,7 @@ def test_csrf_is_enforced(qname: str) -> None:
     q = get_queue(qname)
     job = q.add("a", {})
     client = Client(enforce_csrf_checks=True)
-    client.force_login(make_user(ACTION_PERMS))
+    client.force_login(staff_user(*ACTION_PERMS))
     resp = client.post(aurl(qname, "remove"), {"ids": [job.id], "confirm": "yes"})
     assert resp.status_code == 403 and q.get_job(job.id) is not None
     client.get(qurl(qname))

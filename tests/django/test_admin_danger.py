@@ -10,29 +10,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import Permission, User
-from django.test import Client
 from django.urls import reverse
 
 from django_bullq.admin.actions import ACTIONS, DANGER
 from django_bullq.conf import get_queue
 from tests.django.test_admin import fail_job
+from tests.support.admin_users import staff_client
 
 pytestmark = pytest.mark.django_db
 
 CSS = Path(__file__).resolve().parents[2] / "django_bullq/static/django_bullq/css/bullq-admin.css"
-
-
-def login(perms: list[str] | None) -> Client:
-    """A staff client with ``perms`` (codenames of django_bullq), or every one for None."""
-    user = User.objects.create_user(f"u{uuid.uuid4().hex[:8]}", password="pw", is_staff=True)
-    found = Permission.objects.filter(content_type__app_label="django_bullq")
-    if perms is not None:
-        found = found.filter(codename__in=perms)
-    user.user_permissions.set(found)
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture
@@ -78,12 +65,12 @@ def test_destructive_actions_are_the_danger_ones() -> None:
 def test_destructive_buttons_are_styled_as_danger_and_pause_is_not(qname: str) -> None:
     q = get_queue(qname)
     job = q.add("a", {})
-    shown = buttons(login(None).get(qurl(qname)).content.decode())
+    shown = buttons(staff_client(every=True).get(qurl(qname)).content.decode())
     assert set(shown) == set(ACTIONS) - {"cancel"} or set(shown) == set(ACTIONS)
     for name, klass in shown.items():
         assert ("bullq-danger" in klass.split()) == (name in DANGER), (name, klass)
     assert "bullq-danger" not in shown["pause"] and "bullq-danger" not in shown["resume"]
-    page = buttons(login(None).get(jurl(qname, job.id)).content.decode())
+    page = buttons(staff_client(every=True).get(jurl(qname, job.id)).content.decode())
     assert "bullq-danger" in page["remove"].split()
     css = CSS.read_text()
     assert re.search(r"\.bullq-danger[^{]*\{[^}]*background", css)
@@ -93,7 +80,7 @@ def test_view_only_staff_see_no_action_buttons(qname: str) -> None:
     q = get_queue(qname)
     job = q.add("a", {})
     failed = fail_job(q)
-    viewer = login(["view_bullqqueue"])
+    viewer = staff_client("view_bullqqueue")
     for url in (qurl(qname), qurl(qname, "failed"), jurl(qname, job.id), jurl(qname, failed)):
         resp = viewer.get(url)
         assert resp.status_code == 200, url
@@ -109,7 +96,7 @@ def test_view_only_staff_see_no_action_buttons(qname: str) -> None:
 def test_staff_see_the_buttons_of_their_permissions_only(qname: str) -> None:
     q = get_queue(qname)
     failed = fail_job(q)
-    remover = login(["view_bullqqueue", "remove_job"])
+    remover = staff_client("view_bullqqueue", "remove_job")
     shown = buttons(remover.get(qurl(qname, "failed")).content.decode())
     assert set(shown) == {"remove", "remove_all"}
     assert set(buttons(remover.get(jurl(qname, failed)).content.decode())) == {"remove"}
@@ -123,7 +110,7 @@ def test_confirmations_say_what_will_go(qname: str) -> None:
     q.add("p", {}, priority=3)
     failed = [fail_job(q) for _ in range(3)]
     assert len(failed) == 3
-    admin = login(None)
+    admin = staff_client(every=True)
 
     def confirm(action: str, **fields: str) -> str:
         resp = admin.post(aurl(qname, action), {"state": "waiting", **fields})

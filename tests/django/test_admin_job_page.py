@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Permission, User
 from django.test import Client
 from django.urls import reverse
 
@@ -22,6 +21,7 @@ from django_bullq import task
 from django_bullq.admin import display
 from django_bullq.conf import get_connection, get_queue
 from django_bullq.failures import parse_trace
+from tests.support.admin_users import staff_client
 from tests.support.helpers_django import burst
 
 pytestmark = pytest.mark.django_db
@@ -51,11 +51,7 @@ def fails_once(key: str) -> str:
 
 @pytest.fixture
 def client() -> Client:
-    user = User.objects.create_user(f"u{uuid.uuid4().hex[:8]}", password="pw", is_staff=True)
-    user.user_permissions.set(Permission.objects.filter(content_type__app_label="django_bullq"))
-    c = Client()
-    c.force_login(user)
-    return c
+    return staff_client(every=True)
 
 
 @pytest.fixture

@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Permission, User
 from django.test import Client
 from django.urls import reverse
 
 from django_bullq import task
 from django_bullq.conf import get_connection, get_queue
 from django_bullq.live.snapshots import job_fields
+from tests.support.admin_users import staff_client
 from tests.support.helpers_django import burst
 
 pytestmark = pytest.mark.django_db
@@ -37,19 +37,6 @@ def fails_once(key: str) -> str:
     if int(get_connection("default").sync_client().incr(key)) == 1:
         raise ValueError("first try <i>fails</i>")
     return "ok"
-
-
-def staff(*codenames: str) -> Client:
-    """A logged-in staff client with ``django_bullq.<codename>`` for each codename (all of
-    django_bullq's permissions when none is given)."""
-    user = User.objects.create_user(f"u{uuid.uuid4().hex[:8]}", password="pw", is_staff=True)
-    perms = Permission.objects.filter(content_type__app_label="django_bullq")
-    if codenames:
-        perms = perms.filter(codename__in=codenames)
-    user.user_permissions.set(perms)
-    c = Client()
-    c.force_login(user)
-    return c
 
 
 @pytest.fixture
@@ -80,7 +67,7 @@ def test_queue_json_lists_the_same_page_as_the_table_with_its_counts(qname: str)
     for i in range(3):
         q.add("report", {"i": i}, priority=0)
     q.add("later", {}, delay=60_000)
-    c = staff()
+    c = staff_client(every=True)
     page_url = reverse("admin:django_bullq_queue", kwargs={"queue": qname})
     html = c.get(page_url, {"state": "waiting"}).content.decode()
     got = c.get(queue_json(qname), {"state": "waiting"})
@@ -114,17 +101,19 @@ def test_live_json_needs_staff_and_the_view_permission(qname: str) -> None:
     job = get_queue(qname).add("report", {})
     urls = [overview_json(), queue_json(qname), job_json(qname, job.id)]
     anonymous = Client()
-    no_perm = staff("retry_job")  # a permission, but not the view one
+    no_perm = staff_client("retry_job")  # a permission, but not the view one
     for url in urls:
         assert anonymous.get(url).status_code == 302  # to the admin login
         assert no_perm.get(url).status_code == 403
-        assert staff("view_bullqqueue").get(url).status_code == 200
+        assert staff_client("view_bullqqueue").get(url).status_code == 200
 
 
 def test_rows_are_selectable_only_for_staff_who_may_act(qname: str) -> None:
     get_queue(qname).add("report", {})
-    assert staff("view_bullqqueue").get(queue_json(qname)).json()["list"]["selectable"] is False
-    assert staff().get(queue_json(qname)).json()["list"]["selectable"] is True
+    assert (
+        staff_client("view_bullqqueue").get(queue_json(qname)).json()["list"]["selectable"] is False
+    )
+    assert staff_client(every=True).get(queue_json(qname)).json()["list"]["selectable"] is True
 
 
 def test_job_json_is_the_sockets_snapshot_with_processed_by_and_logs(qname: str) -> None:
@@ -135,7 +124,7 @@ def test_job_json_is_the_sockets_snapshot_with_processed_by_and_logs(qname: str)
     stored = q.get_job(job_id)
     assert stored is not None
     stored.log("line 1")
-    body = staff("view_bullqqueue").get(job_json(qname, job_id)).json()
+    body = staff_client("view_bullqqueue").get(job_json(qname, job_id)).json()
     assert body["type"] == "snapshot" and body["id"] is None
     shown = body["job"]
     assert set(shown) == set(job_fields(stored, "completed", []))
@@ -143,7 +132,7 @@ def test_job_json_is_the_sockets_snapshot_with_processed_by_and_logs(qname: str)
     assert shown["logs"] == ["line 1"] and shown["processedBy"] == "json-worker"
     assert shown["processedOn"] > 0 and shown["finishedOn"] >= shown["processedOn"]
     assert body["attempts"] == []  # it never failed
-    gone = staff().get(job_json(qname, "no-such-job")).json()
+    gone = staff_client(every=True).get(job_json(qname, "no-such-job")).json()
     assert gone == {"type": "snapshot", "id": None, "job": None}
 
 
@@ -152,7 +141,7 @@ def test_job_json_brings_the_attempt_history_of_a_retried_job(qname: str) -> Non
     a job that failed and completed on its retry, as the page renders it."""
     job: Any = fails_once.using(queue=qname, on_commit=False).enqueue(f"lj:{uuid.uuid4().hex}")
     burst(qname)
-    body = staff("view_bullqqueue").get(job_json(qname, job.id)).json()
+    body = staff_client("view_bullqqueue").get(job_json(qname, job.id)).json()
     assert body["job"]["state"] == "completed"
     rows = [(a["number"], a["outcome"], a["type"], a["message"]) for a in body["attempts"]]
     assert rows == [
@@ -172,11 +161,11 @@ def test_overview_json_counts_each_queues_worker_connections(qname: str) -> None
     conn.send_command("CLIENT", "SETNAME", name)
     assert conn.read_response() in (b"OK", "OK")
     try:
-        rows = staff().get(overview_json()).json()["queues"]
+        rows = staff_client(every=True).get(overview_json()).json()["queues"]
         mine: dict[str, Any] = next(r for r in rows if r["name"] == qname)
         assert mine["workers"] == 1 and mine["counts"]["waiting"] == 1
         assert mine["paused"] is False and mine["latency"] is not None
-        workers = staff().get(queue_json(qname)).json()["workers"]
+        workers = staff_client(every=True).get(queue_json(qname)).json()["workers"]
         assert [w["name"] for w in workers] == ["json-test"]
     finally:
         conn.disconnect()
@@ -193,7 +182,7 @@ def test_job_page_carries_every_permitted_action_and_shows_those_of_its_state(
     operator's page has none, and the page says where its JSON is."""
     job = get_queue(qname).add("report", {})
     url = reverse("admin:django_bullq_job", kwargs={"queue": qname, "job_id": job.id})
-    html = staff().get(url).content.decode()
+    html = staff_client(every=True).get(url).content.decode()
     forms = dict(
         re.findall(r'data-bullq-action="([a-z_]+)" data-bullq-states="[^"]*"( hidden)?', html)
     )
@@ -207,17 +196,21 @@ def test_job_page_carries_every_permitted_action_and_shows_those_of_its_state(
     assert 'data-bullq-states="failed completed"' in html
     assert f'data-live-url="{job_json(qname, job.id)}"' in html
     assert re.search(r'<tr data-bullq-section="processedBy" hidden>', html)
-    viewer = staff("view_bullqqueue").get(url).content.decode()
+    viewer = staff_client("view_bullqqueue").get(url).content.decode()
     assert "data-bullq-action" not in viewer and "<form" not in viewer.split('id="bullq-root"')[1]
 
 
 def test_queue_page_has_a_workers_section_to_fill_and_its_json_address(qname: str) -> None:
     get_queue(qname).add("report", {})
     url = reverse("admin:django_bullq_queue", kwargs={"queue": qname})
-    html = staff().get(url, {"state": "waiting", "page": "1"}).content.decode()
+    html = staff_client(every=True).get(url, {"state": "waiting", "page": "1"}).content.decode()
     assert re.search(r'<div id="bullq-workers" hidden>', html) and 'id="bullq-workers-body"' in html
     assert f'data-live-url="{queue_json(qname)}?state=waiting&amp;page=1&amp;q="' in html
-    overview = staff().get(reverse("admin:django_bullq_bullqqueue_changelist")).content.decode()
+    overview = (
+        staff_client(every=True)
+        .get(reverse("admin:django_bullq_bullqqueue_changelist"))
+        .content.decode()
+    )
     assert f'data-live-url="{overview_json()}"' in overview and "data-bullq-workers" in overview
 
 

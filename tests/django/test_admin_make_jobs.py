@@ -9,12 +9,12 @@ from collections.abc import Iterator
 
 import pytest
 from django.contrib.admin.models import ADDITION, CHANGE, LogEntry
-from django.contrib.auth.models import Permission, User
 from django.test import Client
 from django.urls import reverse
 
 from django_bullq.admin.job_forms import call_form_class
 from django_bullq.conf import get_queue
+from tests.support.admin_users import staff_client
 from tests.support.helpers_django import burst
 from tests.testapp import tasks as sample
 
@@ -39,16 +39,6 @@ def edit_url(queue: str, job_id: str) -> str:
 
 def job_url(queue: str, job_id: str) -> str:
     return reverse("admin:django_bullq_job", kwargs={"queue": queue, "job_id": job_id})
-
-
-def staff(*codenames: str) -> Client:
-    user = User.objects.create_user(f"u{uuid.uuid4().hex[:8]}", password="pw", is_staff=True)
-    user.user_permissions.set(
-        Permission.objects.filter(content_type__app_label="django_bullq", codename__in=codenames)
-    )
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def failed_job(qname: str, key: str) -> str:
@@ -119,7 +109,7 @@ def test_a_raw_task_gets_the_value_as_its_data(admin_client: Client, qname: str)
 
 
 def test_view_only_staff_can_neither_create_nor_edit(qname: str) -> None:
-    viewer = staff("view_bullqqueue")
+    viewer = staff_client("view_bullqqueue")
     queue_page = viewer.get(reverse("admin:django_bullq_queue", kwargs={"queue": qname}))
     assert "Create a job" not in queue_page.content.decode()
     assert viewer.get(new_url(qname)).status_code == 403
@@ -127,7 +117,7 @@ def test_view_only_staff_can_neither_create_nor_edit(qname: str) -> None:
     job_id = failed_job(qname, f"k-{uuid.uuid4().hex}")
     assert "Retry with edited data" not in viewer.get(job_url(qname, job_id)).content.decode()
     assert viewer.post(edit_url(qname, job_id), {"job_data": "{}"}).status_code == 403
-    retrier = staff("view_bullqqueue", "retry_job")  # add_job is needed too
+    retrier = staff_client("view_bullqqueue", "retry_job")  # add_job is needed too
     assert retrier.get(edit_url(qname, job_id)).status_code == 403
     assert get_queue(qname).count() == 0
 

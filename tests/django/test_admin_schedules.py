@@ -11,7 +11,6 @@ from collections.abc import Iterator
 
 import pytest
 from django.contrib.admin.models import ADDITION, LogEntry
-from django.contrib.auth.models import Permission, User
 from django.test import Client, override_settings
 from django.urls import reverse
 
@@ -20,6 +19,7 @@ from django_bullq.admin.display import duration_text, time_html
 from django_bullq.conf import get_config, get_queue
 from django_bullq.core.scheduler import JobScheduler
 from tests.django.test_admin_csp import Tags, csp_settings  # noqa: F401 - a fixture
+from tests.support.admin_users import staff_user
 from tests.support.helpers_django import burst
 
 pytestmark = pytest.mark.django_db
@@ -28,25 +28,17 @@ ADD, ADD_DATA = "tests.testapp.tasks.add", {"args": [1, 2], "kwargs": {}}
 SCHEDULER_PERMS = ["view_bullqqueue", "change_scheduler", "run_scheduler", "remove_scheduler"]
 
 
-def make_user(perms: list[str]) -> User:
-    user = User.objects.create_user(f"u{uuid.uuid4().hex[:8]}", password="pw", is_staff=True)
-    user.user_permissions.set(
-        Permission.objects.filter(content_type__app_label="django_bullq", codename__in=perms)
-    )
-    return user
-
-
 @pytest.fixture
 def operator() -> Client:
     client = Client()
-    client.force_login(make_user(SCHEDULER_PERMS))
+    client.force_login(staff_user(*SCHEDULER_PERMS))
     return client
 
 
 @pytest.fixture
 def viewer() -> Client:
     client = Client()
-    client.force_login(make_user(["view_bullqqueue"]))
+    client.force_login(staff_user("view_bullqqueue"))
     return client
 
 
