@@ -66,11 +66,7 @@ def new_job_view(model_admin: ModelAdminBase, request: HttpRequest, queue: str) 
             form.add_error(None, str(exc))
         else:
             job_id = str(added.id)
-            log_action(
-                request, f"{q.name}/{job_id}", f"Created job {job_id} of {task.name}", ADDITION
-            )
-            messages.success(request, f"Job {job_id} of {task.name} created.")
-            return HttpResponseRedirect(_job_url(q.name, job_id))
+            return _done(request, q.name, job_id, f"Created job {job_id} of {task.name}", ADDITION)
     return TemplateResponse(
         request,
         "admin/django_bullq/new_job.html",
@@ -120,11 +116,7 @@ def edit_retry_view(
         except (BullqError, ValueError) as exc:
             form.add_error(None, str(exc))
         else:
-            log_action(
-                request, f"{q.name}/{job_id}", f"Retried job {job_id} with edited data", CHANGE
-            )
-            messages.success(request, f"Job {job_id} retried with the edited data.")
-            return HttpResponseRedirect(_job_url(q.name, job_id))
+            return _done(request, q.name, job_id, f"Retried job {job_id} with edited data", CHANGE)
     return TemplateResponse(
         request,
         "admin/django_bullq/edit_retry.html",
@@ -145,6 +137,16 @@ def _task(name: str) -> Task[..., Any]:
     task = registry.get(name)
     assert task is not None  # a name registry.names() just gave
     return task
+
+
+def _done(
+    request: HttpRequest, queue: str, job_id: str, message: str, flag: int
+) -> HttpResponseRedirect:
+    """Log the action (``message`` in the LogEntry and the success message) and go to the
+    job's page."""
+    log_action(request, f"{queue}/{job_id}", message, flag)
+    messages.success(request, f"{message}.")
+    return HttpResponseRedirect(_job_url(queue, job_id))
 
 
 def _job_url(queue: str, job_id: str) -> str:
