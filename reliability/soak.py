@@ -242,6 +242,15 @@ def _retrying(call: Any, attempts: int = 100) -> Any:
     return call()
 
 
+def _finished_jobs(client: Any) -> int:
+    """Jobs completed or failed. Every effect can be in while a job whose effect landed just
+    before a kill still waits for its stalled recovery to complete it."""
+    return int(
+        _retrying(lambda: client.zcard(f"bull:{QUEUE}:completed"))
+        + _retrying(lambda: client.zcard(f"bull:{QUEUE}:failed"))
+    )
+
+
 def _chaos(
     config: RunConfig,
     pool: WorkerPool,
@@ -275,7 +284,8 @@ def _chaos(
                 and counters.first_done_after_restart_s is None
             ):
                 counters.first_done_after_restart_s = now - counters.redis_restarted_at
-        if not producer.is_alive() and finished >= counters.enqueued + len(counters.b27_ids):
+        target = counters.enqueued + len(counters.b27_ids)
+        if not producer.is_alive() and finished >= target and _finished_jobs(client) >= target:
             return now - start
         if now - last_move > config.settle:
             return now - start
