@@ -1,7 +1,9 @@
 --[[
   addJobScheduler: create or replace job scheduler S and leave exactly ONE pending iteration.
   Stores hash `repeat:S` (DEL + HSET; `ic` and, for an unchanged `every`, `offset` are kept),
-  `ZADD repeat M S`, and adds iteration job `repeat:S:M` from the template. A previous iteration
+  `ZADD repeat M S`, and adds iteration job `repeat:S:M` from the template. A scheduler paused
+  by pauseJobScheduler is so resumed: the rewritten hash has no `bullqPaused` mark and S leaves
+  the set `bullq:paused-schedulers`. A previous iteration
   of S that has not started (delayed / wait / prioritized) is removed first; an active or
   finished one is left alone. Atomic, so concurrent upserts of one id leave one pending run.
 
@@ -147,5 +149,6 @@ if offset then
 end
 redis.call("HSET", schedulerKey, unpack(fields))
 redis.call("ZADD", KEYS[1], millis, schedulerId)
+redis.call("SREM", keyPrefix .. "bullq:paused-schedulers", schedulerId)
 local jobId, delay = addSchedulerIteration(k, keyPrefix, schedulerId, millis, ic, now, maxEvents)
 return {jobId, delay}

@@ -2,6 +2,8 @@
   removeJobScheduler: delete job scheduler S (`ZREM repeat S`, `DEL repeat:S`) and its pending
   iteration `repeat:S:<score>` if it has not started (delayed, wait or prioritized). An active
   iteration finishes normally; its worker then finds no scheduler and adds no next one.
+  A paused scheduler (pauseJobScheduler) is removed too: its hash, and its id from the set
+  `bullq:paused-schedulers`.
   The queue keys other than `repeat` are derived from keyPrefix (same hash slot).
 
   KEYS[1] repeat (zset)
@@ -22,6 +24,7 @@ local schedulerId = ARGV[2]
 local schedulerKey = keyPrefix .. "repeat:" .. schedulerId
 local score = redis.call("ZSCORE", KEYS[1], schedulerId)
 local existed = redis.call("ZREM", KEYS[1], schedulerId) + redis.call("DEL", schedulerKey)
+redis.call("SREM", keyPrefix .. "bullq:paused-schedulers", schedulerId)
 if score then
   local k = {}
   for i, suffix in ipairs({"wait", "paused", "meta", "id", "delayed", "prioritized", "pc",

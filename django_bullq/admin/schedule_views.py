@@ -27,7 +27,7 @@ from django.urls import path, reverse
 
 from ..core.errors import BullqError
 from ..core.queue import Queue
-from ..core.scheduler import JobScheduler, upsert_call
+from ..core.scheduler import ITERATION_OPTS, JobScheduler, upsert_call
 from . import data, schedules
 from .views import (
     ModelAdminBase,
@@ -162,7 +162,7 @@ def _initial(queue: Queue, scheduler: JobScheduler) -> dict[str, Any]:
         "tz": scheduler.tz or "",
         "job_data": json.dumps(scheduler.data, indent=2, ensure_ascii=False),
         "options": json.dumps(
-            {k: v for k, v in scheduler.opts.items() if k not in schedules._RUN_KEYS},
+            {k: v for k, v in scheduler.opts.items() if k not in ITERATION_OPTS},
             indent=2,
             ensure_ascii=False,
         ),
@@ -240,7 +240,6 @@ def _save(request: HttpRequest, form: SchedulerForm, *, creating: bool) -> HttpR
     except (BullqError, ValueError, TypeError) as exc:
         form.add_error(None, str(exc))
         return None
-    q.client.srem(q.keys[schedules.PAUSED_KEY], sid)
     label = "Create" if creating else "Edit"
     text = f"next run {job.id}" if job is not None else "nothing to run (schedule over)"
     flag = ADDITION if creating else CHANGE

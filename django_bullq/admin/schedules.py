@@ -4,17 +4,11 @@ its recent runs, and pause / resume / run now / remove / upsert.
 Schedulers are BullMQ 6's job schedulers (docs/schedulers.md): zset ``repeat`` (member = id,
 score = next run, ms) and hash ``repeat:<id>``; their runs are jobs ``repeat:<id>:<ms>``.
 
-**Pausing one scheduler** has no BullMQ equivalent. Here a paused scheduler keeps its hash
-``repeat:<id>`` (so its template, ``ic`` iteration count and ``offset`` stay) with one more
-field, :data:`PAUSED_FIELD` (ms when it was paused), and leaves the ``repeat`` zset; its
-pending run is removed and its id is added to the set :data:`PAUSED_KEY` of the queue, which
-lists paused schedulers for this page. A Node or PyPI BullMQ worker only ever follows the
-``repeat`` zset: it finds no pending run, and a run that was already active when the scheduler
-was paused adds no next one (``updateJobScheduler`` needs the zset member), so nothing runs
-until a resume. Resuming is an upsert of the stored definition; ``addJobScheduler`` rewrites
-the hash (keeping ``ic`` and ``offset``) without the paused field. An upsert of the same id
-from anywhere (a Node ``upsertJobScheduler``, ``runworker`` starting with the id in
-``BULLQ["SCHEDULERS"]``) resumes it too.
+**Pausing one scheduler** has no BullMQ equivalent: it is the core's
+``Queue.pause_job_scheduler`` / ``resume_job_scheduler`` (one Lua transition each way,
+docs/schedulers.md). A paused scheduler keeps its hash, leaves the ``repeat`` zset (so no
+worker of any kind adds its runs) and is listed here from the queue's paused set. An upsert of
+the same id from anywhere resumes it; ``runworker`` leaves a paused declared scheduler paused.
 """
 
 from __future__ import annotations
@@ -26,37 +20,19 @@ from cron_descriptor import Options, get_description
 
 from ..conf import get_config
 from ..core.job import Job
-from ..core.options import JobOptions, now_ms
+from ..core.options import JobOptions
 from ..core.queue import Queue
-from ..core.scheduler import JobScheduler
+from ..core.scheduler import JobScheduler, template_options
 from ..core.serialization import to_str
 from . import display
 
-#: Field of ``repeat:<id>`` that marks a paused scheduler (its value: ms when it was paused).
-PAUSED_FIELD = "bullqPaused"
-#: Key (under the queue's prefix) of the set of paused scheduler ids.
-PAUSED_KEY = "bullq:paused-schedulers"
 #: Schedulers read per queue (ranks of ``repeat``, soonest first).
 MAX_SCHEDULERS = 500
 #: Newest ids of ``completed``, ``failed`` and ``active`` searched for runs of the schedulers.
 HISTORY_WINDOW = 1000
 #: Runs listed per scheduler, newest first.
 HISTORY_SHOWN = 10
-#: The states whose jobs are still to run: a scheduler's pending run is in one of them.
-PENDING_STATES = ("delayed", "waiting", "prioritized", "paused")
 
-#: Stored ``opts`` keys (BullMQ names) -> :class:`JobOptions` attribute.
-_OPTION_NAMES = {
-    "attempts": "attempts",
-    "priority": "priority",
-    "lifo": "lifo",
-    "backoff": "backoff",
-    "removeOnComplete": "remove_on_complete",
-    "removeOnFail": "remove_on_fail",
-    "kl": "keep_logs",
-    "timeout": "timeout",
-    "de": "deduplication",
-}
 #: Stored ``opts`` keys a scheduler sets on each run itself (never part of a template).
 _RUN_KEYS = ("jobId", "delay", "timestamp", "repeat", "prevMillis", "repeatJobKey")
 
@@ -139,11 +115,6 @@ def declared_ids() -> set[tuple[str, str]]:
     return found
 
 
-def paused_ids(queue: Queue) -> list[str]:
-    """Ids in the queue's paused set, sorted."""
-    return sorted(str(to_str(m)) for m in queue.client.smembers(queue.keys[PAUSED_KEY]))
-
-
 def rows(queue: Queue) -> list[Row]:
     """Every scheduler of ``queue``: the live ones soonest first (at most
     :data:`MAX_SCHEDULERS`), then the paused ones, each with its recent runs.
@@ -158,18 +129,16 @@ def rows(queue: Queue) -> list[Row]:
         for s in queue.get_job_schedulers(0, MAX_SCHEDULERS - 1, asc=True)
     ]
     live = {r.scheduler.id for r in found}
-    for scheduler_id in paused_ids(queue):
-        paused = None if scheduler_id in live else _paused_scheduler(queue, scheduler_id)
-        if paused is None:
-            continue  # resumed by an upsert elsewhere, or removed: left for a write to drop
-        scheduler, since = paused
+    for scheduler in queue.get_paused_job_schedulers():
+        if scheduler.id in live:
+            continue  # upserted again meanwhile by a client that keeps the mark
         found.append(
             Row(
                 queue.name,
                 scheduler,
                 paused=True,
-                paused_ms=since,
-                declared=(queue.name, scheduler_id) in declared,
+                paused_ms=scheduler.paused_ms,
+                declared=(queue.name, scheduler.id) in declared,
             )
         )
     runs = recent_runs(queue, [r.scheduler.id for r in found])
@@ -177,19 +146,6 @@ def rows(queue: Queue) -> list[Row]:
         row.description = describe(row.scheduler)
         row.runs = runs.get(row.scheduler.id, [])
     return found
-
-
-def _paused_scheduler(queue: Queue, scheduler_id: str) -> tuple[JobScheduler, int | None] | None:
-    """``(scheduler, paused at ms)`` of a paused scheduler, None when it is not paused."""
-    raw = queue.client.hgetall(queue.keys[f"repeat:{scheduler_id}"])
-    fields = {str(to_str(k)): str(to_str(v)) for k, v in raw.items()}
-    if PAUSED_FIELD not in fields:
-        return None
-    try:
-        since: int | None = int(fields[PAUSED_FIELD])
-    except ValueError:
-        since = None
-    return JobScheduler.from_hash(scheduler_id, raw, None), since
 
 
 def recent_runs(queue: Queue, scheduler_ids: list[str]) -> dict[str, list[Run]]:
@@ -275,96 +231,35 @@ def _int(value: Any) -> int | None:
 
 
 def options_from_stored(opts: dict[str, Any]) -> JobOptions:
-    """:class:`JobOptions` of a stored template ``opts`` (BullMQ names: ``attempts``,
-    ``backoff``, ``removeOnComplete``, ``kl`` ...); other keys go to ``extra`` as they are,
-    the keys a scheduler sets on each run (``jobId``, ``delay``, ``repeat`` ...) are dropped.
+    """:class:`JobOptions` of a template's stored ``opts`` (the core's
+    :func:`~django_bullq.core.scheduler.template_options`).
 
     Raises:
         ValueError: ``opts`` is not a JSON object.
     """
-    if not isinstance(opts, dict):
-        raise ValueError("options must be a JSON object")
-    known: dict[str, Any] = {}
-    extra: dict[str, Any] = {}
-    for key, value in opts.items():
-        if key in _RUN_KEYS:
-            continue
-        if key in _OPTION_NAMES:
-            known[_OPTION_NAMES[key]] = value
-        else:
-            extra[key] = value
-    return JobOptions(extra=extra, **known)
-
-
-def repeat_of(scheduler: JobScheduler) -> dict[str, Any]:
-    """The ``repeat`` argument of ``upsert_job_scheduler`` that recreates ``scheduler``."""
-    repeat: dict[str, Any] = (
-        {"every": scheduler.every} if scheduler.every else {"pattern": scheduler.pattern}
-    )
-    if scheduler.tz:
-        repeat["tz"] = scheduler.tz
-    for key, value in (
-        ("limit", scheduler.limit),
-        ("start_date", scheduler.start_date),
-        ("end_date", scheduler.end_date),
-    ):
-        if value is not None:
-            repeat[key] = value
-    return repeat
-
-
-def template_of(scheduler: JobScheduler) -> dict[str, Any]:
-    """The ``template`` argument of ``upsert_job_scheduler`` that recreates ``scheduler``."""
-    return {
-        "name": scheduler.name,
-        "data": scheduler.data,
-        "opts": options_from_stored(scheduler.opts),
-    }
+    return template_options(opts)
 
 
 def pause(queue: Queue, scheduler_id: str) -> str:
-    """Pause scheduler ``scheduler_id`` (see the module doc); returns a summary.
-
-    One ``MULTI`` reads its next run, takes it out of ``repeat``, marks its hash and adds it to
-    the paused set; then the pending run ``repeat:<id>:<next>`` is removed (``Queue.remove``)
-    unless a worker has started it already (it then finishes, and adds no next run).
+    """Pause scheduler ``scheduler_id`` (``Queue.pause_job_scheduler``); returns a summary.
 
     Raises:
-        ValueError: no such live scheduler.
+        ValueError: no such scheduler, paused already, or its schedule is over.
     """
-    k = queue.keys
-    if queue.get_job_scheduler(scheduler_id) is None:
-        raise ValueError(f"no scheduler {scheduler_id!r}")
-    pipe = queue.client.pipeline(transaction=True)
-    pipe.zscore(k["repeat"], scheduler_id)
-    pipe.zrem(k["repeat"], scheduler_id)
-    pipe.hset(k[f"repeat:{scheduler_id}"], PAUSED_FIELD, now_ms())
-    pipe.sadd(k[PAUSED_KEY], scheduler_id)
-    score = pipe.execute()[0]
-    if score is None:
-        raise ValueError(f"scheduler {scheduler_id!r} is not running (paused already?)")
-    pending = f"repeat:{scheduler_id}:{int(float(score))}"
-    if queue.get_job_state(pending) in PENDING_STATES:
-        queue.remove(pending)
-        return f"paused; its next run ({pending}) removed"
-    return "paused"
+    removed = queue.pause_job_scheduler(scheduler_id)
+    return f"paused; its next run ({removed}) removed" if removed else "paused"
 
 
 def resume(queue: Queue, scheduler_id: str) -> str:
-    """Resume a paused scheduler: upsert its stored definition; returns a summary.
+    """Resume a paused scheduler (``Queue.resume_job_scheduler``); returns a summary.
 
     Raises:
         ValueError: not paused, or the definition is refused by the upsert.
         BullqError: the upsert's script refused.
     """
-    paused = _paused_scheduler(queue, scheduler_id)
-    if paused is None:
-        raise ValueError(f"scheduler {scheduler_id!r} is not paused")
-    scheduler = paused[0]
-    job = queue.upsert_job_scheduler(scheduler_id, repeat_of(scheduler), template_of(scheduler))
+    job = queue.resume_job_scheduler(scheduler_id)
     if job is None:
         return "not resumed: its schedule is over (end date passed or limit reached)"
-    queue.client.srem(queue.keys[PAUSED_KEY], scheduler_id)
     return f"resumed; next run {job.id}"
 
 
@@ -378,11 +273,9 @@ def run_now(queue: Queue, scheduler_id: str) -> Job:
     scheduler = queue.get_job_scheduler(scheduler_id)
     if scheduler is None:
         raise ValueError(f"no scheduler {scheduler_id!r}")
-    return queue.add(scheduler.name, scheduler.data, options_from_stored(scheduler.opts))
+    return queue.add(scheduler.name, scheduler.data, template_options(scheduler.opts))
 
 
 def remove(queue: Queue, scheduler_id: str) -> bool:
     """Remove a scheduler, paused or not, and its pending run; True when it existed."""
-    existed = queue.remove_job_scheduler(scheduler_id)
-    queue.client.srem(queue.keys[PAUSED_KEY], scheduler_id)
-    return existed
+    return queue.remove_job_scheduler(scheduler_id)

@@ -259,7 +259,9 @@ def normalize_deduplication(value: Any) -> dict[str, Any]:
     return stored
 
 
-_FROM_STORED = {
+#: BullMQ's stored ``opts`` keys -> :class:`JobOptions` attribute (``de`` aside: a stored job's
+#: deduplication is read back into ``extra``, as it is kept).
+FROM_STORED = {
     "jobId": "job_id",
     "delay": "delay",
     "priority": "priority",
@@ -325,8 +327,8 @@ def parent_link(stored: dict[str, Any]) -> tuple[str, str]:
 
 def options_from_stored(opts: dict[str, Any]) -> JobOptions:
     """Read BullMQ's stored ``opts`` into :class:`JobOptions`; unknown keys go to ``extra``."""
-    known = {_FROM_STORED[k]: v for k, v in opts.items() if k in _FROM_STORED}
-    extra = {k: v for k, v in opts.items() if k not in _FROM_STORED}
+    known = {FROM_STORED[k]: v for k, v in opts.items() if k in FROM_STORED}
+    extra = {k: v for k, v in opts.items() if k not in FROM_STORED}
     # Lua cjson turns empty arrays into {} and drops nulls; tolerate what real BullMQ stored.
     if "timeout" in known and (
         isinstance(known["timeout"], bool) or not isinstance(known["timeout"], int)

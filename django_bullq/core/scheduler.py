@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from . import calls
 from .calls import Call
 from .cron import _zone, next_cron_millis, validate_cron
-from .options import JobOptions, now_ms
+from .options import FROM_STORED, JobOptions, now_ms
 from .serialization import dumps, loads, to_str
 
 if TYPE_CHECKING:
@@ -29,7 +29,23 @@ if TYPE_CHECKING:
     from .keys import QueueKeys
     from .queue import Queue
 
-__all__ = ["JobScheduler", "aschedule_next", "next_cron_millis", "upsert_call", "validate_cron"]
+__all__ = [
+    "ITERATION_OPTS",
+    "PAUSED_FIELD",
+    "PAUSED_SCHEDULERS",
+    "JobScheduler",
+    "aschedule_next",
+    "next_cron_millis",
+    "template_options",
+    "upsert_call",
+    "validate_cron",
+]
+
+#: Field of ``repeat:<id>`` that marks a paused scheduler (its value: ms when it was paused);
+#: written by ``pauseJobScheduler``, dropped by the upsert that resumes it. Not BullMQ's.
+PAUSED_FIELD = "bullqPaused"
+#: Key suffix of the queue's set of paused scheduler ids (``<prefix>:<queue>:`` + this).
+PAUSED_SCHEDULERS = "bullq:paused-schedulers"
 
 logger = logging.getLogger("django_bullq.scheduler")
 
@@ -47,7 +63,12 @@ _REPEAT_KEYS = {
     "endDate",
 }
 #: Stored template opts a scheduler sets itself on each iteration.
-_ITERATION_OPTS = ("jobId", "delay", "timestamp", "repeat", "prevMillis", "repeatJobKey")
+ITERATION_OPTS = ("jobId", "delay", "timestamp", "repeat", "prevMillis", "repeatJobKey")
+#: Stored template opts -> :class:`JobOptions` attribute (a template has no parent).
+_TEMPLATE_OPTS = {
+    **{k: v for k, v in FROM_STORED.items() if k not in ITERATION_OPTS},
+    "de": "deduplication",
+}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,6 +82,8 @@ class JobScheduler:
         limit: max iterations, or None. start_date / end_date: ms, or None.
         offset: ms alignment of ``every`` slots, or None.
         data: template data (JSON value). opts: template opts (BullMQ names, stored form).
+        paused_ms: when it was paused (ms since epoch; ``Queue.pause_job_scheduler``), or
+            None when it is not paused (no BullMQ equivalent).
     """
 
     id: str
@@ -76,6 +99,33 @@ class JobScheduler:
     offset: int | None = None
     data: Any = None
     opts: dict[str, Any] = field(default_factory=dict)
+    paused_ms: int | None = None
+
+    @property
+    def paused(self) -> bool:
+        """True when the scheduler is paused (it then has no next run)."""
+        return self.paused_ms is not None
+
+    def repeat_options(self) -> dict[str, Any]:
+        """The ``repeat`` argument of ``Queue.upsert_job_scheduler`` that recreates this
+        scheduler (``every`` or ``pattern`` with ``tz``, ``limit``, ``start_date``,
+        ``end_date``); its stored ``offset`` is kept by the upsert itself."""
+        repeat: dict[str, Any] = {"every": self.every} if self.every else {"pattern": self.pattern}
+        if self.tz:
+            repeat["tz"] = self.tz
+        for key, value in (
+            ("limit", self.limit),
+            ("start_date", self.start_date),
+            ("end_date", self.end_date),
+        ):
+            if value is not None:
+                repeat[key] = value
+        return repeat
+
+    def template(self) -> dict[str, Any]:
+        """The ``template`` argument of ``Queue.upsert_job_scheduler`` that recreates this
+        scheduler: ``{"name", "data", "opts": JobOptions}``."""
+        return {"name": self.name, "data": self.data, "opts": template_options(self.opts)}
 
     @classmethod
     def from_hash(cls, scheduler_id: str, raw: dict[Any, Any], score: Any) -> JobScheduler:
@@ -100,7 +150,43 @@ class JobScheduler:
             offset=num("offset"),
             data=loads(h["data"]) if h.get("data") else {},
             opts=loads(h["opts"]) if h.get("opts") else {},
+            paused_ms=_paused_at(h),
         )
+
+
+def _paused_at(fields: dict[Any, Any]) -> int | None:
+    """``bullqPaused`` of a scheduler hash as ms; 0 for a mark that is not a number."""
+    if PAUSED_FIELD not in fields:
+        return None
+    try:
+        return int(float(fields[PAUSED_FIELD]))
+    except (TypeError, ValueError):
+        return 0
+
+
+def template_options(opts: dict[str, Any]) -> JobOptions:
+    """:class:`JobOptions` of a scheduler template's stored ``opts`` (BullMQ names:
+    ``attempts``, ``backoff``, ``removeOnComplete``, ``kl`` ...). The keys a scheduler sets on
+    each run (``jobId``, ``delay``, ``repeat`` ...) are dropped; unknown keys go to ``extra``.
+
+    Values are taken as they are, for :meth:`JobOptions.validate` (the upsert's) to judge:
+    this reads what an operator typed as well as what was stored.
+
+    Raises:
+        ValueError: ``opts`` is not a JSON object.
+    """
+    if not isinstance(opts, dict):
+        raise ValueError("options must be a JSON object")
+    known: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for key, value in opts.items():
+        if key in ITERATION_OPTS:
+            continue
+        if key in _TEMPLATE_OPTS:
+            known[_TEMPLATE_OPTS[key]] = value
+        else:
+            extra[key] = value
+    return JobOptions(extra=extra, **known)
 
 
 def _ms(value: Any, what: str) -> int | None:
@@ -125,7 +211,7 @@ def _template_opts(opts: JobOptions | dict[str, Any] | None) -> dict[str, Any]:
     stored = options.to_stored(0)
     if not options.attempts:
         stored.pop("attempts", None)
-    for key in _ITERATION_OPTS:
+    for key in ITERATION_OPTS:
         stored.pop(key, None)
     return stored
 

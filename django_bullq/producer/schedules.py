@@ -144,8 +144,12 @@ def upsert_declared() -> list[str]:
     """Upsert every scheduler of ``BULLQ["SCHEDULERS"]`` (called when ``runworker`` starts).
 
     Returns:
-        The ids upserted. A Redis error is logged and the rest skipped (the worker still
-        starts; the next start upserts again). An upsert refused because the run it would
+        The ids upserted. A scheduler an operator paused (``Queue.pause_job_scheduler``, the
+        admin's Schedules page) is left paused, with its stored definition, and logged: a
+        deploy does not undo the pause. A resume restores the definition stored when it was
+        paused; a declaration changed meanwhile takes effect at the next start after it.
+        A Redis error is logged and the rest skipped (the worker still starts; the next
+        start upserts again). An upsert refused because the run it would
         add has started already (``SchedulerIterationExists`` / ``SchedulerSlotsBusy``, e.g.
         another host's clock is ahead) is logged and skipped: nothing of that scheduler was
         written, its chain of runs goes on.
@@ -157,6 +161,8 @@ def upsert_declared() -> list[str]:
     for scheduler_id, entry in declared().items():
         queue, repeat, template = entry_call(scheduler_id, entry)
         try:
+            if _paused(queue, scheduler_id):
+                continue
             get_queue(queue).upsert_job_scheduler(scheduler_id, repeat, template)
         except (ValueError, TypeError) as exc:
             raise ConfigurationError(f"BULLQ['SCHEDULERS'][{scheduler_id!r}]: {exc}") from exc
@@ -171,6 +177,19 @@ def upsert_declared() -> list[str]:
         done.append(scheduler_id)
         logger.info("job scheduler %s upserted on queue %s", scheduler_id, queue)
     return done
+
+
+def _paused(queue: str, scheduler_id: str) -> bool:
+    """True (and logged) when the declared scheduler is paused in Redis."""
+    scheduler = get_queue(queue).get_job_scheduler(scheduler_id)
+    if scheduler is None or not scheduler.paused:
+        return False
+    logger.info(
+        "job scheduler %s on queue %s is paused (in the admin): left paused, not upserted",
+        scheduler_id,
+        queue,
+    )
+    return True
 
 
 class ScheduleSpec(TypedDict, total=False):

@@ -17,7 +17,7 @@ from django.urls import reverse
 from django_bullq.admin import schedules
 from django_bullq.admin.display import duration_text, time_html
 from django_bullq.conf import get_config, get_queue
-from django_bullq.core.scheduler import JobScheduler
+from django_bullq.core.scheduler import PAUSED_FIELD, PAUSED_SCHEDULERS, JobScheduler
 from tests.django.test_admin_csp import Tags, csp_settings  # noqa: F401 - a fixture
 from tests.support.admin_users import staff_user
 from tests.support.helpers_django import burst
@@ -47,7 +47,7 @@ def qname() -> Iterator[str]:
     name = f"sch-{uuid.uuid4().hex[:8]}"
     yield name
     get_queue(name).obliterate(force=True)
-    get_queue(name).client.delete(get_queue(name).keys[schedules.PAUSED_KEY])
+    get_queue(name).client.delete(get_queue(name).keys[PAUSED_SCHEDULERS])
 
 
 def list_url(name: str) -> str:
@@ -143,7 +143,7 @@ def test_pause_takes_the_scheduler_out_of_repeat_and_deletes_its_pending_run(
     assert q.client.zscore(q.keys["repeat"], "tick") is None  # what every BullMQ worker follows
     assert q.get_job(run) is None
     assert q.get_job_schedulers() == []  # a Node getJobSchedulers() does not list it either
-    assert q.client.hexists(q.keys["repeat:tick"], schedules.PAUSED_FIELD)
+    assert q.client.hexists(q.keys["repeat:tick"], PAUSED_FIELD)
     burst(qname)  # a real worker finds nothing to run
     assert q.get_job_counts() == {s: 0 for s in q.get_job_counts()}
     page = operator.get(list_url(qname)).content.decode()
@@ -171,8 +171,8 @@ def test_resume_upserts_the_paused_definition_and_keeps_its_iteration_count(
     assert after is not None and after.next_millis is not None
     assert after.iteration_count == 2 and after.offset == before.offset
     assert after.data == ADD_DATA and after.opts.get("attempts") == 4
-    assert not q.client.hexists(q.keys["repeat:tick"], schedules.PAUSED_FIELD)
-    assert not q.client.sismember(q.keys[schedules.PAUSED_KEY], "tick")
+    assert not q.client.hexists(q.keys["repeat:tick"], PAUSED_FIELD)
+    assert not q.client.sismember(q.keys[PAUSED_SCHEDULERS], "tick")
     assert pending(qname, "tick") is not None
     assert len(entries(f"queue {qname} / scheduler tick")) == 2
 

@@ -90,6 +90,29 @@ def test_upsert_declared_is_idempotent(settings: Any, queue_name: str) -> None:
     assert sync.data == {"args": ["k"], "kwargs": {}}
 
 
+def test_upsert_declared_leaves_a_scheduler_paused_in_the_admin_paused(
+    settings: Any, queue_name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings.BULLQ = {
+        **settings.BULLQ,
+        "SCHEDULERS": {
+            "sync": {"task": TASK, "queue": queue_name, "every": 60_000, "args": ["k"]},
+            "raw": {"name": "node-job", "queue": queue_name, "cron": "0 0 * * *", "data": [1]},
+        },
+    }
+    assert upsert_declared() == ["sync", "raw"]
+    queue = get_queue(queue_name)
+    queue.pause_job_scheduler("sync")
+
+    with caplog.at_level("INFO", logger="django_bullq"):
+        assert upsert_declared() == ["raw"]  # as runworker's next start does
+
+    held = queue.get_job_scheduler("sync")
+    assert held is not None and held.paused
+    assert [i for i in queue.get_job_ids("waiting", "delayed") if "sync" in i] == []
+    assert any("sync" in r.getMessage() and "paused" in r.getMessage() for r in caplog.records)
+
+
 def test_runworker_upserts_and_runs_declared_scheduler(settings: Any, queue_name: str) -> None:
     key = f"calls:{queue_name}"
     settings.BULLQ = {

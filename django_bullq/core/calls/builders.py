@@ -172,6 +172,23 @@ def remove_job_scheduler(keys: QueueKeys, *, scheduler_id: str) -> Call[bool]:
     )
 
 
+def pause_job_scheduler(keys: QueueKeys, *, scheduler_id: str, now: int) -> Call[str | int]:
+    """pauseJobScheduler-1: the pending run's id removed ("" when none), or the refusal code
+    (0 no such scheduler, 2 paused already, 3 neither running nor paused)."""
+    return Call(
+        "pauseJobScheduler",
+        (keys["repeat"],),
+        (keys.key_prefix, scheduler_id, now),
+        parse=_pause_reply,
+    )
+
+
+def _pause_reply(reply: Any) -> str | int:
+    if isinstance(reply, list):
+        return str(reply[1].decode() if isinstance(reply[1], bytes) else reply[1])
+    return int(reply)
+
+
 # --- one job ------------------------------------------------------------------------------
 
 

@@ -1,4 +1,5 @@
-"""Job schedulers of a queue: upsert, read, remove (BullMQ's ``JobScheduler`` class).
+"""Job schedulers of a queue: upsert, read, remove (BullMQ's ``JobScheduler`` class), and
+pause / resume one scheduler (ours: docs/schedulers.md, "Pausing one scheduler").
 
 The schedule itself (validation, the next run, the stored form) is in
 :mod:`django_bullq.core.scheduler`; cron patterns in :mod:`django_bullq.core.cron`.
@@ -11,7 +12,8 @@ from typing import Any, TypedDict, Unpack
 from .. import calls
 from ..calls import Command, Read, Steps
 from ..job import Job
-from ..scheduler import JobScheduler, upsert_call
+from ..options import now_ms
+from ..scheduler import PAUSED_SCHEDULERS, JobScheduler, upsert_call
 from ..serialization import to_str
 from .base import QueueBase
 
@@ -31,6 +33,14 @@ class SchedulerOptions(TypedDict, total=False):
     start_date: Any
     end_date: Any
     immediately: bool | None
+
+
+#: Refusals of ``pauseJobScheduler`` by its reply code.
+_NOT_PAUSED = {
+    0: "no job scheduler {!r}",
+    2: "job scheduler {!r} is paused already",
+    3: "job scheduler {!r} has no next run to pause (its schedule is over)",
+}
 
 
 def _iteration_id(reply: Any) -> str | None:
@@ -172,3 +182,78 @@ class JobSchedulers(QueueBase):
     async def aremove_job_scheduler(self, scheduler_id: str) -> bool:
         """Async twin of :meth:`remove_job_scheduler`."""
         return await self._arun(calls.remove_job_scheduler(self.keys, scheduler_id=scheduler_id))
+
+    # --- pausing one scheduler (no BullMQ equivalent) --------------------------------------
+
+    def pause_job_scheduler(self, scheduler_id: str) -> str | None:
+        """Pause a scheduler: no run of it is added until :meth:`resume_job_scheduler` (or an
+        upsert of its id from anywhere). One atomic step (``pauseJobScheduler``): it leaves
+        the ``repeat`` zset, which every BullMQ worker follows, keeps its hash (template,
+        iteration count, offset) marked ``bullqPaused``, and its pending run is removed
+        unless it has started (an active run finishes and adds no next one).
+
+        Returns:
+            The id of the pending run removed (``repeat:<id>:<ms>``), or None when none was
+            waiting.
+
+        Raises:
+            ValueError: no such scheduler, paused already, or its schedule is over.
+        """
+        return self._drive(self._pause_scheduler(scheduler_id))
+
+    async def apause_job_scheduler(self, scheduler_id: str) -> str | None:
+        """Async twin of :meth:`pause_job_scheduler`."""
+        return await self._adrive(self._pause_scheduler(scheduler_id))
+
+    def _pause_scheduler(self, scheduler_id: str) -> Steps[str | None]:
+        reply = yield calls.pause_job_scheduler(self.keys, scheduler_id=scheduler_id, now=now_ms())
+        if isinstance(reply, int):
+            raise ValueError(_NOT_PAUSED[reply].format(scheduler_id))
+        return reply or None
+
+    def resume_job_scheduler(self, scheduler_id: str) -> Job | None:
+        """Resume a paused scheduler: upsert its stored definition (its iteration count and
+        ``every`` alignment go on), which drops the pause.
+
+        Returns:
+            Its pending run, or None when its schedule is over (end date passed or limit
+            reached): nothing is written and it stays paused.
+
+        Raises:
+            ValueError: no such scheduler, or it is not paused. As
+            :meth:`upsert_job_scheduler` otherwise.
+        """
+        return self._drive(self._resume_scheduler(scheduler_id))
+
+    async def aresume_job_scheduler(self, scheduler_id: str) -> Job | None:
+        """Async twin of :meth:`resume_job_scheduler`."""
+        return await self._adrive(self._resume_scheduler(scheduler_id))
+
+    def _resume_scheduler(self, scheduler_id: str) -> Steps[Job | None]:
+        scheduler: JobScheduler | None = yield self._scheduler_read(scheduler_id)
+        if scheduler is None or not scheduler.paused:
+            raise ValueError(f"job scheduler {scheduler_id!r} is not paused")
+        repeat, template = scheduler.repeat_options(), scheduler.template()
+        job: Job | None = yield from self._upsert(scheduler_id, repeat, template, {})
+        return job
+
+    def get_paused_job_schedulers(self) -> list[JobScheduler]:
+        """The paused schedulers, by id (each with ``paused_ms``; ``next_millis`` None).
+
+        Members of the paused set that are no longer paused (resumed by a Node or PyPI
+        upsert, which does not know the set) or gone are left out."""
+        return self._drive(self._paused_schedulers())
+
+    async def aget_paused_job_schedulers(self) -> list[JobScheduler]:
+        """Async twin of :meth:`get_paused_job_schedulers`."""
+        return await self._adrive(self._paused_schedulers())
+
+    def _paused_schedulers(self) -> Steps[list[JobScheduler]]:
+        members: Any = yield Command("smembers", (self.keys[PAUSED_SCHEDULERS],), {})
+        ids = sorted(str(to_str(m)) for m in members)
+        hashes = tuple(("HGETALL", self.keys[f"repeat:{i}"]) for i in ids)
+        raws: list[Any] = (yield Read(hashes, list, transaction=False)) if ids else []
+        found = [
+            JobScheduler.from_hash(i, raw, None) for i, raw in zip(ids, raws, strict=True) if raw
+        ]
+        return [s for s in found if s.paused]
