@@ -9,6 +9,7 @@ CSRF, writes a ``LogEntry`` as the queue actions do, and remove asks first.
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 from django import forms
@@ -24,6 +25,7 @@ from django.http import (
 )
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils import timezone
 
 from ..core.errors import BullqError
 from ..core.queue import Queue
@@ -93,13 +95,20 @@ def schedules_view(model_admin: ModelAdminBase, request: HttpRequest) -> HttpRes
     )
 
 
+#: A date and time to the second, read in the site's current time zone (aware datetimes).
+_LOCAL_TIME = forms.DateTimeInput(
+    format="%Y-%m-%dT%H:%M:%S", attrs={"type": "datetime-local", "step": "1"}
+)
+
+
 class SchedulerForm(forms.Form):
     """A scheduler to create or replace, checked as ``Queue.upsert_job_scheduler`` checks it.
 
     ``every`` (ms) or ``pattern`` (cron, 5 fields or 6 with seconds first) with ``tz``; the job
     ``name`` (default: the id), ``job_data`` (JSON), ``options`` (a JSON object of job options in
     BullMQ's names: ``attempts``, ``backoff``, ``removeOnComplete`` ...), ``limit`` and
-    ``start_date`` / ``end_date`` (ms since epoch). :meth:`clean` builds the upsert's call
+    ``start_date`` / ``end_date`` (date and time in the site's current time zone, made aware
+    datetimes; stored as ms). :meth:`clean` builds the upsert's call
     (no I/O), so whatever the upsert would refuse is a form error here.
     """
 
@@ -112,8 +121,14 @@ class SchedulerForm(forms.Form):
     job_data = forms.CharField(label="Data (JSON)", widget=forms.Textarea, required=False)
     options = forms.CharField(label="Options (JSON)", widget=forms.Textarea, required=False)
     limit = forms.IntegerField(min_value=1, required=False)
-    start_date = forms.IntegerField(label="Start (ms since epoch)", min_value=0, required=False)
-    end_date = forms.IntegerField(label="End (ms since epoch)", min_value=0, required=False)
+    start_date = forms.DateTimeField(label="Start", required=False, widget=_LOCAL_TIME)
+    end_date = forms.DateTimeField(label="End", required=False, widget=_LOCAL_TIME)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        zone = timezone.get_current_timezone_name()
+        for name in ("start_date", "end_date"):
+            self.fields[name].label = f"{self.fields[name].label} ({zone})"
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
@@ -141,7 +156,12 @@ class SchedulerForm(forms.Form):
             repeat["pattern"] = cleaned["pattern"]
         if cleaned["tz"]:
             repeat["tz"] = cleaned["tz"]
-        extra = {k: cleaned[k] for k in ("limit", "start_date", "end_date")}
+        extra = {"limit": cleaned["limit"]}
+        for name in ("start_date", "end_date"):  # naive without USE_TZ: the site's zone
+            when = cleaned[name]
+            extra[name] = (
+                when if when is None or timezone.is_aware(when) else (timezone.make_aware(when))
+            )
         template = {"name": cleaned["name"] or cleaned["scheduler_id"], "data": payload}
         template["opts"] = options
         try:
@@ -167,9 +187,16 @@ def _initial(queue: Queue, scheduler: JobScheduler) -> dict[str, Any]:
             ensure_ascii=False,
         ),
         "limit": scheduler.limit,
-        "start_date": scheduler.start_date,
-        "end_date": scheduler.end_date,
+        "start_date": _local(scheduler.start_date),
+        "end_date": _local(scheduler.end_date),
     }
+
+
+def _local(ms: int | None) -> datetime | None:
+    """``ms`` since epoch as a datetime in the current time zone (the form's inputs)."""
+    if ms is None:
+        return None
+    return timezone.localtime(datetime.fromtimestamp(ms / 1000, UTC))
 
 
 def scheduler_form_view(

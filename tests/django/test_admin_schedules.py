@@ -7,6 +7,7 @@ import json
 import re
 import socket
 import uuid
+from datetime import UTC, datetime
 from collections.abc import Iterator
 
 import pytest
@@ -243,6 +244,58 @@ def test_create_goes_through_a_form_validated_like_upsert_job_scheduler(
     (entry,) = entries(f"queue {qname} / scheduler new")
     assert entry.change_message.startswith("Create scheduler: next run repeat:new:")
     assert entry.action_flag == ADDITION
+
+
+@override_settings(TIME_ZONE="Europe/Paris")
+def test_start_and_end_are_date_times_in_the_site_zone_not_epoch_ms(
+    operator: Client, qname: str
+) -> None:
+    url = reverse("admin:django_bullq_scheduler_new")
+    form = operator.get(url).content.decode()
+    assert 'type="datetime-local"' in form and "ms since epoch" not in form
+    assert "Europe/Paris" in form  # the label says the zone they are read in
+    created = operator.post(
+        url,
+        {
+            "queue": qname,
+            "scheduler_id": "dated",
+            "every": "60000",
+            "start_date": "2031-07-01T09:30",
+            "end_date": "2031-07-02T18:00:15",
+        },
+    )
+    assert created.status_code == 302, created.content.decode()[:2000]
+    made = get_queue(qname).get_job_scheduler("dated")
+    assert made is not None
+    paris_summer = 2 * 3600_000  # CEST, UTC+2
+    assert made.start_date == int(datetime(2031, 7, 1, 9, 30, tzinfo=UTC).timestamp() * 1000) - (
+        paris_summer
+    )
+    assert made.end_date == (
+        int(datetime(2031, 7, 2, 18, 0, 15, tzinfo=UTC).timestamp() * 1000) - paris_summer
+    )
+    edit = reverse("admin:django_bullq_scheduler_edit", args=[qname, "dated"])
+    page = operator.get(edit).content.decode()
+    assert 'value="2031-07-01T09:30:00"' in page and 'value="2031-07-02T18:00:15"' in page
+
+
+@override_settings(USE_TZ=False, TIME_ZONE="UTC")
+def test_start_date_of_a_site_without_use_tz_is_read_in_its_time_zone(
+    operator: Client, qname: str
+) -> None:
+    created = operator.post(
+        reverse("admin:django_bullq_scheduler_new"),
+        {
+            "queue": qname,
+            "scheduler_id": "naive",
+            "every": "60000",
+            "start_date": "2031-01-05T08:00",
+        },
+    )
+    assert created.status_code == 302, created.content.decode()[:2000]
+    made = get_queue(qname).get_job_scheduler("naive")
+    assert made is not None
+    assert made.start_date == int(datetime(2031, 1, 5, 8, tzinfo=UTC).timestamp() * 1000)
 
 
 def test_edit_replaces_the_schedule_and_keeps_the_url_queue_and_id(
