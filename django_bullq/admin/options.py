@@ -50,6 +50,11 @@ class QueueAdmin(views.ModelAdminBase):
                 name="django_bullq_job",
             ),
             path(
+                "q/<bullqname:queue>/job/<bullqname:job_id>/flow/",
+                bind(views.job_flow_part_view),
+                name="django_bullq_job_flow",
+            ),
+            path(
                 "q/<bullqname:queue>/new/",
                 bind(job_views.new_job_view),
                 name="django_bullq_new_job",

@@ -61,12 +61,42 @@ def _query(queue: str) -> str:
 
 
 def schedules_view(model_admin: ModelAdminBase, request: HttpRequest) -> HttpResponse:
-    """Every scheduler of every known queue (or of ``?queue=``), soonest next run first.
+    """Every scheduler of every known queue (or of ``?queue=``), soonest next run first; the
+    page redraws its tables from :func:`schedules_part_view` every 5 s (bullq-refresh.js).
 
     Raises:
         django.http.Http404: ``queue`` is not a valid queue name.
     """
     require(request, "view_bullqqueue")
+    context = _sections(request)
+    query = f"?{_query(context['only'])}" if context["only"] else ""
+    return TemplateResponse(
+        request,
+        "admin/django_bullq/schedules.html",
+        page_context(
+            model_admin,
+            request,
+            "Job schedulers",
+            events_js=None,  # the socket carries no scheduler changes: the part is redrawn
+            part_url=reverse("admin:django_bullq_schedules_part") + query,
+            **context,
+        ),
+    )
+
+
+def schedules_part_view(model_admin: ModelAdminBase, request: HttpRequest) -> HttpResponse:
+    """The Schedules page's tables alone (same ``?queue=``), as the page draws them.
+
+    Raises:
+        django.http.Http404: ``queue`` is not a valid queue name.
+    """
+    require(request, "view_bullqqueue")
+    return TemplateResponse(request, "admin/django_bullq/schedules_part.html", _sections(request))
+
+
+def _sections(request: HttpRequest) -> dict[str, Any]:
+    """The tables' context: ``sections`` (queue and rows), ``empty_queues``, ``only`` (the
+    ``?queue=`` or None), ``allowed`` (the scheduler actions the user may run)."""
     only = request.GET.get("queue") or None
     if only is not None:
         names = [queue_or_404(only).name]
@@ -78,21 +108,13 @@ def schedules_view(model_admin: ModelAdminBase, request: HttpRequest) -> HttpRes
         if queue is not None:
             sections.append({"queue": queue, "rows": schedules.rows(queue)})
     allowed = {slug for slug, spec in SCHEDULER_ACTIONS.items() if has_perms(request, spec[0])}
-    return TemplateResponse(
-        request,
-        "admin/django_bullq/schedules.html",
-        page_context(
-            model_admin,
-            request,
-            "Job schedulers",
-            events_js=None,  # not a live page: no socket, no "Updates:" line
-            sections=[s for s in sections if s["rows"] or only],
-            empty_queues=[s["queue"].name for s in sections if not s["rows"] and not only],
-            only=only,
-            allowed=allowed,
-            may_change="pause" in allowed,
-        ),
-    )
+    return {
+        "sections": [s for s in sections if s["rows"] or only],
+        "empty_queues": [s["queue"].name for s in sections if not s["rows"] and not only],
+        "only": only,
+        "allowed": allowed,
+        "may_change": "pause" in allowed,
+    }
 
 
 #: A date and time to the second, read in the site's current time zone (aware datetimes).
@@ -339,6 +361,7 @@ def urls(bind: Any) -> list[Any]:
     one = "q/<bullqname:queue>/schedules/<bullqname:scheduler>/"
     return [
         path("schedules/", bind(schedules_view), name="django_bullq_schedules"),
+        path("schedules/part/", bind(schedules_part_view), name="django_bullq_schedules_part"),
         path("schedules/new/", bind(scheduler_form_view), name="django_bullq_scheduler_new"),
         path(one + "edit/", bind(scheduler_form_view), name="django_bullq_scheduler_edit"),
         path(

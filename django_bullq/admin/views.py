@@ -143,6 +143,23 @@ def queue_view(model_admin: ModelAdminBase, request: HttpRequest, queue: str) ->
     )
 
 
+def job_flow_part_view(
+    model_admin: ModelAdminBase, request: HttpRequest, queue: str, job_id: str
+) -> HttpResponse:
+    """The job page's flow tree alone (``flow_tree.flow_html``), which the page redraws every
+    3 s (bullq-refresh.js): the socket follows this job only, not the rest of its flow.
+    Empty once the job is gone or has no flow.
+
+    Raises:
+        django.http.Http404: an invalid queue name.
+    """
+    require(request, "view_bullqqueue")
+    q = queue_or_404(queue)
+    job = q.get_job(job_id)
+    flow = flow_tree.flow_view(q, job) if job is not None else None
+    return HttpResponse(flow_tree.flow_html(flow) if flow is not None else "")
+
+
 def job_view(
     model_admin: ModelAdminBase, request: HttpRequest, queue: str, job_id: str
 ) -> HttpResponse:
@@ -193,6 +210,9 @@ def job_view(
             parent=parent,
             children=children,
             flow_html=flow_tree.flow_html(flow) if flow is not None else None,
+            flow_part_url=reverse(
+                "admin:django_bullq_job_flow", kwargs={"queue": q.name, "job_id": job_id}
+            ),
             failed_reason=data.truncate(display.failure_text(job)),
             attempts_allowed=max(1, job.attempts or 0),  # BullMQ: attempts 0 means one run
             can_edit_retry=state == "failed" and has_perms(request, "add_job", "retry_job"),

@@ -12,6 +12,7 @@ from django_bullq.core.flow import FlowProducer
 from tests.browser.test_admin_live import (  # noqa: F401 - fixtures used by name
     QUEUE,
     Site,
+    _wait,
     admin_url,
     browser,
     no_csp_violations,
@@ -68,3 +69,45 @@ def test_browser_job_page_draws_its_flow_across_queues(  # the fixtures imported
     bold = browser.find_elements("css selector", "ul.bullq-flow li strong")
     assert [b.text for b in bold] == ["monthly report"]
     no_csp_violations(browser, "the root's page")
+
+
+def test_browser_flow_tree_follows_the_other_nodes_without_reload(  # the fixtures imported above
+    site: Site,  # noqa: F811
+    browser: Any,  # noqa: F811
+    queue: Queue,  # noqa: F811
+) -> None:
+    root = FlowProducer(queue.connection).add(
+        {
+            "name": "nightly",
+            "queue_name": QUEUE,
+            "children": [
+                {"name": "later", "queue_name": "weather-imports", "opts": {"delay": 600_000}},
+                {"name": "other", "queue_name": QUEUE},
+            ],
+        }
+    )
+    later, other = root.children
+    browser.get(admin_url(site, job_id=other.job.id))
+
+    def state_of(name: str) -> str:
+        # read in one script: the tree may be redrawn between two WebDriver calls
+        return str(
+            browser.execute_script(
+                "var items = document.querySelectorAll('ul.bullq-flow li');"
+                "for (var i = 0; i < items.length; i++) {"
+                "  if (items[i].textContent.indexOf(arguments[0]) === 0) {"
+                "    return items[i].querySelector('.bullq-flow-state').textContent; } }"
+                "return '';",
+                name,
+            )
+        )
+
+    assert state_of("later") == "delayed"
+    # another job of the flow moves: the socket of this page (job "other") says nothing
+    imports = Queue("weather-imports", site.redis_url)
+    child = imports.get_job(later.job.id)
+    assert child is not None
+    child.promote()
+    _wait(lambda: state_of("later") == "waiting", "the tree to show the promoted child")
+    shot(browser, "27-job-flow-live")
+    no_csp_violations(browser, "the live flow tree")

@@ -100,3 +100,32 @@ def test_browser_schedules_page_reads_pauses_resumes_removes_and_creates(
     monday = driver.find_element(By.CSS_SELECTOR, 'tr[data-scheduler="monday"]')
     assert "At 09:00, only on Monday" in monday.text
     assert quote(SCHEDULE_QUEUE) in driver.current_url
+
+
+def test_browser_schedules_page_follows_a_pause_made_elsewhere_without_reload(
+    site: Site, browser: Any, sched_queue: Queue
+) -> None:
+    q = sched_queue
+    q.upsert_job_scheduler("tick", {"every": 300_000}, {"name": "ping"})
+    driver = browser
+    driver.get(site.url + "/admin/django_bullq/bullqqueue/schedules/?queue=" + SCHEDULE_QUEUE)
+
+    def row_class() -> str:
+        # read in one script: the table may be redrawn between two WebDriver calls
+        return str(
+            driver.execute_script(
+                "var r = document.querySelector('tr[data-scheduler=\"tick\"]');"
+                "return r ? r.className + '|' + r.textContent : '';"
+            )
+        )
+
+    assert "bullq-paused" not in row_class()
+
+    q.pause_job_scheduler("tick")  # by another operator, a script, a Node process...
+
+    _wait(lambda: "bullq-paused|" in row_class(), "the row to say paused without a reload")
+    assert "paused" in row_class().split("|", 1)[1]
+    q.resume_job_scheduler("tick")
+    _wait(lambda: "bullq-paused" not in row_class(), "the row to say running again")
+    shot(driver, "26-schedules-live")
+    no_csp_violations(driver, "the live schedules page")

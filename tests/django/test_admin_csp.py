@@ -39,6 +39,7 @@ OWN_FILES = [
     "django_bullq/css/bullq-admin.css",
     "django_bullq/js/bullq-events.js",
     "django_bullq/js/bullq-admin.js",
+    "django_bullq/js/bullq-refresh.js",
 ]
 URL_ATTRS = ("href", "src", "action", "formaction", "data", "xlink:href")
 
@@ -184,7 +185,7 @@ def test_admin_scripts_need_no_unsafe_eval_or_inline_styles() -> None:
         r"javascript:",
     ]
     scripts = sorted((STATIC / "js").glob("*.js"))
-    assert [p.name for p in scripts] == ["bullq-admin.js", "bullq-events.js"]
+    assert [p.name for p in scripts] == ["bullq-admin.js", "bullq-events.js", "bullq-refresh.js"]
     for script in scripts:
         source = script.read_text()
         for pattern in forbidden:

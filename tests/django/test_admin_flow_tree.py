@@ -106,3 +106,37 @@ def test_a_big_flow_is_cut_at_the_node_limit_and_says_so(queues: tuple[str, str]
     view = flow_tree.flow_view(get_queue(first), root.job, max_nodes=10)
     assert view is not None
     assert len(view.rows) == 10 and view.truncated
+
+
+def flow_part(name: str, job_id: str) -> str:
+    return reverse("admin:django_bullq_job_flow", kwargs={"queue": name, "job_id": job_id})
+
+
+def test_the_page_redraws_its_tree_from_a_part_that_follows_the_other_nodes(
+    admin_client: Client, queues: tuple[str, str]
+) -> None:
+    # the socket follows the page's own job only: the tree was drawn once, then stale
+    first, second = queues
+    root = three_levels(first, second)
+    fetch, notify = root.children
+    page = admin_client.get(jurl(first, notify.job.id)).content.decode()
+    assert f'data-bullq-refresh="{flow_part(first, notify.job.id)}"' in page
+    assert "django_bullq/js/bullq-refresh.js" in page
+    before = admin_client.get(flow_part(first, notify.job.id)).content.decode()
+    assert before.startswith('<ul class="bullq-flow"') and "parse &lt;b&gt;x&lt;/b&gt;" in before
+
+    get_queue(second).remove(fetch.children[0].job.id)  # the grandchild goes
+
+    after = admin_client.get(flow_part(first, notify.job.id)).content.decode()
+    assert "parse &lt;b&gt;x&lt;/b&gt;" not in after and "fetch" in after
+    assert after.count("<li") == before.count("<li") - 1
+
+
+def test_the_flow_part_is_empty_for_a_job_gone_and_refused_without_view_permission(
+    admin_client: Client, client: Client, queues: tuple[str, str]
+) -> None:
+    first, second = queues
+    root = three_levels(first, second)
+    assert admin_client.get(flow_part(first, "gone")).content == b""
+    anonymous = client.get(flow_part(first, root.job.id))
+    assert anonymous.status_code == 302 and "/login/" in anonymous["Location"]

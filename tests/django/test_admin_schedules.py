@@ -7,8 +7,8 @@ import json
 import re
 import socket
 import uuid
-from datetime import UTC, datetime
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pytest
 from django.contrib.admin.models import ADDITION, LogEntry
@@ -102,6 +102,27 @@ def test_overview_and_queue_page_link_the_schedules_page(operator: Client, qname
         reverse("admin:django_bullq_queue", kwargs={"queue": qname})
     ).content.decode()
     assert f'href="{html.escape(list_url(qname))}"' in queue_page
+
+
+def test_the_page_redraws_its_tables_from_a_part_that_follows_redis(
+    viewer: Client, qname: str
+) -> None:
+    # the page was drawn once: a pause or a run elsewhere showed only on reload
+    q = get_queue(qname)
+    q.upsert_job_scheduler("tick", {"every": 60_000}, {"name": "tick"})
+    part_url = reverse("admin:django_bullq_schedules_part") + f"?queue={qname}"
+    page = viewer.get(list_url(qname)).content.decode()
+    assert f'data-bullq-refresh="{html.escape(part_url)}"' in page
+    assert "django_bullq/js/bullq-refresh.js" in page
+    assert "paused" not in viewer.get(part_url).content.decode()
+
+    q.pause_job_scheduler("tick")
+
+    part = viewer.get(part_url).content.decode()
+    assert 'data-scheduler="tick" class="bullq-paused"' in part
+    assert "<html" not in part and "<h2>Queue" in part
+    assert 'type="submit"' not in part  # view-only staff: no buttons in the part either
+    assert Client().get(part_url).status_code == 302  # and none of it without a login
 
 
 def test_describe_every_and_unreadable_cron() -> None:

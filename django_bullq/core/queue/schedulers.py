@@ -220,8 +220,8 @@ class JobSchedulers(QueueBase):
             reached): nothing is written and it stays paused.
 
         Raises:
-            ValueError: no such scheduler, or it is not paused. As
-            :meth:`upsert_job_scheduler` otherwise.
+            ValueError: no such scheduler, or it is not paused.
+            ScriptError: the upsert's script refused (as for ``upsert_job_scheduler``).
         """
         return self._drive(self._resume_scheduler(scheduler_id))
 
