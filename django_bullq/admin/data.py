@@ -63,15 +63,36 @@ def queue_or_none(name: str) -> Queue | None:
         return None
 
 
-def workers(queue: Queue) -> list[dict[str, str]]:
-    """Connections named like BullMQ workers of ``queue``: ``<prefix>:<base64(name)>[:w:<x>]``.
+class ClientLists:
+    """``CLIENT LIST`` read once per Redis server for a page that shows many queues' workers
+    (the overview and its JSON); pass one to :func:`workers`."""
+
+    def __init__(self) -> None:
+        self._lists: dict[int, list[dict[str, Any]]] = {}
+
+    def of(self, queue: Queue) -> list[dict[str, Any]]:
+        """The clients of ``queue``'s server (its connection pool's), read on first use."""
+        pool = id(queue.client.connection_pool)
+        if pool not in self._lists:
+            self._lists[pool] = queue.client.client_list()
+        return self._lists[pool]
+
+
+def workers(queue: Queue, clients: ClientLists | None = None) -> list[dict[str, str]]:
+    """Connections named like BullMQ workers of ``queue``: ``<prefix>:<base64(name)>[:w:<x>]``
+    (BullMQ ``Queue.getWorkers``).
+
+    Args:
+        queue: the queue. clients: the page's :class:`ClientLists`, shared by its queues;
+            None reads ``CLIENT LIST`` for this queue alone.
 
     Returns:
         ``[{"name": worker name or "", "addr": "host:port", "age": seconds, "idle": seconds}]``.
     """
     base = f"{queue.prefix}:{base64.b64encode(queue.name.encode()).decode()}"
     found = []
-    for client in queue.client.client_list():
+    listed = clients.of(queue) if clients is not None else queue.client.client_list()
+    for client in listed:
         name = client.get("name") or ""
         if isinstance(name, bytes):
             name = name.decode(errors="replace")

@@ -34,10 +34,12 @@ def overview_live_view(model_admin: ModelAdminBase, request: HttpRequest) -> Jso
     """
     require(request, "view_bullqqueue")
     queues = []
+    clients = data.ClientLists()
     for name in data.known_queue_names():
         queue = data.queue_or_none(name)
         if queue is not None:
-            queues.append({"name": name, **_figures(queue), "workers": len(data.workers(queue))})
+            workers = len(data.workers(queue, clients))
+            queues.append({"name": name, **_figures(queue), "workers": workers})
     return JsonResponse({"type": "overview", "queues": queues})
 
 

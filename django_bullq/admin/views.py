@@ -60,6 +60,7 @@ def overview_view(model_admin: ModelAdminBase, request: HttpRequest) -> HttpResp
     """Overview: every known queue with counts per state, paused flag, workers, latency."""
     require(request, "view_bullqqueue")
     rows = []
+    clients = data.ClientLists()
     for name in data.known_queue_names():
         queue = data.queue_or_none(name)
         if queue is None:
@@ -70,7 +71,7 @@ def overview_view(model_admin: ModelAdminBase, request: HttpRequest) -> HttpResp
                 "name": name,
                 "counts": {s: counts.get(s, 0) for s in data.ALL_STATES},
                 "paused": queue.is_paused(),
-                "workers": len(data.workers(queue)),
+                "workers": len(data.workers(queue, clients)),
                 "latency": data.waiting_latency_ms(queue),
             }
         )

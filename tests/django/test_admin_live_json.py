@@ -171,6 +171,35 @@ def test_overview_json_counts_each_queues_worker_connections(qname: str) -> None
         conn.disconnect()
 
 
+def test_the_overview_lists_redis_clients_once_per_connection_not_per_queue(
+    qname: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # every known queue ran its own CLIENT LIST, every 5 s from each open overview
+    import redis
+
+    for extra in ("a", "b", "c"):
+        get_queue(f"{qname}-{extra}").add("report", {})
+    calls: list[int] = []
+    real = redis.Redis.client_list
+
+    def counted(self: redis.Redis, *args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(redis.Redis, "client_list", counted)
+    client = staff_client(every=True)
+    try:
+        names = [r["name"] for r in client.get(overview_json()).json()["queues"]]
+        assert {f"{qname}-a", f"{qname}-b", f"{qname}-c"} <= set(names)
+        assert len(calls) == 1, "one CLIENT LIST for the one connection of all queues"
+        calls.clear()
+        assert client.get(reverse("admin:django_bullq_bullqqueue_changelist")).status_code == 200
+        assert len(calls) == 1
+    finally:
+        for extra in ("a", "b", "c"):
+            get_queue(f"{qname}-{extra}").obliterate(force=True)
+
+
 # --- what the live pages need in their markup ------------------------------------------------
 
 
