@@ -1,7 +1,7 @@
 """Browser test of a job page's flow tree (issue 15, item 4), on the example project under
 daphne in headless Chromium, as ``test_admin_live`` runs it: a flow across two queues, the tree
 drawn on a grandchild's page, every node a link, the page's own job in bold, under the strict
-CSP. The screenshot goes to ``test-artifacts/browser/21-job-flow.png``."""
+CSP. The screenshot goes to ``test-artifacts/browser/32-job-flow.png``."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def test_browser_job_page_draws_its_flow_across_queues(  # the fixtures imported
     # the tree indents by depth (the stylesheet, no inline style)
     indents = [int(float(item.value_of_css_property("padding-left")[:-2])) for item in items]
     assert indents[0] < indents[1] < indents[2] and indents[3] == indents[1]
-    shot(browser, "21-job-flow")
+    shot(browser, "32-job-flow")
     items[0].find_element("css selector", "a").click()
     assert f"/job/{root.job.id}/" in browser.current_url
     bold = browser.find_elements("css selector", "ul.bullq-flow li strong")
@@ -109,5 +109,5 @@ def test_browser_flow_tree_follows_the_other_nodes_without_reload(  # the fixtur
     assert child is not None
     child.promote()
     _wait(lambda: state_of("later") == "waiting", "the tree to show the promoted child")
-    shot(browser, "27-job-flow-live")
+    shot(browser, "33-job-flow-live")
     no_csp_violations(browser, "the live flow tree")

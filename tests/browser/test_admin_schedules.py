@@ -4,7 +4,7 @@ The example project under daphne in headless Chromium, as ``test_admin_live.py``
 fixtures and helpers are reused): the operator follows the overview's link, reads the
 schedules in words, pauses and resumes one, removes one through its confirmation and creates
 one through the form, all under the example project's strict Content-Security-Policy.
-Screenshots: ``test-artifacts/browser/21-overview-redis.png`` ... ``25-scheduler-form.png``.
+Screenshots: ``test-artifacts/browser/34-overview-redis.png`` ... ``38-scheduler-form.png``.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def test_browser_schedules_page_reads_pauses_resumes_removes_and_creates(
     row = servers.find_element(By.CSS_SELECTOR, 'tr[data-connection="default"]')
     assert "Redis" in row.text or "Valkey" in row.text
     assert "noeviction" in row.text and "unreachable" not in row.text
-    shot(driver, "21-overview-redis")
+    shot(driver, "34-overview-redis")
     no_csp_violations(driver, "overview")
 
     driver.find_element(By.ID, "bullq-schedules-link").click()
@@ -64,14 +64,14 @@ def test_browser_schedules_page_reads_pauses_resumes_removes_and_creates(
     assert "Every 5 minutes" in five.text and "Europe/Paris" in five.text
     when = five.find_element(By.TAG_NAME, "time")
     assert when.get_attribute("title").endswith(" UTC") and when.text  # UTC on hover
-    shot(driver, "22-schedules")
+    shot(driver, "35-schedules")
     no_csp_violations(driver, "schedules")
 
     tick.find_element(By.CSS_SELECTOR, 'input[value="Pause"]').click()
     _wait(lambda: q.client.zscore(q.keys["repeat"], "tick") is None, "tick to leave repeat")
     tick = driver.find_element(By.CSS_SELECTOR, 'tr[data-scheduler="tick"]')
     assert "paused" in tick.text and tick.find_elements(By.CSS_SELECTOR, 'input[value="Resume"]')
-    shot(driver, "23-schedules-paused")
+    shot(driver, "36-schedules-paused")
     tick.find_element(By.CSS_SELECTOR, 'input[value="Resume"]').click()
     _wait(lambda: q.client.zscore(q.keys["repeat"], "tick") is not None, "tick to resume")
 
@@ -79,7 +79,7 @@ def test_browser_schedules_page_reads_pauses_resumes_removes_and_creates(
     five.find_element(By.CSS_SELECTOR, 'input[value="Remove"]').click()
     _wait(lambda: "are you sure" in driver.title, "the remove confirmation")
     assert q.get_job_scheduler("five") is not None
-    shot(driver, "24-scheduler-remove-confirm")
+    shot(driver, "37-scheduler-remove-confirm")
     no_csp_violations(driver, "remove confirmation")
     driver.find_element(By.CSS_SELECTOR, 'input[value="Yes, I\'m sure"]').click()
     _wait(lambda: q.get_job_scheduler("five") is None, "five to be removed")
@@ -92,7 +92,7 @@ def test_browser_schedules_page_reads_pauses_resumes_removes_and_creates(
     form.find_element(By.NAME, "scheduler_id").send_keys("monday")
     form.find_element(By.NAME, "name").send_keys("weekly-report")
     form.find_element(By.NAME, "pattern").send_keys("0 9 * * MON")
-    shot(driver, "25-scheduler-form")
+    shot(driver, "38-scheduler-form")
     no_csp_violations(driver, "scheduler form")
     form.find_element(By.CSS_SELECTOR, 'input[value="Save"]').click()
     made = _wait(lambda: q.get_job_scheduler("monday"), "the new scheduler")
@@ -127,5 +127,5 @@ def test_browser_schedules_page_follows_a_pause_made_elsewhere_without_reload(
     assert "paused" in row_class().split("|", 1)[1]
     q.resume_job_scheduler("tick")
     _wait(lambda: "bullq-paused" not in row_class(), "the row to say running again")
-    shot(driver, "26-schedules-live")
+    shot(driver, "39-schedules-live")
     no_csp_violations(driver, "the live schedules page")
