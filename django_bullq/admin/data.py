@@ -7,6 +7,7 @@ page; a name/data search reads at most :data:`SEARCH_WINDOW` ids of one state.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from ..conf import get_config, get_queue
 from ..core.errors import InvalidNameError
 from ..core.job import STATES, Job
 from ..core.queue import Queue
+from . import discovery
 
 #: Jobs per page of a job list.
 PAGE_SIZE = 50
@@ -25,13 +27,13 @@ SEARCH_WINDOW = 1000
 MAX_SHOWN = 100_000
 #: Log lines shown on the detail page (newest).
 MAX_LOGS = 200
-#: Keys examined by the ``<prefix>:*:meta`` discovery SCAN.
-SCAN_LIMIT = 10_000
 
 
 def known_queue_names() -> list[str]:
-    """Queues from settings (``QUEUES``, ``DEFAULT_QUEUE``), registered tasks and a bounded SCAN
-    of ``<prefix>:*:meta`` on the default connection, sorted; invalid names are skipped."""
+    """Queues from settings (``QUEUES``, ``DEFAULT_QUEUE``), registered tasks and those found
+    in the default connection's Redis (:func:`~django_bullq.admin.discovery.found_queue_names`:
+    a SCAN of ``<prefix>:*:meta`` walked a bounded number of keys per call), sorted; invalid
+    names are skipped."""
     from ..producer.registry import registry
 
     cfg = get_config()
@@ -39,19 +41,9 @@ def known_queue_names() -> list[str]:
     for task_name in registry.names():
         task = registry.get(task_name)
         names.add(getattr(task, "queue_name", None) or cfg["DEFAULT_QUEUE"])
-    try:
-        default = get_queue(cfg["DEFAULT_QUEUE"])
-        prefix = default.prefix
-        keys = default.client.scan_iter(match=f"{prefix}:*:meta", count=1000)
-        for seen, key in enumerate(keys, start=1):
-            text = key.decode() if isinstance(key, bytes) else key
-            middle = text[len(prefix) + 1 : -len(":meta")]
-            if middle and ":" not in middle:
-                names.add(middle)
-            if seen >= SCAN_LIMIT:
-                break
-    except Exception:  # noqa: BLE001 - discovery is a nice-to-have; settings still list queues
-        pass
+    # discovery is a nice-to-have: with Redis down the settings still list the queues
+    with contextlib.suppress(Exception):
+        names |= discovery.found_queue_names(get_queue(cfg["DEFAULT_QUEUE"]))
     return sorted(n for n in names if n)
 
 
