@@ -515,6 +515,63 @@ async def test_task_failures_are_logged(queue: Queue, caplog: pytest.LogCaptureF
     assert "ValueError: kaboom" in final[0].getMessage()  # with its traceback
 
 
+async def test_each_job_log_record_carries_its_fields_for_json_logging(
+    queue: Queue, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A JSON log formatter (python-json-logger, structlog's stdlib bridge) writes a record's
+    extra attributes as fields: the job's outcome records carry them (docs/observability.md)."""
+    flaky = queue.add("flaky", {}, attempts=2)
+    fine = queue.add("fine", {})
+
+    def proc(job: Job) -> None:
+        if job.name == "flaky":
+            raise ValueError("kaboom")
+
+    with caplog.at_level("DEBUG", logger="django_bullq.worker"):
+        await run_until(
+            make_worker(queue, proc),
+            lambda: (
+                queue.get_job_state(flaky.id) == "failed"
+                and queue.get_job_state(fine.id) == "completed"
+            ),
+        )
+    fields = [
+        {k: getattr(r, k) for k in ("bullq_event", "job_id", "job_name", "queue", "attempt")}
+        | {"ms": isinstance(getattr(r, "duration_ms", None), int)}
+        for r in caplog.records
+        if hasattr(r, "bullq_event")
+    ]
+    assert sorted(fields, key=lambda f: (f["job_id"], f["attempt"])) == sorted(
+        [
+            {
+                "bullq_event": "retry",
+                "job_id": flaky.id,
+                "job_name": "flaky",
+                "queue": queue.name,
+                "attempt": 1,
+                "ms": True,
+            },
+            {
+                "bullq_event": "failed",
+                "job_id": flaky.id,
+                "job_name": "flaky",
+                "queue": queue.name,
+                "attempt": 2,
+                "ms": True,
+            },
+            {
+                "bullq_event": "completed",
+                "job_id": fine.id,
+                "job_name": "fine",
+                "queue": queue.name,
+                "attempt": 1,
+                "ms": True,
+            },
+        ],
+        key=lambda f: (f["job_id"], f["attempt"]),
+    )
+
+
 async def test_bad_input_failure_is_one_line_at_info(
     queue: Queue, caplog: pytest.LogCaptureFixture
 ) -> None:

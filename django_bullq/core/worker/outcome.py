@@ -109,6 +109,24 @@ _OWN_DIRS = (
 )
 
 
+def log_fields(queue: str, job: Job, event: str, attempt: int) -> dict[str, Any]:
+    """The ``extra`` of a job's outcome log record: what a JSON log formatter writes as fields
+    (docs/observability.md, "Logs").
+
+    Returns:
+        ``{"bullq_event": "completed" | "failed" | "retry", "queue", "job_id", "job_name",
+        "attempt": int (1 = the first), "duration_ms": int (the attempt's run)}``.
+    """
+    return {
+        "bullq_event": event,
+        "queue": queue,
+        "job_id": job.id,
+        "job_name": job.name,
+        "attempt": attempt,
+        "duration_ms": _run_ms(job),
+    }
+
+
 def drop_worker_frames(exc: BaseException) -> BaseException:
     """``exc`` with the frames of the worker's own calls (the worker, its job threads, the
     task dispatch, asyncio) cut from the top of its traceback, so the trace stored in the job
@@ -156,6 +174,7 @@ class Outcome(WorkerState):
                 verdict.reason,
                 verdict.delay_ms,
                 _run_ms(job),
+                extra=log_fields(self.queue.name, job, "retry", job.attempts_made + 1),
             )
             await self._retry(job, verdict.delay_ms, verdict.reason, trace)
             return None
@@ -173,6 +192,7 @@ class Outcome(WorkerState):
             verdict.reason,
             _run_ms(job),
             "" if expected or not trace else "\n" + trace[-1],
+            extra=log_fields(self.queue.name, job, "failed", job.attempts_made + 1),
         )
         self.failed += 1
         return await self._finish(job, "failed", verdict.reason, dumps(trace))
@@ -276,6 +296,7 @@ class Outcome(WorkerState):
                     job.id,
                     job.name,
                     _run_ms(job),
+                    extra=log_fields(self.queue.name, job, "completed", job.attempts_made + 1),
                 )
         if isinstance(reply, list):
             nxt, _, _ = self._parse_fetch(reply, token)
