@@ -39,8 +39,9 @@
 
   Returns
     {jobId, delay}  the pending iteration's id and its delay (ms, >= 0)
-    0               limit reached: S exists, has created `limit` iterations (ic) and none is
-                    pending, so an upsert (e.g. at every worker start) does not restart it
+    0               limit reached: S exists (in `repeat`, or paused), has created `limit`
+                    iterations (ic) and none is pending, so an upsert (e.g. at every worker
+                    start, or the resume of a paused S) does not restart it
     -10             pattern: iterations `repeat:S:M` and the following one exist already and
                     have started (nothing written)
     -11             every: 32 consecutive slots hold started iterations (nothing written)
@@ -77,7 +78,9 @@ end
 local old = redis.call("HMGET", schedulerKey, "ic", "offset", "every", "pattern", "tz",
   "startDate")
 local limit = tonumber(ARGV[11])
-if limit and prevScore and not pendingId and tonumber(old[1] or 0) >= limit then
+-- S exists (a `repeat` member, or only its hash: paused by pauseJobScheduler) and has
+-- created `limit` runs, none pending: its schedule is over, whoever upserts it
+if limit and (prevScore or old[1]) and not pendingId and tonumber(old[1] or 0) >= limit then
   return 0
 end
 local millis

@@ -19,8 +19,9 @@
     {1, runId}  paused; runId = the pending run removed, "" when none was pending
     0           no such scheduler (no hash `repeat:S`)
     2           S is paused already (nothing written)
-    3           S has a hash but no `repeat` member and no mark: its schedule is over or it
-                is a legacy entry (nothing written)
+    3           its schedule is over (nothing written): no run is pending and it has made
+                its `limit` runs or its end date has passed; or it has a hash but no
+                `repeat` member and no mark (a legacy entry)
 
   Events: removed (jobId, prev = delayed / wait / prioritized) for the pending run.
 ]]
@@ -39,15 +40,26 @@ if not score then
   end
   return 3
 end
-redis.call("ZREM", KEYS[1], schedulerId)
-redis.call("HSET", schedulerKey, "bullqPaused", ARGV[3])
-redis.call("SADD", keyPrefix .. "bullq:paused-schedulers", schedulerId)
 local k = {}
 for i, suffix in ipairs({"wait", "paused", "meta", "id", "delayed", "prioritized", "pc",
     "events", "marker", "active"}) do
   k[i] = keyPrefix .. suffix
 end
 local runId = "repeat:" .. schedulerId .. ":" .. score
+local pending = redis.call("ZSCORE", k[5], runId) or redis.call("ZSCORE", k[6], runId)
+  or redis.call("LPOS", k[1], runId)
+if not pending then
+  -- nothing pending: over when it has made its `limit` runs or its end date has passed
+  local fields = redis.call("HMGET", schedulerKey, "ic", "limit", "endDate")
+  local limit, endDate = tonumber(fields[2]), tonumber(fields[3])
+  if (limit and (tonumber(fields[1]) or 0) >= limit)
+      or (endDate and endDate <= tonumber(ARGV[3])) then
+    return 3
+  end
+end
+redis.call("ZREM", KEYS[1], schedulerId)
+redis.call("HSET", schedulerKey, "bullqPaused", ARGV[3])
+redis.call("SADD", keyPrefix .. "bullq:paused-schedulers", schedulerId)
 if removePendingIteration(k, keyPrefix, runId, getMaxEvents(k[3])) then
   return {1, runId}
 end

@@ -289,8 +289,15 @@ def _save(request: HttpRequest, form: SchedulerForm, *, creating: bool) -> HttpR
     except (BullqError, ValueError, TypeError) as exc:
         form.add_error(None, str(exc))
         return None
+    if job is None:  # the upsert wrote nothing: say so, keep the form
+        form.add_error(
+            None,
+            "Not saved: this schedule has no run to make (its end date has passed, it has no "
+            "occurrence before its end date, or it has made its limit of runs).",
+        )
+        return None
     label = "Create" if creating else "Edit"
-    text = f"next run {job.id}" if job is not None else "nothing to run (schedule over)"
+    text = f"next run {job.id}"
     flag = ADDITION if creating else CHANGE
     log_action(request, f"queue {q.name} / scheduler {sid}", f"{label} scheduler: {text}", flag)
     messages.success(request, f"Scheduler {sid}: saved, {text}.")

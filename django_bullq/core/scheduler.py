@@ -62,6 +62,9 @@ _REPEAT_KEYS = {
     "startDate",
     "endDate",
 }
+#: Longest ``every`` (ms): 100 years. Run times (now + every) must stay integers that Lua
+#: writes in full in run ids ``repeat:<id>:<ms>`` (it writes 1e14 and above as floats).
+MAX_EVERY_MS = 100 * 365 * 24 * 3600 * 1000
 #: Stored template opts a scheduler sets itself on each iteration.
 ITERATION_OPTS = ("jobId", "delay", "timestamp", "repeat", "prevMillis", "repeatJobKey")
 #: Stored template opts -> :class:`JobOptions` attribute (a template has no parent).
@@ -263,8 +266,8 @@ def _check_window(start: int | None, end: int | None, limit: Any, *, immediately
 
 
 def _check_every(every: Any, tz: Any, offset: Any) -> None:
-    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-        raise ValueError("every must be an int >= 1 (ms)")
+    if isinstance(every, bool) or not isinstance(every, int) or not 1 <= every <= MAX_EVERY_MS:
+        raise ValueError(f"every must be an int from 1 to {MAX_EVERY_MS:_} (ms, 100 years)")
     if tz is not None:
         _zone(tz)
     if offset is not None and (not isinstance(offset, int) or offset < 0):

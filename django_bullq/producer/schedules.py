@@ -185,7 +185,9 @@ def _paused(queue: str, scheduler_id: str) -> bool:
     if scheduler is None or not scheduler.paused:
         return False
     logger.info(
-        "job scheduler %s on queue %s is paused (in the admin): left paused, not upserted",
+        "job scheduler %s on queue %s is paused (Queue.pause_job_scheduler, or the admin's "
+        "Schedules page): left paused, not upserted; a resume restores the definition it had "
+        "when paused, and the next start after the resume applies this declaration",
         scheduler_id,
         queue,
     )

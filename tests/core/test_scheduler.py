@@ -548,3 +548,11 @@ async def test_paused_worker_hands_back_the_job_its_finish_fetched(
     finally:
         worker.close()
         await asyncio.wait_for(task, 15)
+
+
+@pytest.mark.parametrize("every", [0, -5, 100 * 365 * 24 * 3600 * 1000 + 1, 10**20, True, 1.5])
+def test_every_outside_1_ms_to_100_years_is_refused(queue: Queue, every: Any) -> None:
+    # 1e20 ms was stored, and its run got the id repeat:<id>:1.0000000179618e+20
+    with pytest.raises(ValueError, match="every must be an int from 1 to"):
+        queue.upsert_job_scheduler("far", {"every": every}, TEMPLATE)
+    assert queue.get_job_scheduler("far") is None

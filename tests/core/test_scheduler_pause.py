@@ -27,6 +27,13 @@ def removed_events(r: redis.Redis, queue: Queue) -> list[str]:
     return [f["jobId"] for _, f in entries if f.get("event") == "removed"]
 
 
+def finish(r: redis.Redis, queue: Queue, job_id: str) -> None:
+    """As a worker's run of ``job_id`` ends: out of the pending states, into completed."""
+    r.lrem(queue.keys["wait"], 0, job_id)
+    r.zrem(queue.keys["delayed"], job_id)
+    r.zadd(queue.keys["completed"], {job_id: int(time.time() * 1000)})
+
+
 def test_pause_takes_it_out_of_repeat_and_removes_its_pending_run_in_one_step(
     queue: Queue, r: redis.Redis
 ) -> None:
@@ -164,3 +171,39 @@ def test_async_pause_and_resume(queue: Queue) -> None:
     assert removed is not None and removed.startswith("repeat:held:")
     assert [s.id for s in listed] == ["held"]
     assert run is not None and run.id.startswith("repeat:held:")
+
+
+def test_a_paused_scheduler_that_made_its_limit_of_runs_stays_over_on_resume(
+    queue: Queue, r: redis.Redis
+) -> None:
+    # the resume's upsert skipped the limit check (it asked for a `repeat` member), so a
+    # limit=1 scheduler paused before its one run and resumed after it ran again
+    run = queue.upsert_job_scheduler("twice", {"every": 60_000, "limit": 2}, TEMPLATE)
+    assert run is not None
+    r.hset(queue.keys["repeat:twice"], "ic", 2)  # as after its two runs were created
+    queue.pause_job_scheduler("twice")  # its second run, still pending, goes
+
+    assert queue.resume_job_scheduler("twice") is None
+
+    assert pending_runs(queue, "twice") == []
+    left = queue.get_job_scheduler("twice")
+    assert left is not None and left.paused
+
+
+def test_a_scheduler_whose_schedule_is_over_cannot_be_paused(
+    queue: Queue, r: redis.Redis
+) -> None:
+    run = queue.upsert_job_scheduler("once", {"every": 60_000, "limit": 1}, TEMPLATE)
+    assert run is not None
+    finish(r, queue, run.id)  # its one run done: nothing pending, ic == limit
+    with pytest.raises(ValueError, match="schedule is over"):
+        queue.pause_job_scheduler("once")
+    ended = queue.upsert_job_scheduler(
+        "ended", {"every": 1000, "end_date": int(time.time() * 1000) + 300}, TEMPLATE
+    )
+    assert ended is not None
+    time.sleep(0.4)
+    finish(r, queue, ended.id)
+    with pytest.raises(ValueError, match="schedule is over"):
+        queue.pause_job_scheduler("ended")
+    assert r.zscore(queue.keys["repeat"], "once") is not None  # nothing written

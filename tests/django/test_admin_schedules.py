@@ -319,6 +319,20 @@ def test_start_date_of_a_site_without_use_tz_is_read_in_its_time_zone(
     assert made.start_date == int(datetime(2031, 1, 5, 8, tzinfo=UTC).timestamp() * 1000)
 
 
+def test_a_schedule_with_no_run_to_make_is_a_form_error_not_saved(
+    operator: Client, qname: str
+) -> None:
+    # the page said "saved, nothing to run" and nothing was stored
+    response = operator.post(
+        reverse("admin:django_bullq_scheduler_new"),
+        {"queue": qname, "scheduler_id": "past", "every": "60000", "end_date": "2020-01-01T10:00"},
+    )
+    assert response.status_code == 200
+    assert "Not saved: this schedule has no run to make" in response.content.decode()
+    assert get_queue(qname).get_job_scheduler("past") is None
+    assert entries(f"queue {qname} / scheduler past") == []
+
+
 def test_edit_replaces_the_schedule_and_keeps_the_url_queue_and_id(
     operator: Client, qname: str
 ) -> None:
