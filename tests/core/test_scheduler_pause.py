@@ -190,9 +190,7 @@ def test_a_paused_scheduler_that_made_its_limit_of_runs_stays_over_on_resume(
     assert left is not None and left.paused
 
 
-def test_a_scheduler_whose_schedule_is_over_cannot_be_paused(
-    queue: Queue, r: redis.Redis
-) -> None:
+def test_a_scheduler_whose_schedule_is_over_cannot_be_paused(queue: Queue, r: redis.Redis) -> None:
     run = queue.upsert_job_scheduler("once", {"every": 60_000, "limit": 1}, TEMPLATE)
     assert run is not None
     finish(r, queue, run.id)  # its one run done: nothing pending, ic == limit
