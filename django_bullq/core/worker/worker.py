@@ -99,6 +99,7 @@ class Worker(Execution, Outcome, Duties):
             for timer in self._timers:
                 timer.cancel()
             await asyncio.gather(*self._timers, return_exceptions=True)
+            await self._last_flush()
             with contextlib.suppress(Exception):
                 await heartbeat.aforget(self.queue.aclient, self.queue.keys, self.heartbeat_name)
             await self._close_blocking()
