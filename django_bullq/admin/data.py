@@ -16,6 +16,7 @@ from ..conf import get_config, get_queue
 from ..core.errors import InvalidNameError
 from ..core.job import STATES, Job
 from ..core.queue import Queue
+from .metrics import throughput
 
 #: Jobs per page of a job list.
 PAGE_SIZE = 50
@@ -102,17 +103,12 @@ def waiting_latency_ms(queue: Queue) -> int | None:
 def throughput_bars(
     queue: Queue, points: int = 60, width: int = 600, height: int = 80
 ) -> dict[str, Any]:
-    """Bars of the last ``points`` minutes of completed/failed metrics for the inline SVG.
+    """Bars of the last ``points`` minutes of completed/failed jobs for the inline SVG.
 
     Returns:
         ``{"bars": [{"x", "y", "h", "w", "kind", "value"}], "width", "height", "max", "any"}``.
     """
-    series = {}
-    for kind in ("completed", "failed"):
-        try:
-            series[kind] = list(queue.get_metrics(kind, 0, points - 1).data)
-        except Exception:  # noqa: BLE001 - no metrics collected yet
-            series[kind] = []
+    series = throughput(queue, points)  # django_bullq's metrics, or BullMQ's
     top = max([1] + series["completed"] + series["failed"])
     slot = width / points
     bars = []
