@@ -1,18 +1,18 @@
 """Reading the metrics store: per queue and per job name, counts per step and duration
 percentiles over a window of 1 h, 6 h, 24 h or 72 h.
 
-The 1 h, 6 h and 24 h windows read the minute hashes (60, 360, 1440 of them, one pipelined
-round trip) and sum them into 60, 72 and 96 points; 72 h reads the 72 hour hashes. Nothing is
+The 1 h, 6 h and 24 h windows read the minute keys (60, 360, 1440 of them, one pipelined
+round trip) and sum them into 60, 72 and 96 points; 72 h reads the 72 hour keys. Nothing is
 written.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..options import now_ms as _now_ms
-from ..serialization import to_str
 from . import store
 from .histogram import merge, percentile
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, slots=True)
 class Window:
     """A span the reader shows: ``seconds`` long, one point per ``step_s`` s, read from the
-    minute hashes (``"m"``) or the hour hashes (``"h"``)."""
+    minute keys (``"m"``) or the hour keys (``"h"``)."""
 
     seconds: int
     step_s: int
@@ -55,18 +55,20 @@ class Stats:
     run: dict[int, int] = field(default_factory=dict)
     wait: dict[int, int] = field(default_factory=dict)
 
-    def add(self, slot: str, count: int) -> None:
-        """Add ``count`` to the stored slot ``slot`` (``c``, ``f``, ``r``, ``d<i>``, ``w<i>``)."""
-        if slot == store.COMPLETED:
-            self.completed += count
-        elif slot == store.FAILED:
-            self.failed += count
-        elif slot == store.RETRIED:
-            self.retried += count
-        elif slot[:1] in (store.RUN, store.WAIT) and slot[1:].isdigit():
-            hist = self.run if slot[0] == store.RUN else self.wait
-            index = int(slot[1:])
-            hist[index] = hist.get(index, 0) + count
+    def add_entry(self, entry: Any) -> None:
+        """Add one stored entry ``[completed, failed, retried, run, wait]``
+        (:mod:`~django_bullq.core.metrics.store`); a malformed one adds nothing."""
+        if not isinstance(entry, list) or len(entry) != 5:
+            return
+        try:
+            counts = [int(n) for n in entry[:3]]
+        except (TypeError, ValueError):
+            return
+        self.completed += counts[0]
+        self.failed += counts[1]
+        self.retried += counts[2]
+        merge(self.run, store.sparse(entry[store.RUN]))
+        merge(self.wait, store.sparse(entry[store.WAIT]))
 
     def absorb(self, other: Stats) -> None:
         """Add ``other``'s counts and histograms to these."""
@@ -148,34 +150,36 @@ def read_series(
     key_of = store.minute_key if spec.level == "m" else store.hour_key
     pipe = queue.client.pipeline(transaction=False)
     for b in buckets:
-        pipe.hgetall(key_of(queue.keys, b))
+        pipe.get(key_of(queue.keys, b))
     replies = pipe.execute()
     names: dict[str, Stats] = {}
     for b, reply in zip(buckets, replies, strict=True):
         point = points[b * unit_ms // step_ms - first_step].stats
-        _add_hash(reply, point, names, name)
+        _add_bucket(reply, point, names, name)
     total = Stats()
     for p in points:
         total.absorb(p.stats)
     return Series(window, spec.step_s, name, points, total, dict(sorted(names.items())))
 
 
-def _add_hash(reply: Any, point: Stats, names: dict[str, Stats], only: str | None) -> None:
-    """Add one stored hash to its point (the fields of ``only``, or all) and to ``names``."""
-    for raw_field, raw_value in (reply or {}).items():
-        slot, job_name = store.split_field(to_str(raw_field) or "")
-        try:
-            count = int(to_str(raw_value) or 0)
-        except ValueError:
-            continue
-        if not slot:
-            continue
+def _add_bucket(reply: Any, point: Stats, names: dict[str, Stats], only: str | None) -> None:
+    """Add one stored bucket (JSON text, or None) to its point (the names ``only``, or all)
+    and to ``names``."""
+    if not reply:
+        return
+    try:
+        found = json.loads(reply)
+    except ValueError:
+        return
+    if not isinstance(found, dict):
+        return
+    for job_name, entry in found.items():
         stats = names.get(job_name)
         if stats is None:
             stats = names[job_name] = Stats()
-        stats.add(slot, count)
+        stats.add_entry(entry)
         if only is None or job_name == only:
-            point.add(slot, count)
+            point.add_entry(entry)
 
 
 def per_minute(queue: Queue, minutes: int = 60, *, now_ms: int | None = None) -> list[Stats]:
@@ -189,10 +193,10 @@ def per_minute(queue: Queue, minutes: int = 60, *, now_ms: int | None = None) ->
     last = end_ms // 60_000
     pipe = queue.client.pipeline(transaction=False)
     for minute in range(last, last - minutes, -1):
-        pipe.hgetall(store.minute_key(queue.keys, minute))
+        pipe.get(store.minute_key(queue.keys, minute))
     found: list[Stats] = []
     for reply in pipe.execute():
         stats = Stats()
-        _add_hash(reply, stats, {}, None)
+        _add_bucket(reply, stats, {}, None)
         found.append(stats)
     return found

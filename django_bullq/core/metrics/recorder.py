@@ -4,39 +4,37 @@ aggregated in memory and added to Redis every few seconds in one pipelined write
 Per job the worker pays a few dict operations (no Redis call): :meth:`MetricsRecorder.record`
 adds one to the outcome's count and one to a bucket of the run histogram (and of the wait
 histogram on a job's first attempt). :meth:`MetricsRecorder.aflush` sends what was gathered as
-``HINCRBY`` on the minute's and the hour's hashes plus their ``EXPIREAT``
-(:mod:`~django_bullq.core.metrics.store`); the worker calls it every :data:`FLUSH_INTERVAL_S`
-s and once when it stops.
+one ``mergeMetrics`` call per minute and per hour it touched (usually one or two of each),
+pipelined (:mod:`~django_bullq.core.metrics.store`); the worker calls it every
+:data:`FLUSH_INTERVAL_S` s and once when it stops.
 
 A flush that fails (Redis unreachable) drops its counts rather than keep them for the next
-one: some of its commands may have been applied, and sending them again would count those
+one: some of its calls may have been applied, and sending them again would count those
 twice. The worker loses at most one flush's worth (a few seconds) of metrics per failure;
 its jobs are not affected (a flush is a duty of its own, beside the fetch loop).
 """
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
+from .. import calls
 from . import store
-from .histogram import LAST, bucket
+from .histogram import bucket
 
 if TYPE_CHECKING:
     from ..job import Job
     from ..keys import QueueKeys
+    from ..queue import Queue
 
 #: s between two flushes of a running worker.
 FLUSH_INTERVAL_S = 5.0
 #: s the flush at the worker's stop may take before its counts are given up.
 CLOSE_FLUSH_TIMEOUT_S = 2.0
 
-#: The field slots of the run and wait histogram buckets, by bucket index.
-_RUN_SLOTS = tuple(f"{store.RUN}{i}" for i in range(LAST + 1))
-_WAIT_SLOTS = tuple(f"{store.WAIT}{i}" for i in range(LAST + 1))
-
-#: What :meth:`MetricsRecorder.record` takes as ``outcome``.
-OUTCOMES = (store.COMPLETED, store.FAILED, store.RETRIED)
+_RUN, _WAIT = store.RUN, store.WAIT
 
 
 class MetricsRecorder:
@@ -50,14 +48,14 @@ class MetricsRecorder:
 
     def __init__(self, keys: QueueKeys) -> None:
         self.keys = keys
-        #: (minute, stored name, slot) -> count since the last flush
-        self._counts: defaultdict[tuple[int, str, str], int] = defaultdict(int)
+        #: (minute, stored name, store position, histogram bucket or 0) -> count
+        self._counts: defaultdict[tuple[int, str, int, int], int] = defaultdict(int)
         #: job name -> the name it is stored under (cut, or store.OTHER past MAX_NAMES)
         self._names: dict[str, str] = {}
         #: flushes that failed since the recorder was made
         self.dropped_flushes = 0
 
-    def record(self, job: Job, outcome: str, finished_ms: int) -> None:
+    def record(self, job: Job, outcome: int, finished_ms: int) -> None:
         """Count one attempt of ``job`` that ended at ``finished_ms`` (epoch ms).
 
         Args:
@@ -76,13 +74,13 @@ class MetricsRecorder:
             name = self._admit(job.name)
         minute = finished_ms // 60_000
         counts = self._counts
-        counts[(minute, name, outcome)] += 1
+        counts[(minute, name, outcome, 0)] += 1
         started = job.processed_on
         if started:
-            counts[(minute, name, _RUN_SLOTS[bucket(finished_ms - started)])] += 1
+            counts[(minute, name, _RUN, bucket(finished_ms - started))] += 1
             if not job.attempts_made:
                 ready = job.timestamp + (job.delay or 0)
-                counts[(minute, name, _WAIT_SLOTS[bucket(started - ready)])] += 1
+                counts[(minute, name, _WAIT, bucket(started - ready))] += 1
 
     def _admit(self, name: str) -> str:
         stored = name[: store.MAX_NAME_CHARS]
@@ -93,17 +91,38 @@ class MetricsRecorder:
 
     @property
     def pending(self) -> int:
-        """Distinct (minute, name, slot) counts waiting for the next flush."""
+        """Distinct (minute, name, count or bucket) values waiting for the next flush."""
         return len(self._counts)
 
-    async def aflush(self, client: Any) -> int:
+    def _deltas(self) -> dict[str, tuple[int, dict[str, list[Any]]]]:
+        """The pending counts by bucket: ``key suffix -> (expire at s, {name: entry})``, an
+        entry being ``[completed, failed, retried, {bucket: n}, {bucket: n}]``; then cleared."""
+        counts, self._counts = self._counts, defaultdict(int)
+        found: dict[str, tuple[int, dict[str, list[Any]]]] = {}
+        for (minute, name, position, index), count in counts.items():
+            hour = minute // 60
+            for key, expire_at in (
+                (store.minute_bucket(minute), store.minute_expiry_s(minute)),
+                (store.hour_bucket(hour), store.hour_expiry_s(hour)),
+            ):
+                names = found.setdefault(key, (expire_at, {}))[1]
+                entry = names.get(name)
+                if entry is None:
+                    entry = names[name] = [0, 0, 0, {}, {}]
+                if position < _RUN:
+                    entry[position] += count
+                else:
+                    entry[position][index] = entry[position].get(index, 0) + count
+        return found
+
+    async def aflush(self, queue: Queue) -> int:
         """Add the counts gathered since the last flush to Redis, in one pipelined write.
 
         Args:
-            client: an async redis-py client (the queue's ``aclient``).
+            queue: the recorder's queue (its async client and scripts send the write).
 
         Returns:
-            How many fields were incremented (0: nothing to write, no round trip).
+            How many bucket keys were written (0: nothing to write, no round trip).
 
         Raises:
             redis.exceptions.ConnectionError, TimeoutError, OSError: Redis could not be
@@ -111,24 +130,17 @@ class MetricsRecorder:
         """
         if not self._counts:
             return 0
-        counts, self._counts = self._counts, defaultdict(int)
-        hours: defaultdict[tuple[int, str], int] = defaultdict(int)
-        minutes: set[int] = set()
-        pipe = client.pipeline(transaction=False)
-        for (minute, name, slot), count in counts.items():
-            field = f"{slot}:{name}"
-            pipe.hincrby(store.minute_key(self.keys, minute), field, count)
-            hours[(minute // 60, field)] += count
-            minutes.add(minute)
-        for (hour, field), count in hours.items():
-            pipe.hincrby(store.hour_key(self.keys, hour), field, count)
-        for minute in minutes:
-            pipe.expireat(store.minute_key(self.keys, minute), store.minute_expiry_s(minute))
-        for hour in {hour for hour, _ in hours}:
-            pipe.expireat(store.hour_key(self.keys, hour), store.hour_expiry_s(hour))
+        batch = []
+        for key, (expire_at, names) in self._deltas().items():
+            delta = {
+                name: [e[0], e[1], e[2], store.dense(e[_RUN]), store.dense(e[_WAIT])]
+                for name, e in names.items()
+            }
+            text = json.dumps(delta, separators=(",", ":"))
+            batch.append(calls.merge_metrics(self.keys, key, delta=text, expire_at_s=expire_at))
         try:
-            await pipe.execute()
+            await queue._abatch(calls.Batch(tuple(batch)))
         except BaseException:
             self.dropped_flushes += 1
             raise
-        return len(counts) + len(hours)
+        return len(batch)

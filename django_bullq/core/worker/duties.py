@@ -52,7 +52,7 @@ class Duties(WorkerState):
     async def _flush_metrics(self) -> None:
         """Add the metrics gathered since the last flush to Redis (docs/metrics.md)."""
         if self._metrics is not None:
-            await self._metrics.aflush(self.queue.aclient)
+            await self._metrics.aflush(self.queue)
 
     async def _last_flush(self) -> None:
         """The flush of a stopping worker: bounded in time, and never an error (an outage
