@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import redis.asyncio
 
 from django_bullq import Job, Queue, Worker
 from django_bullq.core.metrics import MetricsRecorder, store
@@ -46,7 +45,7 @@ def metrics_queue(site: Site) -> Iterator[Queue]:
     q.close()
 
 
-async def _history(q: Queue, redis_url: str) -> None:
+async def _history(q: Queue) -> None:
     """An hour of recorded attempts: a few hundred per name, run times of a few shapes."""
     rng = random.Random(15)
     rec = MetricsRecorder(q.keys)
@@ -60,11 +59,7 @@ async def _history(q: Queue, redis_url: str) -> None:
                 job.processed_on = finished - ran
                 outcome = store.FAILED if rng.random() < failing else store.COMPLETED
                 rec.record(job, outcome, finished)
-    client = redis.asyncio.Redis.from_url(redis_url)
-    try:
-        await rec.aflush(client)
-    finally:
-        await client.aclose()
+    await rec.aflush(q)
 
 
 def _run_real_worker(q: Queue) -> None:
@@ -85,7 +80,7 @@ def test_browser_metrics_page_from_the_overview(
     from selenium.webdriver.common.by import By
 
     q = metrics_queue
-    asyncio.run(_history(q, site.redis_url))
+    asyncio.run(_history(q))
     _run_real_worker(q)
     driver = browser
     driver.get(site.url + "/admin/django_bullq/bullqqueue/")
