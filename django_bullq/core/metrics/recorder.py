@@ -17,12 +17,11 @@ its jobs are not affected (a flush is a duty of its own, beside the fetch loop).
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from .. import calls
 from . import store
-from .histogram import bucket
+from .histogram import bucket, merge
 
 if TYPE_CHECKING:
     from ..job import Job
@@ -48,8 +47,12 @@ class MetricsRecorder:
 
     def __init__(self, keys: QueueKeys) -> None:
         self.keys = keys
-        #: (minute, stored name, store position, histogram bucket or 0) -> count
-        self._counts: defaultdict[tuple[int, str, int, int], int] = defaultdict(int)
+        #: minute -> stored name -> [completed, failed, retried, {bucket: n}, {bucket: n}]
+        self._minutes: dict[int, dict[str, list[Any]]] = {}
+        #: the minute last recorded, and its entries by the job's own name (the hot path's
+        #: one lookup; several names may share the entry of store.OTHER)
+        self._minute = -1
+        self._current: dict[str, list[Any]] = {}
         #: job name -> the name it is stored under (cut, or store.OTHER past MAX_NAMES)
         self._names: dict[str, str] = {}
         #: flushes that failed since the recorder was made
@@ -67,52 +70,63 @@ class MetricsRecorder:
 
         The run is ``finished_ms - processedOn``; the wait, counted on the first attempt
         only, is ``processedOn - (timestamp + delay)``: from when the job could run to its
-        start. Clocks that disagree give 0, not a negative duration.
+        start. Clocks that disagree give 0, not a negative duration. Never raises: a
+        fetched job's times are ints (junk reads as 0, ``job_hash.decode_ints``), so the
+        worker's finish, already written, cannot fail here.
         """
-        name = self._names.get(job.name)
-        if name is None:
-            name = self._admit(job.name)
         minute = finished_ms // 60_000
-        counts = self._counts
-        counts[(minute, name, outcome, 0)] += 1
+        if minute != self._minute:
+            self._minute, self._current = minute, {}
+        entry = self._current.get(job.name)
+        if entry is None:
+            entry = self._entry(minute, job.name)
+        entry[outcome] += 1
         started = job.processed_on
         if started:
-            counts[(minute, name, _RUN, bucket(finished_ms - started))] += 1
+            run = entry[_RUN]
+            b = bucket(finished_ms - started)
+            run[b] = run.get(b, 0) + 1
             if not job.attempts_made:
-                ready = job.timestamp + (job.delay or 0)
-                counts[(minute, name, _WAIT, bucket(started - ready))] += 1
+                wait = entry[_WAIT]
+                b = bucket(started - job.timestamp - (job.delay or 0))
+                wait[b] = wait.get(b, 0) + 1
 
-    def _admit(self, name: str) -> str:
-        stored = name[: store.MAX_NAME_CHARS]
-        if len(self._names) >= store.MAX_NAMES:
-            stored = store.OTHER
-        self._names[name] = stored
-        return stored
+    def _entry(self, minute: int, name: str) -> list[Any]:
+        """The entry of job name ``name`` in ``minute`` (made when new)."""
+        stored = self._names.get(name)
+        if stored is None:
+            stored = name[: store.MAX_NAME_CHARS]
+            if len(self._names) >= store.MAX_NAMES:
+                stored = store.OTHER
+            self._names[name] = stored
+        names = self._minutes.setdefault(minute, {})
+        entry = names.get(stored)
+        if entry is None:
+            entry = names[stored] = [0, 0, 0, {}, {}]
+        self._current[name] = entry
+        return entry
 
     @property
     def pending(self) -> int:
-        """Distinct (minute, name, count or bucket) values waiting for the next flush."""
-        return len(self._counts)
+        """(minute, name) entries waiting for the next flush."""
+        return sum(len(names) for names in self._minutes.values())
 
     def _deltas(self) -> dict[str, tuple[int, dict[str, list[Any]]]]:
         """The pending counts by bucket: ``key suffix -> (expire at s, {name: entry})``, an
         entry being ``[completed, failed, retried, {bucket: n}, {bucket: n}]``; then cleared."""
-        counts, self._counts = self._counts, defaultdict(int)
+        minutes, self._minutes = self._minutes, {}
+        self._minute, self._current = -1, {}
         found: dict[str, tuple[int, dict[str, list[Any]]]] = {}
-        for (minute, name, position, index), count in counts.items():
+        for minute, names in minutes.items():
+            found[store.minute_bucket(minute)] = (store.minute_expiry_s(minute), names)
             hour = minute // 60
-            for key, expire_at in (
-                (store.minute_bucket(minute), store.minute_expiry_s(minute)),
-                (store.hour_bucket(hour), store.hour_expiry_s(hour)),
-            ):
-                names = found.setdefault(key, (expire_at, {}))[1]
-                entry = names.get(name)
-                if entry is None:
-                    entry = names[name] = [0, 0, 0, {}, {}]
-                if position < _RUN:
-                    entry[position] += count
-                else:
-                    entry[position][index] = entry[position].get(index, 0) + count
+            total = found.setdefault(store.hour_bucket(hour), (store.hour_expiry_s(hour), {}))
+            for name, entry in names.items():
+                into = total[1].setdefault(name, [0, 0, 0, {}, {}])
+                for i in (0, 1, 2):
+                    into[i] += entry[i]
+                for i in (_RUN, _WAIT):
+                    merge(into[i], entry[i])
         return found
 
     async def aflush(self, queue: Queue) -> int:
@@ -128,7 +142,7 @@ class MetricsRecorder:
             redis.exceptions.ConnectionError, TimeoutError, OSError: Redis could not be
                 reached; the counts of this flush are dropped (see the module's docstring).
         """
-        if not self._counts:
+        if not self._minutes:
             return 0
         batch = []
         for key, (expire_at, names) in self._deltas().items():
