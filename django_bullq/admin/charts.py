@@ -16,7 +16,7 @@ from .display import duration_text, utc_text
 #: Chart size in SVG user units (the CSS scales it to the page's width).
 WIDTH, HEIGHT = 720, 160
 #: Space left of and under the plot for the axis labels.
-LEFT, BOTTOM = 64, 18
+LEFT, BOTTOM = 90, 18
 
 
 @dataclass(frozen=True, slots=True)

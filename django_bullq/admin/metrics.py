@@ -20,6 +20,8 @@ from . import charts
 #: Percentiles of the run durations, and of the waits, that the page shows.
 RUN_PERCENTILES = (("p50", 0.5), ("p95", 0.95), ("p99", 0.99))
 WAIT_PERCENTILES = (("p50", 0.5), ("p95", 0.95))
+#: How the page names a step of each window.
+STEP_NAMES = {60: "minute", 300: "5 min", 900: "15 min", 3600: "hour"}
 
 
 def _bullmq_counts(queue: Queue, kind: str, minutes: int) -> list[int]:
@@ -83,7 +85,7 @@ def page(queue: Queue, window: str, name: str | None) -> dict[str, Any]:
     series: Series = read_series(queue, window, name)
     starts = [p.start_ms for p in series.points]
     steps = [p.stats for p in series.points]
-    unit = "min" if series.step_s == 60 else f"{series.step_s // 60} min"
+    unit = STEP_NAMES.get(series.step_s, f"{series.step_s} s")
     return {
         "series": series,
         "step_text": unit,

@@ -49,10 +49,10 @@ class Duties(WorkerState):
             timers.append(asyncio.create_task(self._every(FLUSH_INTERVAL_S, self._flush_metrics)))
         return timers
 
-    async def _flush_metrics(self) -> None:
+    async def _flush_metrics(self, *, final: bool = False) -> None:
         """Add the metrics gathered since the last flush to Redis (docs/metrics.md)."""
         if self._metrics is not None:
-            await self._metrics.aflush(self.queue)
+            await self._metrics.aflush(self.queue, final=final)
 
     async def _last_flush(self) -> None:
         """The flush of a stopping worker: bounded in time, and never an error (an outage
@@ -60,7 +60,7 @@ class Duties(WorkerState):
         if self._metrics is None:
             return
         try:
-            await asyncio.wait_for(self._flush_metrics(), CLOSE_FLUSH_TIMEOUT_S)
+            await asyncio.wait_for(self._flush_metrics(final=True), CLOSE_FLUSH_TIMEOUT_S)
         except Exception as exc:  # noqa: BLE001 - metrics must not fail a stop
             logger.debug("worker %s: last metrics flush failed: %s", self.queue.name, exc)
 
