@@ -245,6 +245,8 @@ class Worker(Execution, Outcome, Duties):
         assert self._wake is not None
         self._checkpoint(seconds)
         self._wake.clear()
+        if self._closing:  # close() came while the caller awaited (a fetch): its wake-up is gone
+            return
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._wake.wait(), seconds)
 
