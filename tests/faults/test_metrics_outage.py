@@ -40,7 +40,7 @@ async def test_a_cut_during_the_metrics_flush_drops_a_flush_not_the_worker(
         for _ in range(3):  # a cycle whose flush came before the cut drops nothing: again
             direct.add_bulk([("before", {}) for _ in range(5)])
             done += 5
-            await _until(lambda: worker.processed == done, 10, "the jobs before the cut")
+            await _until(lambda n=done: worker.processed == n, 10, "the jobs before the cut")
             proxy.cut()  # the flush, due within 1 s, meets the cut with these counts
             await asyncio.sleep(1.5)
             proxy.restore()
