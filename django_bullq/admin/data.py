@@ -16,7 +16,6 @@ from ..conf import get_config, get_queue
 from ..core.errors import InvalidNameError
 from ..core.job import STATES, Job
 from ..core.queue import Queue
-from .metrics import throughput
 
 #: Jobs per page of a job list.
 PAGE_SIZE = 50
@@ -108,7 +107,9 @@ def throughput_bars(
     Returns:
         ``{"bars": [{"x", "y", "h", "w", "kind", "value"}], "width", "height", "max", "any"}``.
     """
-    series = throughput(queue, points)  # django_bullq's metrics, or BullMQ's
+    from .metrics import throughput  # django_bullq's metrics, or BullMQ's (admin/metrics.py)
+
+    series = throughput(queue, points)
     top = max([1] + series["completed"] + series["failed"])
     slot = width / points
     bars = []
