@@ -6,7 +6,7 @@ metrics as it stops; an hour of history is added with the recorder itself, so th
 a shape. The operator follows the overview's sparkline to the page, reads the table, filters
 by a job name (a hostile one shows as text), switches to 72 h, all under the example project's
 strict Content-Security-Policy. Screenshots: ``test-artifacts/browser/32-metrics.png``,
-``33-metrics-one-name.png``, ``34-metrics-72h.png``.
+``46-metrics-one-name.png``, ``47-metrics-72h.png``.
 """
 
 from __future__ import annotations
@@ -99,15 +99,15 @@ def test_browser_metrics_page_from_the_overview(
     assert set(NAMES) <= set(rows)
     assert rows[HOSTILE].startswith(HOSTILE)  # the name as text, not an element
     assert not driver.find_elements(By.CSS_SELECTOR, "#content-main img")
-    shot(driver, "32-metrics")
+    shot(driver, "45-metrics")
     no_csp_violations(driver, "metrics")
 
     table.find_element(By.LINK_TEXT, "reports.build").click()
     _wait(lambda: "name=reports.build" in driver.current_url, "the filtered page")
     assert driver.find_element(By.ID, "bullq-metrics-name").text == "reports.build"
-    shot(driver, "33-metrics-one-name")
+    shot(driver, "46-metrics-one-name")
     driver.find_element(By.CSS_SELECTOR, "#bullq-windows a[href*='window=72h']").click()
     _wait(lambda: "window=72h" in driver.current_url, "the 72 h window")
     assert len(driver.find_elements(By.CSS_SELECTOR, "svg.bullq-metrics-chart")) == 3
-    shot(driver, "34-metrics-72h")
+    shot(driver, "47-metrics-72h")
     no_csp_violations(driver, "metrics 72h")
