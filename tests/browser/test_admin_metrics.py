@@ -5,7 +5,7 @@ fixtures and helpers are reused). A real core worker runs jobs of a queue and fl
 metrics as it stops; an hour of history is added with the recorder itself, so the charts have
 a shape. The operator follows the overview's sparkline to the page, reads the table, filters
 by a job name (a hostile one shows as text), switches to 72 h, all under the example project's
-strict Content-Security-Policy. Screenshots: ``test-artifacts/browser/32-metrics.png``,
+strict Content-Security-Policy. Screenshots: ``test-artifacts/browser/45-metrics.png``,
 ``46-metrics-one-name.png``, ``47-metrics-72h.png``.
 """
 
