@@ -202,9 +202,7 @@ def record_task_run(keys: QueueKeys, job_id: str, *, record: str) -> Call[Any]:
 
 
 def merge_metrics(keys: QueueKeys, bucket: str, *, delta: str, expire_at_s: int) -> Call[Any]:
-    """mergeMetrics-1: add a worker's metrics (JSON text, docs/metrics.md) to the bucket
-    ``<prefix>:<queue>:<bucket>`` (``bullq:metrics:m:<minute>``), which then expires at
-    ``expire_at_s`` (epoch s)."""
+    """mergeMetrics-1: add metrics JSON to ``keys[bucket]``, expiring at ``expire_at_s`` (s)."""
     return Call("mergeMetrics", (keys[bucket],), (delta, expire_at_s))
 
 
