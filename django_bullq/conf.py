@@ -54,6 +54,7 @@ DEFAULTS: dict[str, Any] = {
         "LIMITER_MAX": 0,  # int: rate limit, jobs per LIMITER_DURATION per queue; 0 = none
         "LIMITER_DURATION": 0,  # int ms: rate-limit window (limiter.duration), > 0 with a max
         "METRICS_MAX_DATA_POINTS": 0,  # int: per-minute metrics points kept, 0 = off
+        "RECORD_METRICS": True,  # bool: django_bullq's 72 h job metrics (docs/metrics.md)
         "EVENT_LOOP": "auto",  # str: "auto" (uvloop when installed), "uvloop" or "asyncio"
     },
     # dict: scheduler id -> {"queue", "task" (registered task name) or "name" (job name),
@@ -89,6 +90,7 @@ WORKER_FIELDS: dict[str, str] = {
     "LIMITER_MAX": "limiter_max",
     "LIMITER_DURATION": "limiter_duration",
     "METRICS_MAX_DATA_POINTS": "metrics_max_data_points",
+    "RECORD_METRICS": "record_metrics",
     "EVENT_LOOP": "event_loop",
 }
 

@@ -115,17 +115,14 @@ def waiting_latency_ms(queue: Queue) -> int | None:
 def throughput_bars(
     queue: Queue, points: int = 60, width: int = 600, height: int = 80
 ) -> dict[str, Any]:
-    """Bars of the last ``points`` minutes of completed/failed metrics for the inline SVG.
+    """Bars of the last ``points`` minutes of completed/failed jobs for the inline SVG.
 
     Returns:
         ``{"bars": [{"x", "y", "h", "w", "kind", "value"}], "width", "height", "max", "any"}``.
     """
-    series = {}
-    for kind in ("completed", "failed"):
-        try:
-            series[kind] = list(queue.get_metrics(kind, 0, points - 1).data)
-        except Exception:  # noqa: BLE001 - no metrics collected yet
-            series[kind] = []
+    from .metrics import throughput  # django_bullq's metrics, or BullMQ's (admin/metrics.py)
+
+    series = throughput(queue, points)
     top = max([1] + series["completed"] + series["failed"])
     slot = width / points
     bars = []

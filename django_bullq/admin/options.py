@@ -12,7 +12,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.urls import path, register_converter
 
-from . import job_views, live, schedule_views, views
+from . import job_views, live, metrics_views, schedule_views, views
 from .names import EncodedNameConverter
 
 register_converter(EncodedNameConverter, "bullqname")
@@ -81,6 +81,7 @@ class QueueAdmin(views.ModelAdminBase):
                 name="django_bullq_action",
             ),
             *schedule_views.urls(bind),
+            *metrics_views.urls(bind),  # issue 15 item 5: the metrics page
             path("", wrap(self.changelist_view), name="django_bullq_bullqqueue_changelist"),
         ]
 

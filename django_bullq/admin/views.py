@@ -34,7 +34,7 @@ from django.utils.http import urlencode
 from ..core.errors import BullqError
 from ..core.queue import Queue
 from ..models import BullqQueue
-from . import data, display, flow_tree, server
+from . import data, display, flow_tree, metrics, server
 from .actions import (
     ACTIONS,
     JOB_ACTIONS,
@@ -73,6 +73,7 @@ def overview_view(model_admin: ModelAdminBase, request: HttpRequest) -> HttpResp
                 "paused": queue.is_paused(),
                 "workers": len(data.workers(queue, clients)),
                 "latency": data.waiting_latency_ms(queue),
+                "spark": metrics.sparkline(queue),  # issue 15 item 5
             }
         )
     return TemplateResponse(

@@ -43,6 +43,7 @@ _WORKER_TYPES: dict[str, tuple[tuple[type, ...], float | None]] = {
     "LIMITER_MAX": ((int,), 0),
     "LIMITER_DURATION": ((int,), 0),
     "METRICS_MAX_DATA_POINTS": ((int,), 0),
+    "RECORD_METRICS": ((bool,), None),
     "EVENT_LOOP": ((str,), None),
 }
 

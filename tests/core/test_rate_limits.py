@@ -247,3 +247,25 @@ async def test_case_b05_variant_1915_earlier_job_runs_first_after_push_back(queu
         worker.close()
         await asyncio.wait_for(task, 10)
     assert calls == ["early", "early", "late"]
+
+
+async def test_close_during_a_fetch_that_meets_the_rate_limit_stops_at_once(
+    queue: Queue, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """close() while a fetch is on its way that comes back rate limited (30 s): the worker
+    used to clear the wake-up close() had set and sleep the whole limit out."""
+    worker = make_worker(queue, lambda job: None, limiter_max=1, limiter_duration=60_000)
+    closed = asyncio.Event()
+
+    async def fetch_then_closed() -> tuple[int, int, float]:
+        await asyncio.sleep(0.05)
+        worker.close()  # as a signal handler or a test does, while the fetch is in flight
+        closed.set()
+        return 0, 30_000, 0.0
+
+    monkeypatch.setattr(worker, "_fetch_into_slots", fetch_then_closed)
+    task = asyncio.create_task(worker.arun())
+    await asyncio.wait_for(closed.wait(), 5)
+    start = time.monotonic()
+    await asyncio.wait_for(task, 10)
+    assert time.monotonic() - start < 2.0

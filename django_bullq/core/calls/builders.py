@@ -218,6 +218,11 @@ def record_task_run(keys: QueueKeys, job_id: str, *, record: str) -> Call[Any]:
     return Call("recordTaskRun", (keys.job(job_id),), (record,), job_id=job_id)
 
 
+def merge_metrics(keys: QueueKeys, bucket: str, *, delta: str, expire_at_s: int) -> Call[Any]:
+    """mergeMetrics-1: add metrics JSON to ``keys[bucket]``, expiring at ``expire_at_s`` (s)."""
+    return Call("mergeMetrics", (keys[bucket],), (delta, expire_at_s))
+
+
 def change_delay(keys: QueueKeys, *, job_id: str, now: int, delay: int) -> Call[Any]:
     """changeDelay-5: re-time a delayed job to ``now + delay`` ms."""
     return Call(

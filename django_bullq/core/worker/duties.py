@@ -9,6 +9,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from .. import calls, heartbeat
+from ..metrics.recorder import CLOSE_FLUSH_TIMEOUT_S, FLUSH_INTERVAL_S
 from ..options import normalize_keep, now_ms
 from ..serialization import to_str
 from .options import DUTY_RETRY_S
@@ -44,7 +45,24 @@ class Duties(WorkerState):
                     self._every(opts.maintenance_interval_ms / 1000, self._enforce_retention)
                 )
             )
+        if self._metrics is not None:
+            timers.append(asyncio.create_task(self._every(FLUSH_INTERVAL_S, self._flush_metrics)))
         return timers
+
+    async def _flush_metrics(self, *, final: bool = False) -> None:
+        """Add the metrics gathered since the last flush to Redis (docs/metrics.md)."""
+        if self._metrics is not None:
+            await self._metrics.aflush(self.queue, final=final)
+
+    async def _last_flush(self) -> None:
+        """The flush of a stopping worker: bounded in time, and never an error (an outage
+        at the stop loses these seconds of metrics, not the stop)."""
+        if self._metrics is None:
+            return
+        try:
+            await asyncio.wait_for(self._flush_metrics(final=True), CLOSE_FLUSH_TIMEOUT_S)
+        except Exception as exc:  # noqa: BLE001 - metrics must not fail a stop
+            logger.debug("worker %s: last metrics flush failed: %s", self.queue.name, exc)
 
     async def _heartbeat(self) -> None:
         """Write the heartbeat key, only while the fetch loop is alive (docs/reliability.md)."""

@@ -82,6 +82,9 @@ class WorkerOptions:
         maintenance_interval_ms: ms between retention sweeps of completed/failed (0 = off).
         metrics_max_data_points: per-minute completed/failed counts kept in BullMQ's metrics
             keys, 0 = off [metrics.maxDataPoints]; read them with ``Queue.get_metrics``.
+        record_metrics: record django_bullq's own metrics (counts and run / wait duration
+            histograms per job name and minute, kept 72 h; docs/metrics.md): a few dict
+            operations per job, one pipelined write every 5 s. On by default.
         skip_lock_renewal: never renew locks [skipLockRenewal]; a job running longer than
             lock_duration is then recovered by the stalled check (case B23).
         listen_control: subscribe to ``<prefix>:<queue>:control`` so that
@@ -104,6 +107,7 @@ class WorkerOptions:
     grace_period_s: float = 30.0
     maintenance_interval_ms: int = 30_000
     metrics_max_data_points: int = 0
+    record_metrics: bool = True
     event_loop: str = "auto"
     skip_lock_renewal: bool = False
     listen_control: bool = True

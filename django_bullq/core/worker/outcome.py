@@ -27,6 +27,7 @@ from ..errors import (
     UnrecoverableError,
 )
 from ..job import Job
+from ..metrics import store as metrics_store
 from ..options import normalize_keep, now_ms
 from ..serialization import dumps
 from .outage import outages
@@ -211,6 +212,8 @@ class Outcome(WorkerState):
         else:
             call = calls.retry_job(self.queue.keys, **end)
         await self._settle(call, job.id)
+        if self._metrics is not None:
+            self._metrics.record(job, metrics_store.RETRIED, end["now"])
 
     async def _settle(self, call: calls.Call[Any], job_id: str) -> Any:
         """Run a script that ends an attempt, retrying through a Redis outage while the lock lives.
@@ -267,10 +270,11 @@ class Outcome(WorkerState):
             self._limit_until <= asyncio.get_running_loop().time()
         )
         token = job.token or "0"
+        now = now_ms()
         call = calls.move_to_finished(
             self.queue.keys,
             job_id=job.id,
-            now=now_ms(),
+            now=now,
             target=target,
             value=value,
             token=token,
@@ -287,6 +291,9 @@ class Outcome(WorkerState):
             max_metrics_size=self.opts.metrics_max_data_points,
         )
         reply = await self._settle(call, job.id)
+        if self._metrics is not None:  # a few dict operations; flushed by a duty
+            done = metrics_store.COMPLETED if target == "completed" else metrics_store.FAILED
+            self._metrics.record(job, done, now)
         if target == "completed":
             self.processed += 1
             if logger.isEnabledFor(logging.DEBUG):  # one line per job at -v 2

@@ -18,6 +18,7 @@ from .. import heartbeat
 from ..autopipeline import AutoPipeline
 from ..cancel import CancelToken
 from ..job import Job
+from ..metrics import MetricsRecorder
 from ..queue import Queue
 from ..serialization import to_str
 from .options import LOOP_SLACK_S, Dispatcher, JobHook, Processor, WorkerOptions
@@ -79,6 +80,8 @@ class WorkerState:
         #: ids of jobs whose ending call (finish, retry, delay) is on its way: their lock may
         #: be gone by the time a renewal sent beside it runs, which is no lost lock
         self._ending: set[str] = set()
+        #: counts and durations of finished attempts, flushed by a duty (None: not recorded)
+        self._metrics = MetricsRecorder(queue.keys) if self.opts.record_metrics else None
 
     @property
     def _threads(self) -> JobThreads:

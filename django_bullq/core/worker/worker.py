@@ -99,6 +99,7 @@ class Worker(Execution, Outcome, Duties):
             for timer in self._timers:
                 timer.cancel()
             await asyncio.gather(*self._timers, return_exceptions=True)
+            await self._last_flush()
             with contextlib.suppress(Exception):
                 await heartbeat.aforget(self.queue.aclient, self.queue.keys, self.heartbeat_name)
             await self._close_blocking()
@@ -244,6 +245,8 @@ class Worker(Execution, Outcome, Duties):
         assert self._wake is not None
         self._checkpoint(seconds)
         self._wake.clear()
+        if self._closing:  # close() came while the caller awaited (a fetch): its wake-up is gone
+            return
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._wake.wait(), seconds)
 

@@ -1,0 +1,79 @@
+--[[
+  mergeMetrics: add one worker's counts to one bucket of django_bullq's job metrics (ours, not
+  BullMQ's: docs/metrics.md). Run by the worker's metrics flush, every few seconds; never on
+  a job's own path.
+
+  KEYS[1] bucket   "<prefix>:<queue>:bullq:metrics:m:<minute>" (or ":h:<hour>"): a JSON
+                   string {"<job name>": [completed, failed, retried, run, wait]}, where run
+                   and wait are dense histograms [first bucket, count, count, ...] ([] or {}
+                   when empty)
+
+  ARGV[1] delta     JSON text of the same shape: the counts to add
+  ARGV[2] expireAtS epoch s at which the bucket expires (set again at every merge)
+
+  Returns the number of job names the bucket holds after the merge. A bucket that is not
+  valid JSON (written by something else) is replaced by the delta.
+  Events: none.
+]]
+local function addDense(dense, into)
+  if type(dense) ~= "table" or #dense < 2 then
+    return
+  end
+  local first = tonumber(dense[1]) or 0
+  for i = 2, #dense do
+    local n = tonumber(dense[i]) or 0
+    if n ~= 0 then
+      local b = first + i - 2
+      into[b] = (into[b] or 0) + n
+    end
+  end
+end
+
+local function toDense(sparse)
+  local low, high
+  for b in pairs(sparse) do
+    if low == nil or b < low then low = b end
+    if high == nil or b > high then high = b end
+  end
+  if low == nil then
+    return {}
+  end
+  local out = {low}
+  for b = low, high do
+    out[#out + 1] = sparse[b] or 0
+  end
+  return out
+end
+
+local stored = {}
+local current = redis.call("GET", KEYS[1])
+if current then
+  local ok, decoded = pcall(cjson.decode, current)
+  if ok and type(decoded) == "table" then
+    stored = decoded
+  end
+end
+local names = 0
+for name, add in pairs(cjson.decode(ARGV[1])) do
+  local old = stored[name]
+  if type(old) ~= "table" then
+    old = {}
+  end
+  local merged = {}
+  for i = 1, 3 do
+    merged[i] = (tonumber(old[i]) or 0) + (tonumber(add[i]) or 0)
+  end
+  for i = 4, 5 do
+    local sparse = {}
+    addDense(old[i], sparse)
+    addDense(add[i], sparse)
+    merged[i] = toDense(sparse)
+  end
+  stored[name] = merged
+end
+for _ in pairs(stored) do
+  names = names + 1
+end
+redis.call("SET", KEYS[1], cjson.encode(stored))
+redis.call("EXPIREAT", KEYS[1], ARGV[2])
+return names
