@@ -212,7 +212,8 @@ async def test_outage_during_flush_neither_crashes_nor_stops_the_worker(
     assert worker._metrics is not None and worker._metrics.dropped_flushes in (3, 4)
     names = read_series(queue, "1h").names
     assert names["late"].completed == 5  # flushed once Redis answered again
-    assert 0 < names["ok"].completed < 30  # what the failed flushes held was dropped
+    # what the failed flushes held was dropped (under load they may have held all 30)
+    assert "ok" not in names or names["ok"].completed < 30
 
 
 async def run_until_done(condition: Any, timeout: float = 10.0) -> None:
