@@ -62,6 +62,7 @@ class Row:
         queue: the queue's name. scheduler: as stored. paused: True when paused here.
         paused_ms: when it was paused (ms) or None. description: the schedule in words.
         declared: True when ``BULLQ["SCHEDULERS"]`` declares this id for this queue.
+        over: True when it will add no more runs (its limit made, or its last run done).
         runs: its runs still in Redis, newest first (at most :data:`HISTORY_SHOWN`).
     """
 
@@ -71,6 +72,7 @@ class Row:
     paused_ms: int | None = None
     description: str = ""
     declared: bool = False
+    over: bool = False
     runs: list[Run] = field(default_factory=list)
 
 
@@ -145,7 +147,21 @@ def rows(queue: Queue) -> list[Row]:
     for row in found:
         row.description = describe(row.scheduler)
         row.runs = runs.get(row.scheduler.id, [])
+        row.over = not row.paused and _over(row.scheduler, row.runs)
     return found
+
+
+def _over(scheduler: JobScheduler, runs: list[Run]) -> bool:
+    """True when the scheduler will add no more runs: the run its score names has finished
+    (no worker moves the score on once none is added), or it has made its ``limit`` of runs
+    and none is pending."""
+    due = {run.due_ms: run.state for run in runs}
+    state = due.get(scheduler.next_millis) if scheduler.next_millis is not None else None
+    if state in ("completed", "failed"):
+        return True
+    made = scheduler.iteration_count or 0
+    pending = state not in (None, "completed", "failed", "active")
+    return scheduler.limit is not None and made >= scheduler.limit and not pending
 
 
 def recent_runs(queue: Queue, scheduler_ids: list[str]) -> dict[str, list[Run]]:

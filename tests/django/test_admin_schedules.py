@@ -125,6 +125,22 @@ def test_the_page_redraws_its_tables_from_a_part_that_follows_redis(
     assert Client().get(part_url).status_code == 302  # and none of it without a login
 
 
+def test_a_scheduler_that_made_its_last_run_says_over_not_a_past_next_run(
+    viewer: Client, qname: str
+) -> None:
+    q = get_queue(qname)
+    run = q.upsert_job_scheduler("once", {"every": 60_000, "limit": 1}, {"name": "tick"})
+    assert run is not None
+    q.client.lrem(q.keys["wait"], 0, run.id)  # as a worker ran it: its one run is done
+    q.client.zadd(q.keys["completed"], {run.id: 1})
+    q.client.hset(q.keys.job(run.id), "finishedOn", 1)
+    page = viewer.get(list_url(qname)).content.decode()
+    row = page[page.index('data-scheduler="once"') :]
+    row = row[: row.index("</tr>")]
+    assert '<span class="bullq-over">over</span>' in row and "no next run" in row
+    assert "Runs made" in page
+
+
 def test_describe_every_and_unreadable_cron() -> None:
     every = JobScheduler(id="a", name="a", next_millis=None, every=90_000)
     assert schedules.describe(every) == "every 1 min 30 s"
