@@ -1,0 +1,48 @@
+"""Which source answers a filtered job list: the job index or a walk over Redis.
+
+Completed and failed jobs are looked up in the job index (:mod:`django_bullq.admin.index_search`)
+when ``BULLQ["JOB_INDEX"]["ENABLED"]`` is on; every other state, and those two without the
+index, are walked in Redis (:mod:`django_bullq.admin.scan`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import index_search, scan
+from .search import FINISHED_STATES, JobFilter
+
+if TYPE_CHECKING:
+    from ..core.queue import Queue
+
+
+def uses_index(state: str, flt: JobFilter) -> bool:
+    """True when a filter of ``state`` is answered by the job index."""
+    return state in FINISHED_STATES and not flt.id and index_search.enabled()
+
+
+def find(queue: Queue, state: str, flt: JobFilter, *, cursor: int = 0, want: int = 50) -> scan.Walk:
+    """A page (``want`` jobs at most) of the jobs of ``state`` passing ``flt`` from ``cursor``.
+
+    Returns:
+        A :class:`~django_bullq.admin.scan.Walk` (``source`` ``"index"`` or ``"redis"``).
+    """
+    if uses_index(state, flt):
+        return index_search.find(queue, state, flt, cursor=cursor, want=want)
+    return scan.walk(queue, state, flt, cursor=cursor, want=want)
+
+
+def matching_ids(
+    queue: Queue, state: str, flt: JobFilter, limit: int = scan.MAX_MATCHING
+) -> list[str]:
+    """The ids of every job of ``state`` passing ``flt`` (at most ``limit``), newest first."""
+    if uses_index(state, flt):
+        return index_search.matching_ids(queue, state, flt, limit)
+    return scan.matching_ids(queue, state, flt, limit)
+
+
+def count_matching(queue: Queue, state: str, flt: JobFilter) -> int:
+    """How many jobs of ``state`` pass ``flt`` now."""
+    if uses_index(state, flt):
+        return index_search.count(queue, state, flt)
+    return scan.count_matching(queue, state, flt)
