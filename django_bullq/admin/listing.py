@@ -32,10 +32,10 @@ def find(queue: Queue, state: str, flt: JobFilter, *, cursor: int = 0, want: int
     return scan.walk(queue, state, flt, cursor=cursor, want=want)
 
 
-def matching_ids(
-    queue: Queue, state: str, flt: JobFilter, limit: int = scan.MAX_MATCHING
-) -> list[str]:
-    """The ids of every job of ``state`` passing ``flt`` (at most ``limit``), newest first."""
+def matching_ids(queue: Queue, state: str, flt: JobFilter, limit: int | None = None) -> list[str]:
+    """The ids of every job of ``state`` passing ``flt``, newest first, at most ``limit``
+    (default :data:`~django_bullq.admin.scan.MAX_MATCHING`)."""
+    limit = scan.MAX_MATCHING if limit is None else limit
     if uses_index(state, flt):
         return index_search.matching_ids(queue, state, flt, limit)
     return scan.matching_ids(queue, state, flt, limit)

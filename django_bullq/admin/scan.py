@@ -54,10 +54,12 @@ def walk(
     *,
     cursor: int = 0,
     want: int = 50,
-    budget_jobs: int = BUDGET_JOBS,
-    budget_s: float = BUDGET_S,
+    budget_jobs: int | None = None,
+    budget_s: float | None = None,
 ) -> Walk:
-    """Up to ``want`` jobs of ``state`` passing ``flt``, walking from ``cursor``.
+    """Up to ``want`` jobs of ``state`` passing ``flt``, walking from ``cursor``, until
+    ``budget_jobs`` jobs (default :data:`BUDGET_JOBS`) or ``budget_s`` s (default
+    :data:`BUDGET_S`) are spent.
 
     An ``id`` filter reads that one job (in any state; the other fields still apply).
 
@@ -66,6 +68,8 @@ def walk(
     """
     if flt.id:
         return _one(queue, flt)
+    budget_jobs = BUDGET_JOBS if budget_jobs is None else budget_jobs
+    budget_s = BUDGET_S if budget_s is None else budget_s
     total = _total(queue, state, flt)
     result = Walk(total=total, start=cursor)
     started = time.monotonic()
@@ -99,7 +103,7 @@ def walk(
     return result
 
 
-def matching_ids(queue: Queue, state: str, flt: JobFilter, limit: int = MAX_MATCHING) -> list[str]:
+def matching_ids(queue: Queue, state: str, flt: JobFilter, limit: int) -> list[str]:
     """Every id of ``state`` passing ``flt``, newest first, at most ``limit`` (no time
     budget: the "every matching job" of a bulk action)."""
     if flt.id:
