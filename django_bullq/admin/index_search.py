@@ -11,16 +11,14 @@ now; a row whose job Redis no longer holds is drawn from the index and listed in
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from django.db import connections
-from django.db.models import F, Q, QuerySet
-from django.db.models.fields.json import HasKey, KeyTransform
+from django.db.models import F, QuerySet
+from django.db.models.fields.json import KeyTransform
 
 from ..conf import bullq_settings
-from ..core.job import Job
-from .scan import Walk
+from .found import Walk, jobs_of_records
 from .search import JobFilter
 
 if TYPE_CHECKING:
@@ -51,27 +49,29 @@ def records(queue: Queue, state: str, flt: JobFilter) -> QuerySet[JobRecord]:
     if flt.text:
         rows = rows.filter(text__contains=flt.text.casefold())
     if flt.path:
-        rows = rows.filter(_path_condition(flt, connections[database].vendor))
+        rows = _path_filter(rows, flt, connections[database].vendor)
     return rows.order_by("-finished_on", "-pk")
 
 
-def _path_condition(flt: JobFilter, vendor: str) -> Q:
+def _path_filter(rows: QuerySet[JobRecord], flt: JobFilter, vendor: str) -> QuerySet[JobRecord]:
     """The JSON path part of the query: "has the key" without a value, else the value at the
-    path equals it (and, on PostgreSQL without list indexes, the ``@>`` containment too)."""
+    path equals it (and, on PostgreSQL without list indexes, the ``@>`` containment too).
+
+    The path is an alias of key transforms, not a ``data__a__b`` lookup, so any key works
+    (one named ``contains``, one holding ``__``)."""
     *parents, last = flt.path
     inner: Any = F("data")
     for segment in parents:
         inner = KeyTransform(segment, inner)
     if not flt.has_value:
-        return Q(HasKey(inner, last))
-    at = KeyTransform(last, inner)
-    exact = Q(at.get_lookup("exact")(at, flt.value))
+        return rows.alias(bullq_parent=inner).filter(bullq_parent__has_key=last)
+    rows = rows.alias(bullq_at=KeyTransform(last, inner)).filter(bullq_at=flt.value)
     if vendor == "postgresql" and not any(s.isdigit() for s in flt.path):
         nested: Any = flt.value
         for segment in reversed(flt.path):
             nested = {segment: nested}
-        return Q(data__contains=nested) & exact  # the GIN index answers the containment
-    return exact
+        rows = rows.filter(data__contains=nested)  # the GIN index answers the containment
+    return rows
 
 
 def find(queue: Queue, state: str, flt: JobFilter, *, cursor: int = 0, want: int = 50) -> Walk:
@@ -86,7 +86,7 @@ def find(queue: Queue, state: str, flt: JobFilter, *, cursor: int = 0, want: int
     more = len(page) > want
     page = page[:want]
     total = rows.values("pk")[: COUNT_LIMIT + 1].count()
-    jobs, gone = _jobs(queue, page)
+    jobs, gone = jobs_of_records(queue, page)
     return Walk(
         jobs=jobs,
         scanned=len(page),
@@ -106,29 +106,3 @@ def matching_ids(queue: Queue, state: str, flt: JobFilter, limit: int) -> list[s
 def count(queue: Queue, state: str, flt: JobFilter) -> int:
     """How many rows match."""
     return records(queue, state, flt).count()
-
-
-def _jobs(queue: Queue, page: list[JobRecord]) -> tuple[list[Job], set[str]]:
-    pipe = queue.client.pipeline(transaction=False)
-    for row in page:
-        pipe.hgetall(queue.keys.job(row.job_id))
-    jobs, gone = [], set()
-    for row, raw in zip(page, pipe.execute(), strict=True):
-        if raw:
-            jobs.append(Job.from_hash(queue, row.job_id, raw))
-            continue
-        gone.add(row.job_id)
-        jobs.append(Job.from_hash(queue, row.job_id, _as_hash(row)))
-    return jobs, gone
-
-
-def _as_hash(row: JobRecord) -> dict[str, str]:
-    """A job hash of what the index kept of a job Redis no longer holds."""
-    return {
-        "name": row.name,
-        "data": json.dumps(row.data),
-        "timestamp": str(row.timestamp),
-        "finishedOn": str(row.finished_on),
-        "failedReason": row.failed_reason,
-        "atm": str(row.attempts_made),
-    }

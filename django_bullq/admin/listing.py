@@ -10,7 +10,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import index_search, scan
+from .found import Walk
 from .search import FINISHED_STATES, JobFilter
+
+#: Jobs an "every matching job" action acts on at most per confirmation.
+MAX_MATCHING = 10_000
 
 if TYPE_CHECKING:
     from ..core.queue import Queue
@@ -21,11 +25,11 @@ def uses_index(state: str, flt: JobFilter) -> bool:
     return state in FINISHED_STATES and not flt.id and index_search.enabled()
 
 
-def find(queue: Queue, state: str, flt: JobFilter, *, cursor: int = 0, want: int = 50) -> scan.Walk:
+def find(queue: Queue, state: str, flt: JobFilter, *, cursor: int = 0, want: int = 50) -> Walk:
     """A page (``want`` jobs at most) of the jobs of ``state`` passing ``flt`` from ``cursor``.
 
     Returns:
-        A :class:`~django_bullq.admin.scan.Walk` (``source`` ``"index"`` or ``"redis"``).
+        A :class:`~django_bullq.admin.found.Walk` (``source`` ``"index"`` or ``"redis"``).
     """
     if uses_index(state, flt):
         return index_search.find(queue, state, flt, cursor=cursor, want=want)
@@ -34,8 +38,8 @@ def find(queue: Queue, state: str, flt: JobFilter, *, cursor: int = 0, want: int
 
 def matching_ids(queue: Queue, state: str, flt: JobFilter, limit: int | None = None) -> list[str]:
     """The ids of every job of ``state`` passing ``flt``, newest first, at most ``limit``
-    (default :data:`~django_bullq.admin.scan.MAX_MATCHING`)."""
-    limit = scan.MAX_MATCHING if limit is None else limit
+    (default :data:`MAX_MATCHING`)."""
+    limit = MAX_MATCHING if limit is None else limit
     if uses_index(state, flt):
         return index_search.matching_ids(queue, state, flt, limit)
     return scan.matching_ids(queue, state, flt, limit)
@@ -45,4 +49,4 @@ def count_matching(queue: Queue, state: str, flt: JobFilter) -> int:
     """How many jobs of ``state`` pass ``flt`` now."""
     if uses_index(state, flt):
         return index_search.count(queue, state, flt)
-    return scan.count_matching(queue, state, flt)
+    return len(scan.matching_ids(queue, state, flt, limit=2**62))  # a full walk

@@ -34,7 +34,7 @@ from django.utils.http import urlencode
 from ..core.errors import BullqError
 from ..core.queue import Queue
 from ..models import BullqQueue
-from . import data, display, flow_tree, listing, scan, search, server
+from . import data, display, filter_form, flow_tree, listing, search, server
 from .actions import (
     ACTIONS,
     JOB_ACTIONS,
@@ -109,7 +109,7 @@ def queue_view(model_admin: ModelAdminBase, request: HttpRequest, queue: str) ->
         messages.warning(request, f"Left out: {errors_text(query)}")
     state = query.cleaned_data["state"]
     flt = query.job_filter()
-    kept = {k: v for k, v in search.query_items(request.GET).items() if k not in query.errors}
+    kept = {k: v for k, v in filter_form.query_items(request.GET).items() if k not in query.errors}
     found = page = None
     if flt.active:
         found = listing.find(q, state, flt, cursor=query.cleaned_data.get("cursor", 0))
@@ -231,7 +231,7 @@ def action_view(
 
     Job actions take ``ids`` (repeated) or ``select_all=1`` with ``state`` (and the filter's
     fields: every job the filter matches, at most
-    :data:`~django_bullq.admin.scan.MAX_MATCHING` per confirmation, acted on one by one);
+    :data:`~django_bullq.admin.listing.MAX_MATCHING` per confirmation, acted on one by one);
     queue actions take their own fields (``grace_s`` and
     ``clean_state`` for clean, ``delayed`` for drain, ``force`` for obliterate). Invalid
     fields answer with a message and the queue page, the action not run.
@@ -255,7 +255,7 @@ def action_view(
         return _refuse(request, act, q, state, errors_text(selection))
     state = selection.cleaned_data["state"]
     ids, select_all, matching = _targets(act, selection)
-    back = _queue_url(q, state, search.query_items(request.POST))
+    back = _queue_url(q, state, filter_form.query_items(request.POST))
     if act.on_jobs and not ids and not select_all and matching is None:
         messages.warning(request, "No jobs selected.")
         return HttpResponseRedirect(back)
@@ -291,7 +291,9 @@ def _act(
         ids = listing.matching_ids(q, state, matching)
     summary = perform(act, q, form, state, ids, select_all=select_all)
     if matching is not None:
-        summary.text = f"every {state} job matching {search.describe(matching)}: {summary.text}"
+        summary.text = (
+            f"every {state} job matching {filter_form.describe(matching)}: {summary.text}"
+        )
     return ids, summary
 
 
@@ -343,8 +345,8 @@ def _confirm_page(
             clean_choices=CLEAN_CHOICES,
             count=count,
             matching=flt is not None,
-            max_matching=scan.MAX_MATCHING,
-            filter_values=search.query_items(request.POST),
+            max_matching=listing.MAX_MATCHING,
+            filter_values=filter_form.query_items(request.POST),
         ),
     )
 

@@ -19,7 +19,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from django_bullq import Queue
-from django_bullq.admin import scan
+from django_bullq.admin import listing, scan
 from django_bullq.conf import get_queue
 from tests.support.admin_users import staff_client
 
@@ -311,7 +311,7 @@ def test_every_matching_job_acts_on_at_most_max_matching(
 ) -> None:
     q = get_queue(qname)
     q.add_bulk([("t", {"n": n}) for n in range(30)])
-    monkeypatch.setattr(scan, "MAX_MATCHING", 12)
+    monkeypatch.setattr(listing, "MAX_MATCHING", 12)
     client = staff_client("view_bullqqueue", "remove_job")
     fields = {"state": "waiting", "name": "t", "select_all": "1"}
     assert "the first 12 now" in action(client, qname, "remove", **fields).content.decode()
