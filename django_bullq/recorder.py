@@ -5,7 +5,8 @@ With ``BULLQ["JOB_INDEX"]["ENABLED"]``, ``runworker`` runs one :class:`Recorder`
 thread every ``POLL_INTERVAL`` s (:func:`arecord_forever`), never on a job's path: a pass reads
 the completed and failed zsets (score ``finishedOn``, BullMQ's layout) from its watermark on,
 ``BATCH_SIZE`` ids per ``ZRANGEBYSCORE``, the new jobs' fields with one pipelined ``HMGET``
-each, and writes them with one ``bulk_create`` upsert by ``(queue, job_id)`` per batch.
+each, and writes them with one upsert by ``(queue, job_id)`` per batch
+(:mod:`django_bullq.record_upsert`).
 
 It re-reads the last :data:`OVERLAP_MS` before its watermark (workers' clocks differ, so a job
 can finish "earlier" than one already recorded) and skips the ids it wrote with the same
@@ -29,10 +30,10 @@ from typing import TYPE_CHECKING, Any
 from django.db import close_old_connections
 
 from .conf import bullq_settings
+from .record_upsert import upsert
 
 if TYPE_CHECKING:
     from .core.queue import Queue
-    from .models import JobRecord
 
 logger = logging.getLogger("django_bullq.recorder")
 
@@ -47,16 +48,6 @@ PURGE_CHUNK = 10_000
 #: Characters of ``failedReason`` kept.
 MAX_REASON_CHARS = 2000
 _FIELDS = ("name", "timestamp", "finishedOn", "data", "failedReason", "atm")
-_UPDATED = (
-    "name",
-    "state",
-    "timestamp",
-    "finished_on",
-    "data",
-    "text",
-    "failed_reason",
-    "attempts_made",
-)
 
 
 @dataclass
@@ -126,8 +117,6 @@ class Recorder:
     def _write(self, state: str, pairs: Sequence[tuple[str, float]]) -> int:
         if not pairs:
             return 0
-        from .models import JobRecord
-
         pipe = self.queue.client.pipeline(transaction=False)
         for job_id, _ in pairs:
             pipe.hmget(self.queue.keys.job(job_id), *_FIELDS)
@@ -136,51 +125,41 @@ class Recorder:
             for (job_id, score), fields in zip(pairs, pipe.execute(), strict=True)
             if fields[0] is not None  # removed since the zset was read
         ]
-        JobRecord.objects.using(self.database).bulk_create(
-            rows,
-            update_conflicts=True,
-            unique_fields=("queue", "job_id"),
-            update_fields=_UPDATED,
-        )
+        upsert(self.database, rows)
         return len(rows)
 
-    def _row(self, state: str, job_id: str, score: float, fields: list[Any]) -> JobRecord:
-        from .models import JobRecord
-
+    def _row(self, state: str, job_id: str, score: float, fields: list[Any]) -> tuple[Any, ...]:
+        """A row in :data:`~django_bullq.record_upsert.COLUMNS` order."""
         name, timestamp, finished, raw, reason, attempts = (_text(x) for x in fields)
         data, text = searchable(
             raw, int(self.settings["MAX_DATA_BYTES"]), int(self.settings["MAX_TEXT_CHARS"])
         )
-        return JobRecord(
-            queue=self.queue.name,
-            job_id=job_id,
-            name=name[:255],
-            state=state,
-            timestamp=_int(timestamp),
-            finished_on=_int(finished) or int(score),
-            data=data,
-            text=text,
-            failed_reason=reason[:MAX_REASON_CHARS].replace("\x00", ""),
-            attempts_made=_int(attempts),
+        return (
+            self.queue.name,
+            job_id,
+            name[:255],
+            state,
+            _int(timestamp),
+            _int(finished) or int(score),
+            data,
+            text,
+            reason[:MAX_REASON_CHARS].replace("\x00", ""),
+            _int(attempts),
         )
 
 
-def searchable(raw: str, max_data_bytes: int, max_text_chars: int) -> tuple[Any, str]:
-    """``(data, text)`` of a job's raw data JSON as the index keeps them: the decoded data
+def searchable(raw: str, max_data_bytes: int, max_text_chars: int) -> tuple[str | None, str]:
+    """``(data, text)`` of a job's raw data JSON as the index keeps them: the JSON text itself
     (None when over ``max_data_bytes``, not JSON, or holding ``\\u0000``, which PostgreSQL's
-    jsonb refuses) and the JSON text with non-ASCII unescaped, case-folded, cut at
-    ``max_text_chars``, without NUL characters."""
-    data: Any = None
-    text = raw
+    jsonb refuses) and the text the text filter searches: the JSON with non-ASCII unescaped,
+    case-folded, cut at ``max_text_chars``, without NUL characters."""
     try:
         decoded = json.loads(raw) if raw else None
     except ValueError:
-        decoded = None
-    else:
-        if "\\u" in raw:
-            text = json.dumps(decoded, ensure_ascii=False)
-        if len(raw.encode()) <= max_data_bytes and "\\u0000" not in raw:
-            data = decoded
+        return None, raw[:max_text_chars].casefold().replace("\x00", "")
+    text = json.dumps(decoded, ensure_ascii=False) if "\\u" in raw else raw
+    keep = raw and len(raw) <= max_data_bytes and len(raw.encode()) <= max_data_bytes
+    data = raw if keep and "\\u0000" not in raw else None
     return data, text[:max_text_chars].casefold().replace("\x00", "")
 
 

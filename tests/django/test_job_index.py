@@ -165,11 +165,14 @@ def test_a_recorder_purges_on_its_passes(qname: str) -> None:
 
 
 def test_large_or_nul_data_is_kept_as_text_only() -> None:
-    assert searchable('{"a": "x"}', 100, 50) == ({"a": "x"}, '{"a": "x"}')
+    assert searchable('{"a": "x"}', 100, 50) == ('{"a": "x"}', '{"a": "x"}')
     big = '{"a": "' + "Y" * 200 + '"}'
     assert searchable(big, 100, 20) == (None, '{"a": "' + "y" * 13)
     assert searchable('{"a": "\\u0000b"}', 100, 50)[0] is None
-    assert searchable('{"c": "Z\\u00fcrich"}', 100, 50) == ({"c": "Zürich"}, '{"c": "zürich"}')
+    assert searchable('{"c": "Z\\u00fcrich"}', 100, 50) == (
+        '{"c": "Z\\u00fcrich"}',
+        '{"c": "zürich"}',
+    )
     assert searchable("not json", 100, 50) == (None, "not json")
 
 
