@@ -3,9 +3,9 @@
 The recorder (:mod:`django_bullq.recorder`) writes thousands of rows a second; a model
 instance per row and a compiled ``bulk_create`` cost four times the Python time of the write
 itself (measured: docs/search.md), so a batch is one ``INSERT ... ON CONFLICT (queue, job_id)
-DO UPDATE`` (PostgreSQL and SQLite >= 3.24 spell it alike): on PostgreSQL its rows are ``unnest`` of one array per column
-(``data``, the job's own JSON text, cast to ``jsonb``), elsewhere a ``VALUES`` list. The columns
-are :class:`~django_bullq.models.JobRecord`'s.
+DO UPDATE`` (PostgreSQL and SQLite >= 3.24 spell it alike): on PostgreSQL its rows are
+``unnest`` of one array per column (``data``, the job's own JSON text, cast to ``jsonb``),
+elsewhere a ``VALUES`` list. The columns are :class:`~django_bullq.models.JobRecord`'s.
 """
 
 from __future__ import annotations
