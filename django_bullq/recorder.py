@@ -157,7 +157,7 @@ def searchable(raw: str, max_data_bytes: int, max_text_chars: int) -> tuple[str 
         decoded = json.loads(raw) if raw else None
     except ValueError:
         return None, raw[:max_text_chars].casefold().replace("\x00", "")
-    text = json.dumps(decoded, ensure_ascii=False) if "\\u" in raw else raw
+    text = json.dumps(decoded, ensure_ascii=False, separators=(",", ":")) if "\\u" in raw else raw
     keep = raw and len(raw) <= max_data_bytes and len(raw.encode()) <= max_data_bytes
     data = raw if keep and "\\u0000" not in raw else None
     return data, text[:max_text_chars].casefold().replace("\x00", "")

@@ -91,7 +91,7 @@ def text_matches(raw_data: str, text: str) -> bool:
     if "\\u" not in raw_data:
         return False
     try:
-        decoded = json.dumps(json.loads(raw_data), ensure_ascii=False)
+        decoded = json.dumps(json.loads(raw_data), ensure_ascii=False, separators=(",", ":"))
     except (TypeError, ValueError):
         return False
     return needle in decoded.casefold()

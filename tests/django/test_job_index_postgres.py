@@ -1,0 +1,59 @@
+"""The job index on a real PostgreSQL: the GIN and trigram indexes the migration creates, each
+filter's answer, and the plans that use them (issue 15 item 2)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from django_bullq.conf import get_queue
+from tests.support.pg_server import PostgresServer
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(postgres: PostgresServer, queue_name: str) -> dict[str, Any]:
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings_pg",
+        "BULLQ_TEST_PG_PORT": str(postgres.port),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.support.job_index_pg", queue_name],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return report
+
+
+def test_the_job_index_on_postgresql_answers_each_filter_from_its_indexes(
+    postgres: PostgresServer, queue_name: str
+) -> None:
+    report = run(postgres, queue_name)
+    get_queue(queue_name).obliterate(force=True)
+    assert report["written"] == 3
+    assert "pg_trgm" in report["extensions"]
+    assert {"bullq_record_data_gin", "bullq_record_text_trgm"} <= set(report["indexes"])
+    assert report["found"] == {
+        "path_int": ["a"],
+        "path_str": ["b"],
+        "path_exists": ["b"],
+        "path_list": ["b"],
+        "text": ["a"],  # case-folded: ß is ss
+        "text_escaped": ["c"],
+        "name": ["c"],
+    }
+    assert report["nul_data"] is None  # jsonb refuses \u0000: the row keeps its text only
+    plans = report["plans"]
+    assert "bullq_record_data_gin" in plans["path_int"]
+    assert "bullq_record_text_trgm" in plans["text"]
+    assert "bullq_record_name" in plans["name"]
