@@ -120,11 +120,13 @@ def _job_index_errors(index: Any) -> list[CheckMessage]:
         if default is None:
             continue
         if key == "DATABASE":
-            ok = value in settings.DATABASES
+            ok = isinstance(value, str) and value in settings.DATABASES
         elif isinstance(default, bool):
             ok = isinstance(value, bool)
         else:
-            ok = isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            positive = key in ("BATCH_SIZE", "POLL_INTERVAL")
+            ok = number and (value > 0 if positive else value >= 0)
         if not ok:
             errors.append(error(3, f"{where}[{key!r}] is invalid: {value!r}.", _DOCS))
     return errors

@@ -268,7 +268,14 @@ def test_every_matching_job_of_the_index_skips_those_gone_from_redis(
 
 @pytest.mark.parametrize(
     "value",
-    [{"ENABLED": "yes"}, {"RETENTION_S": -1}, {"DATABASE": "nowhere"}, {"COLOR": 1}, []],
+    [
+        {"ENABLED": "yes"},
+        {"RETENTION_S": -1},
+        {"BATCH_SIZE": 0},
+        {"DATABASE": "x"},
+        {"COLOR": 1},
+        [],
+    ],
 )
 def test_bad_job_index_settings_fail_the_system_check(settings: Any, value: Any) -> None:
     settings.BULLQ = {**settings.BULLQ, "JOB_INDEX": value}
