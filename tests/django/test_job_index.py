@@ -171,7 +171,7 @@ def test_large_or_nul_data_is_kept_as_text_only() -> None:
     assert searchable('{"a": "\\u0000b"}', 100, 50)[0] is None
     assert searchable('{"c": "Z\\u00fcrich"}', 100, 50) == (
         '{"c": "Z\\u00fcrich"}',
-        '{"c": "zürich"}',
+        '{"c":"zürich"}',
     )
     assert searchable("not json", 100, 50) == (None, "not json")
 
