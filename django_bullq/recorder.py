@@ -93,12 +93,11 @@ class Recorder:
         for pairs in _batches(self.queue, state, low, self.batch):
             new = [(i, s) for i, s in pairs if mark.recent.get(i) != s]
             written += self._write(state, new)
-            mark.recent.update(new)
             top = pairs[-1][1]
             mark.score = top if mark.score is None else max(mark.score, top)
-        if mark.score is not None:
-            floor = mark.score - OVERLAP_MS
+            floor = mark.score - OVERLAP_MS  # what the next pass reads again, and no more
             mark.recent = {i: s for i, s in mark.recent.items() if s >= floor}
+            mark.recent.update((i, s) for i, s in new if s >= floor)
         return written
 
     def _load_mark(self, state: str) -> _Mark:
