@@ -28,7 +28,7 @@ COLUMNS = (
     "failed_reason",
     "attempts_made",
 )
-#: Rows per statement (10 parameters each: under SQLite's 32766 and PostgreSQL's 65535).
+#: Rows per statement on SQLite, ten parameters each, under its limit of 32766.
 ROWS_PER_STATEMENT = 1000
 
 

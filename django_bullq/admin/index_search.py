@@ -11,19 +11,17 @@ now; a row whose job Redis no longer holds is drawn from the index and listed in
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.db import connections
 from django.db.models import F, QuerySet
 from django.db.models.fields.json import KeyTransform
 
 from ..conf import bullq_settings
+from ..core.queue import Queue
+from ..models import JobRecord
 from .found import Walk, jobs_of_records
 from .search import JobFilter
-
-if TYPE_CHECKING:
-    from ..core.queue import Queue
-    from ..models import JobRecord
 
 #: Matches counted at most for a page's "N matches" (a count beyond is "more than N").
 COUNT_LIMIT = 10_000
@@ -36,8 +34,6 @@ def enabled() -> bool:
 
 def records(queue: Queue, state: str, flt: JobFilter) -> QuerySet[JobRecord]:
     """The index rows of ``queue`` in ``state`` passing ``flt``, newest finish first."""
-    from ..models import JobRecord
-
     database = str(bullq_settings.JOB_INDEX["DATABASE"])
     rows = JobRecord.objects.using(database).filter(queue=queue.name, state=state)
     if flt.name:
@@ -55,7 +51,9 @@ def records(queue: Queue, state: str, flt: JobFilter) -> QuerySet[JobRecord]:
 
 def _path_filter(rows: QuerySet[JobRecord], flt: JobFilter, vendor: str) -> QuerySet[JobRecord]:
     """The JSON path part of the query: "has the key" without a value, else the value at the
-    path equals it (and, on PostgreSQL without list indexes, the ``@>`` containment too).
+    path equals it; on PostgreSQL also the ``@>`` containment the GIN index answers, a list
+    index as "some element" (``items.0.sku`` = 7: ``{"items": [{"sku": 7}]}``), which the
+    equality then narrows to that element.
 
     The path is an alias of key transforms, not a ``data__a__b`` lookup, so any key works
     (one named ``contains``, one holding ``__``)."""
@@ -66,11 +64,11 @@ def _path_filter(rows: QuerySet[JobRecord], flt: JobFilter, vendor: str) -> Quer
     if not flt.has_value:
         return rows.alias(bullq_parent=inner).filter(bullq_parent__has_key=last)
     rows = rows.alias(bullq_at=KeyTransform(last, inner)).filter(bullq_at=flt.value)
-    if vendor == "postgresql" and not any(s.isdigit() for s in flt.path):
+    if vendor == "postgresql":
         nested: Any = flt.value
         for segment in reversed(flt.path):
-            nested = {segment: nested}
-        rows = rows.filter(data__contains=nested)  # the GIN index answers the containment
+            nested = [nested] if segment.isdigit() else {segment: nested}
+        rows = rows.filter(data__contains=nested)
     return rows
 
 
@@ -78,7 +76,7 @@ def find(queue: Queue, state: str, flt: JobFilter, *, cursor: int = 0, want: int
     """A page of matches from the index: ``want`` rows from offset ``cursor``.
 
     Returns:
-        A :class:`~django_bullq.admin.scan.Walk` with ``source="index"``; ``total`` is the
+        A :class:`~django_bullq.admin.found.Walk` with ``source="index"``; ``total`` is the
         matches counted (at most :data:`COUNT_LIMIT` + 1), ``cursor`` the next offset or None.
     """
     rows = records(queue, state, flt)

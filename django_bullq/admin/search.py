@@ -11,6 +11,7 @@ path exists). The GET form is :mod:`~django_bullq.admin.filter_form`; Redis is w
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +35,7 @@ class JobFilter:
     since_ms: int | None = None
     until_ms: int | None = None
     text: str = ""
-    path: tuple[str, ...] = ()
+    path: Sequence[str] = ()
     value: Any = MISSING
 
     @property
@@ -97,7 +98,7 @@ def text_matches(raw_data: str, text: str) -> bool:
     return needle in decoded.casefold()
 
 
-def resolve(value: Any, path: tuple[str, ...]) -> Any:
+def resolve(value: Any, path: Sequence[str]) -> Any:
     """The value at ``path`` in decoded JSON ``value`` (a digit segment indexes a list), or
     the module's missing marker when the path does not exist."""
     for segment in path:

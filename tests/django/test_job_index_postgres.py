@@ -55,5 +55,6 @@ def test_the_job_index_on_postgresql_answers_each_filter_from_its_indexes(
     assert report["nul_data"] is None  # jsonb refuses \u0000: the row keeps its text only
     plans = report["plans"]
     assert "bullq_record_data_gin" in plans["path_int"]
+    assert "bullq_record_data_gin" in plans["path_list"]  # a list index too
     assert "bullq_record_text_trgm" in plans["text"]
     assert "bullq_record_name" in plans["name"]
