@@ -19,6 +19,7 @@ finishing between two passes than a count-based retention keeps) are not recorde
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import threading
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from django.db import close_old_connections
+from redis.exceptions import LockError
 
 from .conf import bullq_settings
 from .record_upsert import upsert
@@ -41,6 +43,8 @@ logger = logging.getLogger("django_bullq.recorder")
 RECORDED_STATES = ("completed", "failed")
 #: ms before the watermark read again each pass (clock differences between workers).
 OVERLAP_MS = 5000
+#: Seconds a recorder's lease on its queue lasts without a renewal.
+LEASE_S = 60.0
 #: Seconds between two retention purges of one recorder.
 PURGE_EVERY_S = 60.0
 #: Rows one purge statement deletes at most.
@@ -74,12 +78,24 @@ class Recorder:
         self._marks: dict[str, _Mark] = {}
         self._purged_at = 0.0
         self._lock = threading.Lock()  # a pass still running when the last one starts
+        self._lease: Any = None
 
     def record(self) -> int:
         """One pass over both states (then a purge, every :data:`PURGE_EVERY_S` s); returns
-        the rows written (upserted)."""
+        the rows written (upserted). Several ``runworker`` processes serve a queue: only the
+        one holding the queue's lease (a redis-py ``Lock`` of :data:`LEASE_S` s, renewed each
+        batch) records it; the others' passes return 0."""
         with self._lock:
-            written = sum(self._record_state(state) for state in RECORDED_STATES)
+            self._lease = self.queue.client.lock(
+                f"bullq-recorder:{self.queue.keys.prefix}:{self.queue.name}", timeout=LEASE_S
+            )
+            if not self._lease.acquire(blocking=False):
+                return 0
+            try:
+                written = sum(self._record_state(state) for state in RECORDED_STATES)
+            finally:
+                with contextlib.suppress(LockError):
+                    self._lease.release()
             if time.monotonic() - self._purged_at >= PURGE_EVERY_S:
                 self._purged_at = time.monotonic()
                 purge(int(self.settings["RETENTION_S"]), database=self.database)
@@ -93,6 +109,7 @@ class Recorder:
         for pairs in _batches(self.queue, state, low, self.batch):
             new = [(i, s) for i, s in pairs if mark.recent.get(i) != s]
             written += self._write(state, new)
+            self._lease.reacquire()  # LockNotOwnedError: the lease ran out, another took it
             top = pairs[-1][1]
             mark.score = top if mark.score is None else max(mark.score, top)
             floor = mark.score - OVERLAP_MS  # what the next pass reads again, and no more
