@@ -117,6 +117,8 @@ class JobRecord(models.Model):
         db_table = "django_bullq_job_record"
         verbose_name = "job record"
         default_permissions = ()
+        # every backend Django supports has JSON; saying so spares `check` a database query
+        required_db_features = {"supports_json_field"}
         constraints = [
             models.UniqueConstraint(fields=["queue", "job_id"], name="bullq_record_queue_job"),
         ]
