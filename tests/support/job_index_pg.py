@@ -59,7 +59,7 @@ def main(queue_name: str) -> None:
     written = Recorder(queue, {**settings, "MAX_DATA_BYTES": 65536, "MAX_TEXT_CHARS": 4096})
     report: dict[str, Any] = {"written": written.record(), "found": {}, "plans": {}}
     names = {v: k for k, v in made.items()}
-    cases = {
+    cases: dict[str, dict[str, str]] = {
         "path_int": {"path": "user.id", "value": "42"},
         "path_str": {"path": "user.id", "value": '"42"'},
         "path_exists": {"path": "items"},
