@@ -84,10 +84,11 @@ class Recorder:
         """One pass over both states (then a purge, every :data:`PURGE_EVERY_S` s); returns
         the rows written (upserted). Several ``runworker`` processes serve a queue: only the
         one holding the queue's lease (a redis-py ``Lock`` of :data:`LEASE_S` s, renewed each
-        batch) records it; the others' passes return 0."""
+        batch, key ``<prefix>::bullq-recorder:<queue>``: no queue is named "", so no job key
+        is spelled so) records it; the others' passes return 0."""
         with self._lock:
             self._lease = self.queue.client.lock(
-                f"bullq-recorder:{self.queue.keys.prefix}:{self.queue.name}", timeout=LEASE_S
+                f"{self.queue.keys.prefix}::bullq-recorder:{self.queue.name}", timeout=LEASE_S
             )
             if not self._lease.acquire(blocking=False):
                 return 0

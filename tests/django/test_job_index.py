@@ -296,10 +296,10 @@ def test_one_recorder_at_a_time_records_a_queue(qname: str) -> None:
     """Several runworker processes serve a queue: the one holding its lease records it."""
     q = get_queue(qname)
     finish(q, "completed", "t", {}, int(time.time() * 1000))
-    other = q.client.lock(f"bullq-recorder:{q.keys.prefix}:{qname}", timeout=60)
+    other = q.client.lock(f"{q.keys.prefix}::bullq-recorder:{qname}", timeout=60)
     assert other.acquire(blocking=False)
     recorder = Recorder(q, SETTINGS)
     assert recorder.record() == 0 and not JobRecord.objects.exists()
     other.release()
     assert recorder.record() == 1
-    assert q.client.exists(f"bullq-recorder:{q.keys.prefix}:{qname}") == 0  # released
+    assert q.client.exists(f"{q.keys.prefix}::bullq-recorder:{qname}") == 0  # released
