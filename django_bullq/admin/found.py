@@ -22,8 +22,9 @@ if TYPE_CHECKING:
 class Walk:
     """One walk's result: the matching ``jobs`` (newest first), the jobs ``scanned``, the
     ``total`` in the walked range, where it started (``start``), the ``cursor`` that
-    continues it (None when it reached the end), its ``source`` (``"redis"`` or ``"index"``)
-    and the ids of listed jobs only the index still holds (``gone``)."""
+    continues it (None when it reached the end), its ``source`` (``"redis"``, ``"index"``, or
+    ``"id"``: one job read by its id) and the ids of listed jobs only the index still holds
+    (``gone``)."""
 
     jobs: list[Job] = field(default_factory=list)
     scanned: int = 0

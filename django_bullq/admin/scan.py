@@ -106,4 +106,4 @@ def _one(queue: Queue, flt: JobFilter) -> Walk:
     ok = job is not None and flt.matches(
         job.name, job.finished_on or job.timestamp, job.raw.get("data", "")
     )
-    return Walk(jobs=[job] if job is not None and ok else [], scanned=1, total=1)
+    return Walk(jobs=[job] if job is not None and ok else [], scanned=1, total=1, source="id")

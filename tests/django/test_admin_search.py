@@ -317,3 +317,11 @@ def test_every_matching_job_acts_on_at_most_max_matching(
     assert "the first 12 now" in action(client, qname, "remove", **fields).content.decode()
     action(client, qname, "remove", **fields, confirm="yes")
     assert q.count() == 18
+
+
+def test_an_id_filter_says_it_read_the_job_by_its_id(viewer: Client, qname: str) -> None:
+    job = get_queue(qname).add("mail", {})
+    body = page(viewer, qname, state="failed", id=job.id).content.decode()
+    assert f"Job {job.id}, read by its id (in any state)." in body and "scanned" not in body
+    body = page(viewer, qname, state="failed", id="nope").content.decode()
+    assert "No job nope matching the filter." in body
