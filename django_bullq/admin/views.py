@@ -147,19 +147,6 @@ def queue_view(model_admin: ModelAdminBase, request: HttpRequest, queue: str) ->
     )
 
 
-def _queue_facts(request: HttpRequest, q: Queue) -> dict[str, Any]:
-    """The queue page's header: paused, workers, latency, chart and queue actions."""
-    queue_actions = permitted(request.user, QUEUE_ACTIONS)
-    return {
-        "paused": q.is_paused(),
-        "workers": data.workers(q),
-        "latency": data.waiting_latency_ms(q),
-        "chart": data.throughput_bars(q),
-        "queue_actions": {n: a for n, a in queue_actions.items() if not a.danger},
-        "danger_actions": {n: a for n, a in queue_actions.items() if a.danger},
-    }
-
-
 def job_view(
     model_admin: ModelAdminBase, request: HttpRequest, queue: str, job_id: str
 ) -> HttpResponse:
@@ -405,6 +392,19 @@ def _refuse(
     """Back to the queue page with ``"<label> failed: <why>"``; nothing was logged."""
     messages.error(request, f"{act.label} failed: {why}")
     return HttpResponseRedirect(_queue_url(queue, state))
+
+
+def _queue_facts(request: HttpRequest, q: Queue) -> dict[str, Any]:
+    """The queue page's header: paused, workers, latency, chart and queue actions."""
+    queue_actions = permitted(request.user, QUEUE_ACTIONS)
+    return {
+        "paused": q.is_paused(),
+        "workers": data.workers(q),
+        "latency": data.waiting_latency_ms(q),
+        "chart": data.throughput_bars(q),
+        "queue_actions": {n: a for n, a in queue_actions.items() if not a.danger},
+        "danger_actions": {n: a for n, a in queue_actions.items() if a.danger},
+    }
 
 
 def page_context(
