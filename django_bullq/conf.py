@@ -74,6 +74,16 @@ DEFAULTS: dict[str, Any] = {
         "POLL_INTERVAL": 1.0,  # float s: between relay passes of `runworker`
         "BATCH_SIZE": 100,  # int: rows moved to Redis per relay pass and database
     },
+    # dict: the job index of finished jobs (docs/search.md), merged key by key.
+    "JOB_INDEX": {
+        "ENABLED": False,  # bool: runworker records completed/failed jobs; the admin searches it
+        "DATABASE": "default",  # str: database alias of the JobRecord rows
+        "RETENTION_S": 30 * 24 * 3600,  # int s: rows older (by finish time) are deleted; 0 = keep
+        "POLL_INTERVAL": 1.0,  # float s: between recorder passes
+        "BATCH_SIZE": 1000,  # int: jobs read from Redis and written per batch
+        "MAX_DATA_BYTES": 65_536,  # int bytes: larger data JSON is kept as text only (cut)
+        "MAX_TEXT_CHARS": 4096,  # int: characters of the searchable text kept per job
+    },
 }
 
 #: ``BULLQ["WORKER"]`` key -> :class:`~django_bullq.core.worker.WorkerOptions` field.
@@ -152,7 +162,7 @@ def _merge(user: Any) -> dict[str, Any]:
     if not isinstance(user, dict):
         raise ConfigurationError("settings.BULLQ must be a dict")
     merged = {**DEFAULTS, **user}
-    for key in ("CONNECTIONS", "QUEUES", "WORKER", "OUTBOX"):
+    for key in ("CONNECTIONS", "QUEUES", "WORKER", "OUTBOX", "JOB_INDEX"):
         if not isinstance(merged[key], dict):
             raise ConfigurationError(f"BULLQ[{key!r}] must be a dict")
     merged["CONNECTIONS"] = {
@@ -160,6 +170,7 @@ def _merge(user: Any) -> dict[str, Any]:
     }
     merged["WORKER"] = {**DEFAULTS["WORKER"], **merged["WORKER"]}
     merged["OUTBOX"] = {**DEFAULTS["OUTBOX"], **merged["OUTBOX"]}
+    merged["JOB_INDEX"] = {**DEFAULTS["JOB_INDEX"], **merged["JOB_INDEX"]}
     return merged
 
 

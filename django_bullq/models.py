@@ -1,8 +1,10 @@
-"""Models: the admin's placeholder (no table, only permissions) and the transactional outbox."""
+"""Models: the admin's placeholder (no table, only permissions), the transactional outbox and
+the job index of finished jobs."""
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from django.db import models
 
@@ -80,6 +82,53 @@ class OutboxJob(models.Model):
         verbose_name = "outbox job"
         ordering = ("created_at", "id")
         default_permissions = ()
+
+    def __str__(self) -> str:
+        return f"{self.queue}/{self.job_id}"
+
+
+class JobRecord(models.Model):
+    """A finished job as the job index keeps it (``BULLQ["JOB_INDEX"]``, docs/search.md).
+
+    ``runworker``'s recorder (:mod:`django_bullq.recorder`) writes one row per completed or
+    failed job, upserted by ``(queue, job_id)`` (a retried job's row follows its last finish);
+    rows outlive Redis' own trimming until ``RETENTION_S``. The admin's filters of completed
+    and failed jobs read it instead of walking Redis.
+
+    Fields: ``queue`` / ``job_id`` / ``name`` as in Redis; ``state`` ``completed`` or
+    ``failed``; ``timestamp`` (created) and ``finished_on`` in ms since the epoch; ``data`` the
+    job data (None when its JSON is over ``MAX_DATA_BYTES``); ``text`` the data's text,
+    case-folded, cut at ``MAX_TEXT_CHARS`` (what the text filter searches); ``failed_reason``;
+    ``attempts_made``.
+    """
+
+    queue: models.CharField[str, str] = models.CharField(max_length=255)
+    job_id: models.CharField[str, str] = models.CharField(max_length=255)
+    name: models.CharField[str, str] = models.CharField(max_length=255)
+    state: models.CharField[str, str] = models.CharField(max_length=16)
+    timestamp: models.BigIntegerField[int, int] = models.BigIntegerField()
+    finished_on: models.BigIntegerField[int, int] = models.BigIntegerField()
+    data: models.JSONField[Any, Any] = models.JSONField(null=True)
+    text: models.TextField[str, str] = models.TextField(default="")
+    failed_reason: models.TextField[str, str] = models.TextField(default="")
+    attempts_made: models.IntegerField[int, int] = models.IntegerField(default=0)
+
+    class Meta:
+        db_table = "django_bullq_job_record"
+        verbose_name = "job record"
+        default_permissions = ()
+        # every backend Django supports has JSON; saying so spares `check` a database query
+        required_db_features = {"supports_json_field"}
+        constraints = [
+            models.UniqueConstraint(fields=["queue", "job_id"], name="bullq_record_queue_job"),
+        ]
+        indexes = [
+            models.Index(fields=["queue", "state", "-finished_on"], name="bullq_record_finished"),
+            models.Index(
+                fields=["queue", "state", "name", "-finished_on"], name="bullq_record_name"
+            ),
+            models.Index(fields=["finished_on"], name="bullq_record_retention"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.queue}/{self.job_id}"

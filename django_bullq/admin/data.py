@@ -1,7 +1,7 @@
-"""Read-side helpers of the admin pages: known queues, workers, latency, pages, bounded search.
+"""Read-side helpers of the admin pages: known queues, workers, latency, pages.
 
 Every read is bounded: a job list reads one LRANGE/ZRANGE page plus one HGETALL per job on the
-page; a name/data search reads at most :data:`SEARCH_WINDOW` ids of one state.
+page. The filters are :mod:`django_bullq.admin.search` (bounded walks of their own).
 """
 
 from __future__ import annotations
@@ -21,8 +21,6 @@ from . import discovery
 
 #: Jobs per page of a job list.
 PAGE_SIZE = 50
-#: Ids of the current state examined by a name/data search, starting at the page's offset.
-SEARCH_WINDOW = 1000
 #: Characters of data / return value / stack trace shown before truncation on the detail page.
 MAX_SHOWN = 100_000
 #: Log lines shown on the detail page (newest).
@@ -151,55 +149,23 @@ def throughput_bars(
 
 @dataclass
 class JobPage:
-    """One page of a state's job list (or of search results)."""
+    """One page of a state's job list."""
 
     state: str
     total: int
     page: int
     pages: int
     jobs: list[Job] = field(default_factory=list)
-    search: str = ""
-    searched: int = 0
 
 
-def job_page(queue: Queue, state: str, page: int, search: str = "") -> JobPage:
-    """Jobs of ``state`` on ``page`` (1-based, newest first) or search results.
-
-    Search: an exact job id is looked up directly (any state); otherwise the ids from the page's
-    offset up to :data:`SEARCH_WINDOW` further are read and jobs whose name or raw data JSON
-    contain ``search`` (case-insensitive) are listed, at most :data:`PAGE_SIZE`.
-    """
+def job_page(queue: Queue, state: str, page: int) -> JobPage:
+    """Jobs of ``state`` on ``page`` (1-based, newest first; past the last: the last)."""
     total = queue.get_job_counts(state)[state]
     pages = max(1, -(-total // PAGE_SIZE))
     page = min(max(1, page), pages)
     start = (page - 1) * PAGE_SIZE
-    if not search:
-        jobs = queue.get_jobs(state, start=start, end=start + PAGE_SIZE - 1)
-        return JobPage(state, total, page, pages, jobs)
-    direct = queue.get_job(search)
-    if direct is not None:
-        return JobPage(state, total, page, pages, [direct], search, 1)
-    ids = queue.get_job_ids(state, start=start, end=start + SEARCH_WINDOW - 1)
-    pipe = queue.client.pipeline(transaction=False)
-    for job_id in ids:
-        pipe.hmget(queue.keys.job(job_id), "name", "data")
-    needle = search.casefold()
-    hits = []
-    for job_id, (name, data) in zip(ids, pipe.execute(), strict=True):
-        text = " ".join(
-            x.decode(errors="replace") if isinstance(x, bytes) else (x or "") for x in (name, data)
-        )
-        if needle in text.casefold():
-            hits.append(job_id)
-            if len(hits) >= PAGE_SIZE:
-                break
-    pipe = queue.client.pipeline(transaction=False)
-    for job_id in hits:
-        pipe.hgetall(queue.keys.job(job_id))
-    jobs = [
-        Job.from_hash(queue, i, raw) for i, raw in zip(hits, pipe.execute(), strict=True) if raw
-    ]
-    return JobPage(state, total, page, pages, jobs, search, len(ids))
+    jobs = queue.get_jobs(state, start=start, end=start + PAGE_SIZE - 1)
+    return JobPage(state, total, page, pages, jobs)
 
 
 def pretty(value: Any) -> str:

@@ -12,6 +12,7 @@ from django import forms
 
 from ..core.calls.operations import CLEAN_STATES
 from ..core.job import STATES
+from .filter_form import JobFilterForm
 
 #: Largest "older than" age of a clean, in seconds (ten years).
 MAX_GRACE_S = 10 * 365 * 24 * 3600
@@ -53,13 +54,13 @@ class JobIdsField(forms.Field):
         return [str(v) for v in value if v]
 
 
-class JobListForm(forms.Form):
+class JobListForm(JobFilterForm):
     """The job list's query (GET): ``state`` (a core job state, default ``waiting``),
-    ``page`` (1-based; past the last one shows the last) and the search text ``q``."""
+    ``page`` (1-based; past the last one shows the last) and the filter's fields
+    (:class:`~django_bullq.admin.filter_form.JobFilterForm`)."""
 
     state = forms.ChoiceField(choices=[(s, s) for s in STATES], required=False)
     page = forms.IntegerField(min_value=1, required=False)
-    q = forms.CharField(required=False)
 
     def clean_state(self) -> str:
         return str(self.cleaned_data["state"] or DEFAULT_STATE)
@@ -71,8 +72,9 @@ class JobListForm(forms.Form):
 
 class SelectionForm(JobListForm):
     """What an action POST acts on: the job list's query plus the selected ``ids``,
-    ``select_all=1`` (every job of ``state``, or the page of jobs the search ``q`` matched)
-    and ``confirm=yes`` (the operator confirmed; without it the view asks)."""
+    ``select_all=1`` (every job of ``state``; with a filter, every job it matches, at most
+    :data:`~django_bullq.admin.listing.MAX_MATCHING`) and ``confirm=yes`` (the operator
+    confirmed; without it the view asks)."""
 
     ids = JobIdsField()
     select_all = FlagField()

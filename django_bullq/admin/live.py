@@ -44,13 +44,14 @@ def overview_live_view(model_admin: ModelAdminBase, request: HttpRequest) -> Jso
 
 
 def queue_live_view(model_admin: ModelAdminBase, request: HttpRequest, queue: str) -> JsonResponse:
-    """One queue page's figures and job list, for the same ``state`` / ``page`` / ``q`` as
+    """One queue page's figures and job list, for the same ``state`` / ``page`` / filter as
     the page (a bad ``page`` reads page 1).
 
     Returns:
         ``{"type": "queue", "name", "counts", "paused", "latency": ms | None, "workers":
         [{"name", "addr", "age", "idle"}], "list": {"state", "page", "pages", "total",
-        "search", "selectable": bool, "jobs": [row]}}``; a row is ``{"id", "name",
+        "selectable": bool, "jobs": [row]} | None}`` (None for a filtered page, whose list
+        is not redrawn); a row is ``{"id", "name",
         "timestamp": ms, "attemptsMade", "priority", "progress": text, "failure": text}``
         as the page's table shows it. ``selectable`` is whether the user may act on jobs
         (the rows then get checkboxes).
@@ -64,25 +65,28 @@ def queue_live_view(model_admin: ModelAdminBase, request: HttpRequest, queue: st
     if not query.is_valid() and "state" in query.errors:
         raise Http404("unknown state")
     state = query.cleaned_data["state"]
-    cleaned = query.cleaned_data
-    page = data.job_page(q, state, cleaned.get("page", 1), cleaned.get("q", ""))
     return JsonResponse(
         {
             "type": "queue",
             "name": q.name,
             **_figures(q),
             "workers": data.workers(q),
-            "list": {
-                "state": state,
-                "page": page.page,
-                "pages": page.pages,
-                "total": page.total,
-                "search": page.search,
-                "selectable": bool(permitted(request.user, JOB_ACTIONS)),
-                "jobs": [_row(job, state) for job in page.jobs],
-            },
+            # a filtered list is not redrawn: each redraw would repeat the filter's walk
+            "list": None if query.job_filter().active else _list(request, q, state, query),
         }
     )
+
+
+def _list(request: HttpRequest, q: Queue, state: str, query: JobListForm) -> dict[str, Any]:
+    page = data.job_page(q, state, query.cleaned_data.get("page", 1))
+    return {
+        "state": state,
+        "page": page.page,
+        "pages": page.pages,
+        "total": page.total,
+        "selectable": bool(permitted(request.user, JOB_ACTIONS)),
+        "jobs": [_row(job, state) for job in page.jobs],
+    }
 
 
 def job_live_view(

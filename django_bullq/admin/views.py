@@ -34,7 +34,7 @@ from django.utils.http import urlencode
 from ..core.errors import BullqError
 from ..core.queue import Queue
 from ..models import BullqQueue
-from . import data, display, flow_tree, metrics, server
+from . import data, display, filter_form, flow_tree, listing, metrics, search, server
 from .actions import (
     ACTIONS,
     JOB_ACTIONS,
@@ -92,9 +92,12 @@ def overview_view(model_admin: ModelAdminBase, request: HttpRequest) -> HttpResp
 
 
 def queue_view(model_admin: ModelAdminBase, request: HttpRequest, queue: str) -> HttpResponse:
-    """One queue: counts, workers, throughput chart, a page of jobs of one state, search.
+    """One queue: counts, workers, throughput chart, a page of jobs of one state, filters.
 
-    A bad ``page`` shows page 1 with a message saying why.
+    Without a filter the list pages through the state (``page``); with one
+    (:mod:`django_bullq.admin.search`) it shows up to a page of matches from ``cursor`` on,
+    from the job index or a bounded walk of Redis (:mod:`django_bullq.admin.listing`). A bad
+    ``page`` shows page 1, a bad filter field is left out, each with a message saying why.
 
     Raises:
         django.http.Http404: no valid queue name, or an unknown ``state``.
@@ -105,14 +108,16 @@ def queue_view(model_admin: ModelAdminBase, request: HttpRequest, queue: str) ->
     if not query.is_valid():
         if "state" in query.errors:
             raise Http404("unknown state")
-        messages.warning(request, f"Showing page 1: {errors_text(query)}")
+        messages.warning(request, f"Left out: {errors_text(query)}")
     state = query.cleaned_data["state"]
-    page_no = query.cleaned_data.get("page", 1)
-    search = query.cleaned_data.get("q", "")
+    flt = query.job_filter()
+    kept = {k: v for k, v in filter_form.query_items(request.GET).items() if k not in query.errors}
+    found = page = None
+    if flt.active:
+        found = listing.find(q, state, flt, cursor=query.cleaned_data.get("cursor", 0))
+    else:
+        page = data.job_page(q, state, query.cleaned_data.get("page", 1))
     raw_counts = q.get_job_counts()
-    counts = {s: raw_counts.get(s, 0) for s in data.ALL_STATES}
-    page = data.job_page(q, state, page_no, search)
-    queue_actions = permitted(request.user, QUEUE_ACTIONS)
     job_actions = permitted(request.user, JOB_ACTIONS)
     return TemplateResponse(
         request,
@@ -122,25 +127,24 @@ def queue_view(model_admin: ModelAdminBase, request: HttpRequest, queue: str) ->
             request,
             f"Queue {queue}",
             queue=q,
-            counts=counts,
+            counts={s: raw_counts.get(s, 0) for s in data.ALL_STATES},
             state=state,
             page=page,
+            found=found,
+            jobs=found.jobs if found else page.jobs if page else [],
+            filter_values=kept,
+            filter_qs=urlencode(kept),
+            time_label="finished" if state in search.FINISHED_STATES else "created",
             states=data.ALL_STATES,
-            paused=q.is_paused(),
-            workers=data.workers(q),
-            latency=data.waiting_latency_ms(q),
-            chart=data.throughput_bars(q),
             job_actions=job_actions,
             # what Enter in the list's form posts to: the first button
             default_action=next(iter(job_actions), None),
-            queue_actions={n: a for n, a in queue_actions.items() if not a.danger},
-            danger_actions={n: a for n, a in queue_actions.items() if a.danger},
-            search_window=data.SEARCH_WINDOW,
             page_size=data.PAGE_SIZE,
             can_add_job=has_perms(request, "add_job"),
             live_url=reverse("admin:django_bullq_queue_live", kwargs={"queue": q.name})
             + "?"
-            + urlencode({"state": state, "page": page.page, "q": search}),
+            + urlencode({"state": state, "page": page.page if page else 1, **kept}),
+            **_queue_facts(request, q),
         ),
     )
 
@@ -234,8 +238,10 @@ def action_view(
 ) -> HttpResponse:
     """POST-only action: without ``confirm=yes`` renders a confirmation page, with it acts.
 
-    Job actions take ``ids`` (repeated) or ``select_all=1`` with ``state`` (and ``q``:
-    the jobs the search matched); queue actions take their own fields (``grace_s`` and
+    Job actions take ``ids`` (repeated) or ``select_all=1`` with ``state`` (and the filter's
+    fields: every job the filter matches, at most
+    :data:`~django_bullq.admin.listing.MAX_MATCHING` per confirmation, acted on one by one);
+    queue actions take their own fields (``grace_s`` and
     ``clean_state`` for clean, ``delayed`` for drain, ``force`` for obliterate). Invalid
     fields answer with a message and the queue page, the action not run.
 
@@ -257,37 +263,59 @@ def action_view(
         state = selection.cleaned_data.get("state", DEFAULT_STATE)
         return _refuse(request, act, q, state, errors_text(selection))
     state = selection.cleaned_data["state"]
-    ids, select_all = _selected(q, state, selection.cleaned_data)
-    back = _queue_url(q, state)
-    if act.on_jobs and not ids and not select_all:
+    ids, select_all, matching = _targets(act, selection)
+    back = _queue_url(q, state, filter_form.query_items(request.POST))
+    if act.on_jobs and not ids and not select_all and matching is None:
         messages.warning(request, "No jobs selected.")
         return HttpResponseRedirect(back)
     if not selection.cleaned_data["confirm"]:
-        return _confirm_page(model_admin, request, act, q, state, ids, select_all=select_all)
+        return _confirm_page(
+            model_admin, request, act, q, state, ids, select_all=select_all, flt=matching
+        )
     form = act.form(request.POST)
     if not form.is_valid():
         return _refuse(request, act, q, state, errors_text(form))
     try:
-        summary = perform(act, q, form, state, ids, select_all=select_all)
+        ids, summary = _act(act, q, form, state, ids, select_all=select_all, matching=matching)
     except (BullqError, ValueError, OverflowError) as exc:
         return _refuse(request, act, q, state, str(exc))
-    _report(request, act, q, ids, summary, select_all=select_all)
+    _report(request, act, q, ids, summary, select_all=select_all or matching is not None)
     if act.leaves_queue:
         return HttpResponseRedirect(reverse("admin:django_bullq_bullqqueue_changelist"))
     return HttpResponseRedirect(back)
 
 
-def _selected(q: Queue, state: str, cleaned: dict[str, Any]) -> tuple[list[str], bool]:
-    """The job ids an action is for, and whether it is for every job in ``state``.
+def _act(
+    act: Action,
+    q: Queue,
+    form: Any,
+    state: str,
+    ids: list[str],
+    *,
+    select_all: bool,
+    matching: search.JobFilter | None,
+) -> tuple[list[str], Summary]:
+    """Run a confirmed action; with ``matching``, on every job the filter matches now."""
+    if matching is not None:
+        ids = listing.matching_ids(q, state, matching)
+    summary = perform(act, q, form, state, ids, select_all=select_all)
+    if matching is not None:
+        summary.text = (
+            f"every {state} job matching {filter_form.describe(matching)}: {summary.text}"
+        )
+    return ids, summary
 
-    ``select_all`` with a search (``q``) means the jobs the search matched, named one by one.
-    """
-    ids: list[str] = cleaned["ids"]
-    select_all: bool = cleaned["select_all"]
-    if select_all and cleaned["q"]:
-        page = data.job_page(q, state, cleaned["page"], cleaned["q"])
-        return [j.id for j in page.jobs], False
-    return ids, select_all
+
+def _targets(
+    act: Action, selection: SelectionForm
+) -> tuple[list[str], bool, search.JobFilter | None]:
+    """What a job action acts on: ``(ids, select_all, filter)``; ``filter`` is set (and
+    ``select_all`` False) for "every job matching the filter", the ids then found on confirm."""
+    cleaned = selection.cleaned_data
+    flt = selection.job_filter()
+    if act.on_jobs and cleaned["select_all"] and flt.active:
+        return [], False, flt
+    return cleaned["ids"], cleaned["select_all"], None
 
 
 def _confirm_page(
@@ -299,7 +327,13 @@ def _confirm_page(
     ids: list[str],
     *,
     select_all: bool,
+    flt: search.JobFilter | None,
 ) -> TemplateResponse:
+    """The confirmation; ``flt`` (an "every matching job" action) shows how many match now."""
+    if flt is not None:
+        count = listing.count_matching(q, state, flt)
+    else:
+        count = q.get_job_counts(state)[state] if select_all else len(ids)
     return TemplateResponse(
         request,
         "admin/django_bullq/confirm.html",
@@ -318,7 +352,10 @@ def _confirm_page(
             danger=act.danger,
             goes=what_goes(act, q),
             clean_choices=CLEAN_CHOICES,
-            count=(q.get_job_counts(state)[state] if select_all else len(ids)),
+            count=count,
+            matching=flt is not None,
+            max_matching=listing.MAX_MATCHING,
+            filter_values=filter_form.query_items(request.POST),
         ),
     )
 
@@ -365,8 +402,10 @@ def queue_or_404(name: str) -> Queue:
     return queue
 
 
-def _queue_url(queue: Queue, state: str) -> str:
-    return reverse("admin:django_bullq_queue", kwargs={"queue": queue.name}) + f"?state={state}"
+def _queue_url(queue: Queue, state: str, kept: dict[str, str] | None = None) -> str:
+    """The queue page of ``state``, with the filter fields ``kept``."""
+    url = reverse("admin:django_bullq_queue", kwargs={"queue": queue.name})
+    return url + "?" + urlencode({"state": state, **(kept or {})})
 
 
 def _refuse(
@@ -375,6 +414,19 @@ def _refuse(
     """Back to the queue page with ``"<label> failed: <why>"``; nothing was logged."""
     messages.error(request, f"{act.label} failed: {why}")
     return HttpResponseRedirect(_queue_url(queue, state))
+
+
+def _queue_facts(request: HttpRequest, q: Queue) -> dict[str, Any]:
+    """The queue page's header: paused, workers, latency, chart and queue actions."""
+    queue_actions = permitted(request.user, QUEUE_ACTIONS)
+    return {
+        "paused": q.is_paused(),
+        "workers": data.workers(q),
+        "latency": data.waiting_latency_ms(q),
+        "chart": data.throughput_bars(q),
+        "queue_actions": {n: a for n, a in queue_actions.items() if not a.danger},
+        "danger_actions": {n: a for n, a in queue_actions.items() if a.danger},
+    }
 
 
 def page_context(

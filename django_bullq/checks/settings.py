@@ -104,6 +104,32 @@ def check_settings_shape(app_configs: Any = None, **kwargs: Any) -> list[CheckMe
         errors += _unknown_keys(worker, WORKER_FIELDS, "BULLQ['WORKER']")
         errors += _worker_values(worker)
     errors += _outbox_errors(raw.get("OUTBOX", {}))
+    errors += _job_index_errors(raw.get("JOB_INDEX", {}))
+    return errors
+
+
+def _job_index_errors(index: Any) -> list[CheckMessage]:
+    """E003 for ``BULLQ["JOB_INDEX"]``: its keys and the type of each (docs/search.md)."""
+    from django.conf import settings
+
+    where = "BULLQ['JOB_INDEX']"
+    if not isinstance(index, dict):
+        return [error(3, f"{where} must be a dict.", _DOCS)]
+    errors: list[CheckMessage] = list(_unknown_keys(index, DEFAULTS["JOB_INDEX"], where))
+    for key, value in index.items():
+        default = DEFAULTS["JOB_INDEX"].get(key)
+        if default is None:
+            continue
+        if key == "DATABASE":
+            ok = isinstance(value, str) and value in settings.DATABASES
+        elif isinstance(default, bool):
+            ok = isinstance(value, bool)
+        else:
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            positive = key in ("BATCH_SIZE", "POLL_INTERVAL")
+            ok = number and (value > 0 if positive else value >= 0)
+        if not ok:
+            errors.append(error(3, f"{where}[{key!r}] is invalid: {value!r}.", _DOCS))
     return errors
 
 

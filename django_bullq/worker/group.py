@@ -4,7 +4,8 @@
 dispatcher (:data:`~django_bullq.worker.dispatch.dispatcher`) as its processor, which runs
 the database hygiene of :mod:`django_bullq.worker.hygiene` around each job. With
 ``BULLQ["OUTBOX"]["ENABLED"]`` the group also relays the transactional outbox to Redis
-(:mod:`django_bullq.producer.outbox`).
+(:mod:`django_bullq.producer.outbox`); with ``BULLQ["JOB_INDEX"]["ENABLED"]`` it records its
+queues' finished jobs in the job index (:mod:`django_bullq.recorder`).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class WorkerGroup:
     def __init__(self, workers: Sequence[Worker]) -> None:
         self.workers = list(workers)
         self.forced = False
+        self.recorders: list[Any] = []  # the job index's recorders while they run
 
     def close(self, *, force: bool = False) -> None:
         """Close every worker (``force``: hand active jobs back at once)."""
@@ -135,13 +137,36 @@ async def arun_group(
     if recycler is not None:
         recycler.bind(asyncio.get_running_loop(), group.close)
     relay = await _start_outbox_relay(burst=burst)
+    recording = _start_recorder(group)
     try:
         await group.arun(burst=burst, handle_signals=handle_signals)
     finally:
-        if relay is not None:
-            relay.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await relay
+        for duty in (relay, recording):
+            if duty is not None:
+                duty.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await duty
+        await _record_last(group)
+
+
+def _start_recorder(group: WorkerGroup) -> asyncio.Task[None] | None:
+    """With ``BULLQ["JOB_INDEX"]["ENABLED"]``: a recorder pass every ``POLL_INTERVAL`` s, in
+    a thread, while the workers run."""
+    settings = bullq_settings.JOB_INDEX
+    if not settings["ENABLED"]:
+        return None
+    from ..recorder import Recorder, arecord_forever
+
+    group.recorders = [Recorder(w.queue) for w in group.workers]
+    return asyncio.create_task(arecord_forever(group.recorders, float(settings["POLL_INTERVAL"])))
+
+
+async def _record_last(group: WorkerGroup) -> None:
+    """One last recorder pass once the workers stopped (a burst run records its jobs)."""
+    if group.recorders:
+        from ..recorder import record_all
+
+        await asyncio.to_thread(record_all, group.recorders)
 
 
 async def _start_outbox_relay(*, burst: bool) -> asyncio.Task[None] | None:

@@ -672,7 +672,9 @@ def test_browser_view_only_staff_see_no_action_buttons_even_on_live_rows(
             (e.get_attribute("type"), e.get_attribute("name") or e.get_attribute("value"))
             for e in root.find_elements(By.TAG_NAME, "input")
         }
-        assert inputs == {("hidden", "state"), ("text", "q"), ("submit", "Search")}  # search only
+        filters = {("text", f) for f in ("id", "name", "q", "path", "value")}
+        filters |= {("datetime-local", "since"), ("datetime-local", "until")}
+        assert inputs == {("hidden", "state"), ("submit", "Search"), *filters}  # the filter only
         assert root.find_elements(By.TAG_NAME, "button") == []
         assert root.find_elements(By.CSS_SELECTOR, "form[method=post]") == []
         shot(driver, "19-view-only-failed-list")

@@ -220,3 +220,19 @@ def test_case_b32_a_plain_cluster_client_is_recognised(cluster: RedisCluster) ->
     assert queue.is_cluster and queue.add("x", {}).id == "1"
     queue.obliterate(force=True)
     client.close()
+
+
+def test_case_b32_the_admin_filter_walks_a_queue_on_cluster(cluster: RedisCluster) -> None:
+    """The filter's read script (one call per chunk of ids) stays in the queue's slot."""
+    from django_bullq.admin import scan
+    from django_bullq.admin.search import JobFilter
+
+    queue = Queue(names(1)[0], cluster.url, prefix=PREFIX)
+    jobs = queue.add_bulk([("t", {"user": {"id": n % 5}}) for n in range(2500)])
+    walked = scan.walk(queue, "waiting", JobFilter(path=("user", "id"), value=3), want=1000)
+    assert [j.id for j in walked.jobs] == [
+        j.id for j in reversed(jobs) if j.data["user"]["id"] == 3
+    ]
+    assert walked.scanned == 2500 and walked.cursor is None
+    queue.obliterate(force=True)
+    queue.close()
