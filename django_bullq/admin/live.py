@@ -16,7 +16,7 @@ from django.utils.text import Truncator
 from ..core.job import Job
 from ..core.queue import Queue
 from ..live.snapshots import SNAPSHOT_LOGS, snapshot_frame
-from . import data, display
+from . import data, display, unreachable
 from .actions import JOB_ACTIONS, permitted
 from .forms import JobListForm
 from .views import ModelAdminBase, queue_or_404, require
@@ -30,16 +30,21 @@ def overview_live_view(model_admin: ModelAdminBase, request: HttpRequest) -> Jso
 
     Returns:
         ``{"type": "overview", "queues": [{"name", "counts": {state: n}, "paused": bool,
-        "workers": n, "latency": ms | None}]}`` for every known queue.
+        "workers": n, "latency": ms | None}]}`` for every known queue; a queue whose Redis
+        does not answer is ``{"name", "error": "Redis unreachable: ..."}``.
     """
     require(request, "view_bullqqueue")
-    queues = []
+    queues: list[dict[str, Any]] = []
     clients = data.ClientLists()
     for name in data.known_queue_names():
         queue = data.queue_or_none(name)
-        if queue is not None:
+        if queue is None:
+            continue
+        try:
             workers = len(data.workers(queue, clients))
             queues.append({"name": name, **_figures(queue), "workers": workers})
+        except unreachable.DOWN as exc:
+            queues.append({"name": name, "error": unreachable.reason(exc)})
     return JsonResponse({"type": "overview", "queues": queues})
 
 

@@ -14,6 +14,7 @@ from django.urls import path, register_converter
 
 from . import job_views, live, metrics_views, schedule_views, views
 from .names import EncodedNameConverter
+from .unreachable import answers_when_down
 
 register_converter(EncodedNameConverter, "bullqname")
 
@@ -39,7 +40,9 @@ class QueueAdmin(views.ModelAdminBase):
         """The queue pages under the placeholder's admin URL, each behind ``admin_view``."""
         wrap = self.admin_site.admin_view
 
-        def bind(view: Any) -> Any:
+        def bind(view: Any, *, json: bool = False) -> Any:
+            # a Redis that does not answer: a 503 saying so, not a 500 (admin/unreachable.py)
+            view = answers_when_down(view, views.page_context, json=json)
             return wrap(functools.update_wrapper(functools.partial(view, self), view))
 
         return [
@@ -66,15 +69,15 @@ class QueueAdmin(views.ModelAdminBase):
             ),
             path(
                 "q/<bullqname:queue>/live/",
-                bind(live.queue_live_view),
+                bind(live.queue_live_view, json=True),
                 name="django_bullq_queue_live",
             ),
             path(
                 "q/<bullqname:queue>/job/<bullqname:job_id>/live/",
-                bind(live.job_live_view),
+                bind(live.job_live_view, json=True),
                 name="django_bullq_job_live",
             ),
-            path("live/", bind(live.overview_live_view), name="django_bullq_live"),
+            path("live/", bind(live.overview_live_view, json=True), name="django_bullq_live"),
             path(
                 "q/<bullqname:queue>/action/<slug:action>/",
                 bind(views.action_view),

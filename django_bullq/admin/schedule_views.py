@@ -30,7 +30,7 @@ from django.utils import timezone
 from ..core.errors import BullqError
 from ..core.queue import Queue
 from ..core.scheduler import ITERATION_OPTS, JobScheduler, upsert_call
-from . import data, schedules
+from . import data, schedules, unreachable
 from .views import (
     ModelAdminBase,
     has_perms,
@@ -106,11 +106,16 @@ def _sections(request: HttpRequest) -> dict[str, Any]:
     for name in names:
         queue = data.queue_or_none(name)
         if queue is not None:
-            sections.append({"queue": queue, "rows": schedules.rows(queue)})
+            try:
+                sections.append({"queue": queue, "rows": schedules.rows(queue)})
+            except unreachable.DOWN as exc:  # said in its section, beside the others
+                sections.append({"queue": queue, "rows": [], "error": unreachable.reason(exc)})
     allowed = {slug for slug, spec in SCHEDULER_ACTIONS.items() if has_perms(request, spec[0])}
     return {
-        "sections": [s for s in sections if s["rows"] or only],
-        "empty_queues": [s["queue"].name for s in sections if not s["rows"] and not only],
+        "sections": [s for s in sections if s["rows"] or s.get("error") or only],
+        "empty_queues": [
+            s["queue"].name for s in sections if not (s["rows"] or s.get("error") or only)
+        ],
         "only": only,
         "allowed": allowed,
         "may_change": "pause" in allowed,

@@ -34,7 +34,17 @@ from django.utils.http import urlencode
 from ..core.errors import BullqError
 from ..core.queue import Queue
 from ..models import BullqQueue
-from . import data, display, filter_form, flow_tree, listing, metrics, search, server
+from . import (
+    data,
+    display,
+    filter_form,
+    flow_tree,
+    listing,
+    metrics,
+    search,
+    server,
+    unreachable,
+)
 from .actions import (
     ACTIONS,
     JOB_ACTIONS,
@@ -65,17 +75,20 @@ def overview_view(model_admin: ModelAdminBase, request: HttpRequest) -> HttpResp
         queue = data.queue_or_none(name)
         if queue is None:
             continue
-        counts = queue.get_job_counts()
-        rows.append(
-            {
-                "name": name,
-                "counts": {s: counts.get(s, 0) for s in data.ALL_STATES},
-                "paused": queue.is_paused(),
-                "workers": len(data.workers(queue, clients)),
-                "latency": data.waiting_latency_ms(queue),
-                "spark": metrics.sparkline(queue),  # issue 15 item 5
-            }
-        )
+        try:
+            counts = queue.get_job_counts()
+            rows.append(
+                {
+                    "name": name,
+                    "counts": {s: counts.get(s, 0) for s in data.ALL_STATES},
+                    "paused": queue.is_paused(),
+                    "workers": len(data.workers(queue, clients)),
+                    "latency": data.waiting_latency_ms(queue),
+                    "spark": metrics.sparkline(queue),  # issue 15 item 5
+                }
+            )
+        except unreachable.DOWN as exc:  # listed as such, beside the queues it can reach
+            rows.append({"name": name, "error": unreachable.reason(exc)})
     return TemplateResponse(
         request,
         "admin/django_bullq/overview.html",

@@ -688,7 +688,7 @@
     var queues = data.queues || [];
     for (var i = 0; i < queues.length; i++) {
       var row = scope.querySelector('tr[data-queue="' + cssEscape(queues[i].name) + '"]');
-      if (!row) { continue; }
+      if (!row || queues[i].error) { continue; } // unreachable: the page's row says so
       renderCounts(row, queues[i]);
       renderLatency(scope, row, queues[i].latency);
       each(row, "[data-bullq-workers]", function (el) { el.textContent = String(queues[i].workers); });
