@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +16,7 @@ from ..conf import get_config, get_queue
 from ..core.errors import InvalidNameError
 from ..core.job import STATES, Job
 from ..core.queue import Queue
+from ..live.snapshots import pretty_json
 from . import discovery
 
 #: Jobs per page of a job list.
@@ -169,12 +169,9 @@ def job_page(queue: Queue, state: str, page: int) -> JobPage:
 
 
 def pretty(value: Any) -> str:
-    """``value`` as indented JSON (non-ASCII kept), truncated to :data:`MAX_SHOWN` characters."""
-    try:
-        text = json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return truncate(text)
+    """``value`` as indented JSON (:func:`~django_bullq.live.snapshots.pretty_json`), truncated
+    to :data:`MAX_SHOWN` characters."""
+    return truncate(pretty_json(value))
 
 
 def truncate(text: str) -> str:

@@ -3,6 +3,7 @@ admin's polling endpoint send the same dict (docs/events.md, "Wire protocol").""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from ..failures import parse_trace
@@ -13,6 +14,18 @@ if TYPE_CHECKING:
 
 #: Newest log lines a snapshot carries.
 SNAPSHOT_LOGS = 200
+#: Longest job data (as :func:`pretty_json` writes it, characters) a snapshot carries; longer
+#: data stays as the page drew it (a frame would have to cut it).
+SNAPSHOT_DATA_CHARS = 16_000
+
+
+def pretty_json(value: Any) -> str:
+    """``value`` as the admin shows JSON: indented by 2, keys sorted, non-ASCII kept; the
+    ``repr`` of a value JSON cannot write."""
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError):
+        return repr(value)
 
 
 def job_fields(job: Job, state: str | None, logs: list[str]) -> dict[str, Any]:
@@ -26,11 +39,12 @@ def job_fields(job: Job, state: str | None, logs: list[str]) -> dict[str, Any]:
     Returns:
         ``{"id", "name", "state", "progress", "logs", "returnvalue", "failedReason",
         "failedType", "progressReported", "attemptsMade", "attemptsStarted", "priority",
-        "delay", "processedBy", "timestamp", "processedOn", "finishedOn"}``: times in epoch ms
-        (None before they happen), ``delay`` in ms, ``processedBy`` the worker's name (None
-        before a worker took it).
+        "delay", "processedBy", "timestamp", "processedOn", "finishedOn", "dataText"}``:
+        times in epoch ms (None before they happen), ``delay`` in ms, ``processedBy`` the
+        worker's name (None before a worker took it), ``dataText`` the data as
+        :func:`pretty_json` writes it, left out when longer than :data:`SNAPSHOT_DATA_CHARS`.
     """
-    return {
+    fields = {
         "id": job.id,
         "name": job.name,
         "state": state,
@@ -49,6 +63,10 @@ def job_fields(job: Job, state: str | None, logs: list[str]) -> dict[str, Any]:
         "processedOn": job.processed_on,
         "finishedOn": job.finished_on,
     }
+    data_text = pretty_json(job.data)
+    if len(data_text) <= SNAPSHOT_DATA_CHARS:  # changed by update_data or an edited retry
+        fields["dataText"] = data_text
+    return fields
 
 
 def snapshot_frame(

@@ -200,6 +200,24 @@ def test_the_overview_lists_redis_clients_once_per_connection_not_per_queue(
             get_queue(f"{qname}-{extra}").obliterate(force=True)
 
 
+def test_a_job_snapshot_carries_its_data_as_the_page_shows_it_unless_too_long(
+    qname: str,
+) -> None:
+    # the job page's data was drawn once: an update_data while it ran showed on reload only
+    q = get_queue(qname)
+    job = q.add("report", {"b": 1, "a": "é"})
+    client = staff_client(every=True)
+    page = client.get(
+        reverse("admin:django_bullq_job", kwargs={"queue": qname, "job_id": job.id})
+    ).content.decode()
+    assert 'id="bullq-data" data-bullq-field="dataText"' in page
+    job.update_data({"b": 2, "a": "é"})
+    shown = client.get(job_json(qname, job.id)).json()["job"]["dataText"]
+    assert shown == '{\n  "a": "é",\n  "b": 2\n}'  # sorted, indented, as the page draws it
+    big = q.add("report", {"blob": "x" * 20_000})
+    assert "dataText" not in client.get(job_json(qname, big.id)).json()["job"]
+
+
 # --- what the live pages need in their markup ------------------------------------------------
 
 
