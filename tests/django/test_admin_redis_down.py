@@ -9,7 +9,7 @@ import socket
 from collections.abc import Iterator
 
 import pytest
-from django.test import Client, override_settings
+from django.test import override_settings
 from django.urls import reverse
 
 from django_bullq.admin import discovery
