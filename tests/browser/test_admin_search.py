@@ -5,7 +5,7 @@ fixtures and helpers are reused): the operator fills the filter form, gets a boo
 with only the matching jobs (a hostile payload among them drawn as text), switches tabs with
 the filter kept, and removes every matching job through a confirmation that counts them, all
 under the example project's strict Content-Security-Policy. Screenshots:
-``test-artifacts/browser/45-queue-filtered.png`` and ``46-remove-matching-confirm.png``.
+``test-artifacts/browser/48-queue-filtered.png`` and ``49-remove-matching-confirm.png``.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def test_browser_filters_a_queue_by_json_path_and_removes_every_match(
     assert "31 matches shown; scanned 91 of 91 waiting jobs" in status
     assert driver.find_elements(By.ID, "bullq-evil") == [] and driver.title != "1"
     assert EVIL in driver.find_element(By.ID, "bullq-jobs-body").text  # shown as text
-    shot(driver, "45-queue-filtered")
+    shot(driver, "48-queue-filtered")
     no_csp_violations(driver, "filtered queue page")
 
     driver.find_element(By.CSS_SELECTOR, "ul.bullq-states a[href*='state=failed']").click()
@@ -78,7 +78,7 @@ def test_browser_filters_a_queue_by_json_path_and_removes_every_match(
     _wait(lambda: "are you sure" in driver.title, "the remove confirmation")
     count = driver.find_element(By.ID, "bullq-matching-count").text
     assert count == "all 31"
-    shot(driver, "46-remove-matching-confirm")
+    shot(driver, "49-remove-matching-confirm")
     driver.find_element(By.CSS_SELECTOR, 'input[value="Yes, I\'m sure"]').click()
     _wait(lambda: q.count() == 60, "the matching jobs to go")
     assert all(q.get_job(i) is None for i in matching)
