@@ -150,28 +150,38 @@ class EditedDataForm(forms.Form):
         value = self.cleaned_data["job_data"]
         if value is inspect.Parameter.empty:
             raise forms.ValidationError("the data cannot be empty (use null)")
-        task = self.task
-        if task is None:
-            return value
-        if task.raw:
-            call_args: tuple[Any, ...] = (value,)
-            call_kwargs: dict[str, Any] = {}
-        else:
-            if (
-                not isinstance(value, dict)
-                or set(value) != {"args", "kwargs"}
-                or not isinstance(value["args"], list)
-                or not isinstance(value["kwargs"], dict)
-            ):
-                raise forms.ValidationError(
-                    f'task {task.name!r} takes data {{"args": [...], "kwargs": {{...}}}}'
-                )
-            call_args, call_kwargs = tuple(value["args"]), value["kwargs"]
-        try:
-            task._encoded(call_args, call_kwargs)
-        except (TypeError, SerializationError) as exc:
-            raise forms.ValidationError(str(exc)) from exc
+        if self.task is not None:
+            error = task_data_error(self.task, value)
+            if error is not None:
+                raise forms.ValidationError(error)
         return value
 
 
-__all__ = ["CallForm", "EditedDataForm", "call_form_class"]
+def task_data_error(task: Task[..., Any], value: Any) -> str | None:
+    """Why job data ``value`` is not a call of ``task`` (checked as ``enqueue`` checks one:
+    signature, strict JSON), or None when it is one.
+
+    Args:
+        task: the ``@task``. value: the job data, ``{"args": [...], "kwargs": {...}}`` (a raw
+            task: any JSON value).
+    """
+    if task.raw:
+        call_args: tuple[Any, ...] = (value,)
+        call_kwargs: dict[str, Any] = {}
+    else:
+        if (
+            not isinstance(value, dict)
+            or set(value) != {"args", "kwargs"}
+            or not isinstance(value["args"], list)
+            or not isinstance(value["kwargs"], dict)
+        ):
+            return f'task {task.name!r} takes data {{"args": [...], "kwargs": {{...}}}}'
+        call_args, call_kwargs = tuple(value["args"]), value["kwargs"]
+    try:
+        task._encoded(call_args, call_kwargs)
+    except (TypeError, SerializationError) as exc:
+        return str(exc)
+    return None
+
+
+__all__ = ["CallForm", "EditedDataForm", "call_form_class", "task_data_error"]

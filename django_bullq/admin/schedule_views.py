@@ -30,7 +30,9 @@ from django.utils import timezone
 from ..core.errors import BullqError
 from ..core.queue import Queue
 from ..core.scheduler import ITERATION_OPTS, JobScheduler, upsert_call
+from ..producer.registry import registry
 from . import data, schedules, unreachable
+from .job_forms import task_data_error
 from .views import (
     ModelAdminBase,
     has_perms,
@@ -176,20 +178,13 @@ class SchedulerForm(forms.Form):
         except (ValueError, TypeError) as exc:
             self.add_error("options", f"not a JSON object of job options: {exc}")
             return cleaned
-        repeat: dict[str, Any] = {}
-        if cleaned["every"] is not None:
-            repeat["every"] = cleaned["every"]
-        if cleaned["pattern"]:
-            repeat["pattern"] = cleaned["pattern"]
-        if cleaned["tz"]:
-            repeat["tz"] = cleaned["tz"]
-        extra = {"limit": cleaned["limit"]}
-        for name in ("start_date", "end_date"):  # naive without USE_TZ: the site's zone
-            when = cleaned[name]
-            extra[name] = (
-                when if when is None or timezone.is_aware(when) else (timezone.make_aware(when))
-            )
+        repeat, extra = _schedule(cleaned)
         template = {"name": cleaned["name"] or cleaned["scheduler_id"], "data": payload}
+        task = registry.get(template["name"])
+        error = task_data_error(task, payload) if task is not None else None
+        if error is not None:  # each run would fail as this call fails enqueue
+            self.add_error("job_data", f"not a call of the task: {error}")
+            return cleaned
         template["opts"] = options
         try:
             upsert_call(queue.keys, cleaned["scheduler_id"], repeat, template, extra)
@@ -197,6 +192,23 @@ class SchedulerForm(forms.Form):
             raise forms.ValidationError(str(exc)) from exc
         cleaned.update(q=queue, repeat=repeat, template=template, extra=extra)
         return cleaned
+
+
+def _schedule(cleaned: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The upsert's ``repeat`` (every / pattern / tz) and keyword options (limit, start and
+    end as aware datetimes: naive ones, from a site without USE_TZ, in its time zone)."""
+    repeat: dict[str, Any] = {}
+    if cleaned["every"] is not None:
+        repeat["every"] = cleaned["every"]
+    if cleaned["pattern"]:
+        repeat["pattern"] = cleaned["pattern"]
+    if cleaned["tz"]:
+        repeat["tz"] = cleaned["tz"]
+    extra = {"limit": cleaned["limit"]}
+    for name in ("start_date", "end_date"):
+        when = cleaned[name]
+        extra[name] = when if when is None or timezone.is_aware(when) else timezone.make_aware(when)
+    return repeat, extra
 
 
 def _initial(queue: Queue, scheduler: JobScheduler) -> dict[str, Any]:
@@ -306,6 +318,13 @@ def _save(request: HttpRequest, form: SchedulerForm, *, creating: bool) -> HttpR
     flag = ADDITION if creating else CHANGE
     log_action(request, f"queue {q.name} / scheduler {sid}", f"{label} scheduler: {text}", flag)
     messages.success(request, f"Scheduler {sid}: saved, {text}.")
+    if registry.get(cd["template"]["name"]) is None:
+        messages.warning(
+            request,
+            f"No task of this project is named {cd['template']['name']!r}: its runs are for "
+            "a worker that knows that name (a Node or PyPI BullMQ worker); runworker fails "
+            "them as an unknown task.",
+        )
     return HttpResponseRedirect(_list_url(q.name))
 
 

@@ -14,7 +14,7 @@ current one (:func:`aschedule_next`), guarded in Lua so it happens once.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -207,7 +207,13 @@ def _ms(value: Any, what: str) -> int | None:
 def _template_opts(opts: JobOptions | dict[str, Any] | None) -> dict[str, Any]:
     if opts is None:
         return {}
-    options = opts if isinstance(opts, JobOptions) else JobOptions(**opts)
+    if isinstance(opts, JobOptions):
+        options = opts
+    else:
+        unknown = sorted(set(opts) - {f.name for f in fields(JobOptions)})
+        if unknown:
+            raise ValueError(f"unknown job option(s) {unknown} in the template")
+        options = JobOptions(**opts)
     if options.job_id is not None or options.delay:
         raise ValueError("a scheduler template cannot set job_id or delay (the scheduler does)")
     options.validate()

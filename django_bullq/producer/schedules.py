@@ -65,8 +65,18 @@ def task_template(
     """The scheduler template that calls ``task_`` with ``args``/``kwargs`` (raw: ``args[0]``).
 
     ``options`` are JobOptions fields over the task's own job options (``delay`` and ``job_id``
-    are not allowed in a template).
+    are not allowed in a template; the task's own are left out).
+
+    Raises:
+        ValueError: ``delay`` or ``job_id`` in ``options``. TypeError: a call the function
+            does not take. SerializationError: arguments that are not JSON.
     """
+    refused = sorted({"delay", "job_id"} & set(options or {}))
+    if refused:
+        raise ValueError(
+            f"options {refused} cannot be set in a scheduler template: the scheduler sets "
+            "each run's id and time"
+        )
     if task_.raw:
         args = list(args)
         if len(args) != 1 or kwargs:
@@ -74,6 +84,8 @@ def task_template(
         data: Any = args[0]
     else:
         data = {"args": list(args), "kwargs": dict(kwargs or {})}
+        # each run is this call: refuse what enqueue would refuse (signature, JSON)
+        task_._encoded(tuple(data["args"]), data["kwargs"])
     opts = {
         k: v
         for k, v in {**task_.job_options, **(options or {})}.items()

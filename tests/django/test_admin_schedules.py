@@ -349,6 +349,32 @@ def test_a_schedule_with_no_run_to_make_is_a_form_error_not_saved(
     assert entries(f"queue {qname} / scheduler past") == []
 
 
+def test_a_template_that_is_no_call_of_its_task_is_refused(operator: Client, qname: str) -> None:
+    # accepted, then every run failed: "job data does not match the signature of task ..."
+    url = reverse("admin:django_bullq_scheduler_new")
+    base = {"queue": qname, "scheduler_id": "bad", "every": "60000", "name": ADD}
+    for data, words in (
+        ('{"args": [1, 2, 3], "kwargs": {}}', "too many positional arguments"),
+        ('{"x": 1}', "takes data"),
+    ):
+        response = operator.post(url, {**base, "job_data": data})
+        assert response.status_code == 200
+        assert "not a call of the task" in response.content.decode() and words in (
+            html.unescape(response.content.decode())
+        )
+    assert get_queue(qname).get_job_scheduler("bad") is None
+    ok = operator.post(url, {**base, "job_data": json.dumps(ADD_DATA)})
+    assert ok.status_code == 302
+    # a name no task of this project has is a Node or PyPI worker's job: allowed, with a word
+    other = operator.post(
+        url,
+        {**base, "scheduler_id": "node", "name": "node-report", "job_data": "{}"},
+        follow=True,
+    )
+    assert "No task of this project is named" in other.content.decode()
+    assert get_queue(qname).get_job_scheduler("node") is not None
+
+
 def test_edit_replaces_the_schedule_and_keeps_the_url_queue_and_id(
     operator: Client, qname: str
 ) -> None:

@@ -49,8 +49,8 @@ def test_valid_schedulers_are_silent() -> None:
     ("entry", "words"),
     [
         ("x", "must be a dict"),
-        ({"task": TASK}, "exactly one of every"),
-        ({"task": TASK, "every": 10, "cron": "* * * * *"}, "exactly one of every"),
+        ({"task": TASK, "args": ["k"]}, "exactly one of every"),
+        ({"task": TASK, "args": ["k"], "every": 10, "cron": "* * * * *"}, "exactly one of every"),
         ({"task": "no.such.task", "every": 10}, "no task registered"),
         ({"every": 10}, "exactly one of 'task'"),
         ({"name": "n", "cron": "61 * * * *"}, "invalid cron"),
@@ -60,6 +60,10 @@ def test_valid_schedulers_are_silent() -> None:
         ({"name": "n", "every": 10, "options": {"retries": 1}}, "retries"),
         ({"name": "n", "every": 10, "data": {1, 2}}, "JSON"),
         ({"name": "n", "every": 10, "evry": 1}, "unknown key"),
+        ({"task": TASK, "every": 10, "args": [1, 2, 3]}, "too many positional arguments"),
+        ({"task": TASK, "every": 10, "args": ["k"], "options": {"delay": 5}}, "cannot be set"),
+        ({"task": TASK, "every": 10, "args": ["k"], "options": {"job_id": "x"}}, "cannot be set"),
+        ({"name": "n", "every": 10, "options": {"bogus": 1}}, "unknown job option(s) ['bogus']"),
     ],
 )
 def test_bad_entries_raise_e030(entry: Any, words: str) -> None:
