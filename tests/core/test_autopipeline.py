@@ -187,11 +187,9 @@ async def test_a_call_that_meets_noscript_again_after_the_reload_runs_by_source(
         await queue.aclient.hset(key, "name", "x")
         pipe = AutoPipeline(queue.aclient, queue.ascripts)
         try:
-            assert await asyncio.gather(*(log_call(pipe, queue, "j1") for _ in range(3))) == [
-                1,
-                2,
-                3,
-            ]
+            replies = await asyncio.gather(*(log_call(pipe, queue, "j1") for _ in range(3)))
+            # each call ran once, by source; resent one by one, their order may change
+            assert sorted(replies) == [1, 2, 3]
         finally:
             await pipe.aclose()
             queue.close()
