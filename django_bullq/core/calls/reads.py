@@ -1,5 +1,4 @@
-"""Reads of a queue's sets as :class:`~.call.Read` values: counts, a job's state, id ranges;
-and the one read script, ``getJobFields`` (:func:`job_fields`).
+"""Reads of a queue's sets as :class:`~.call.Read` values: counts, a job's state, id ranges.
 
 Each is written once and run by ``Queue._read`` / ``Queue._aread`` (or, for :func:`jobs`, by
 ``Queue._drive`` / ``Queue._adrive``). ``states`` are BullMQ state names, already checked.
@@ -12,7 +11,7 @@ from typing import Any
 
 from ..keys import QueueKeys
 from ..serialization import to_str
-from .call import Call, Read, Steps
+from .call import Read, Steps
 
 #: States kept in lists, with their key; every other state is a sorted set of its own name.
 LIST_STATES = {"waiting": "wait", "paused": "paused", "active": "active"}
@@ -89,15 +88,3 @@ def job_hashes(
         tuple(("HGETALL", keys.job(i)) for i in ids), list, transaction=False
     )
     return [(i, raw) for i, raw in zip(ids, raws, strict=True) if raw]
-
-
-def job_fields(keys: QueueKeys, job_ids: Sequence[str], fields: Sequence[str]) -> Call[Any]:
-    """getJobFields-1: ``fields`` of each of ``job_ids`` in one call; a row of values (bytes
-    or None) per id, in order."""
-    return Call(
-        "getJobFields",
-        (keys.job(""),),
-        (len(fields), *fields, *job_ids),
-        parse=list,
-        raise_codes=False,
-    )
