@@ -46,24 +46,11 @@ def ids(queue: Queue, state: str, flt: JobFilter, start: int, count: int) -> lis
 
 
 def fields(queue: Queue, ids: list[str]) -> list[list[Any] | None]:
-    """``[name, timestamp, finishedOn, data]`` of each job (None for a job gone).
-
-    One read-only script call per chunk (:data:`FIELDS_LUA`), not a pipeline of ``HMGET``:
-    measured 2.4 times faster for 1000 jobs, redis-py's cost being per command. The job keys
-    share the declared prefix key's slot on Redis Cluster (a hash-tag ``PREFIX``, check E009).
-    """
-    rows = queue.client.register_script(FIELDS_LUA)(keys=[queue.keys.job("")], args=ids)
+    """``[name, timestamp, finishedOn, data]`` of each job (None for a job gone), in one call
+    per chunk (``Queue.get_job_fields``, not a pipeline of ``HMGET``: 2.4 times faster for
+    1,000 jobs, redis-py's cost being per command)."""
+    rows = queue.get_job_fields(ids, ("name", "timestamp", "finishedOn", "data"))
     return [row if row and row[0] is not None else None for row in rows]
-
-
-#: Fields of the jobs ``ARGV`` whose keys are ``KEYS[1] .. id`` (``<prefix>:<queue>:``).
-FIELDS_LUA = """
-local rows = {}
-for i = 1, #ARGV do
-  rows[i] = redis.call('HMGET', KEYS[1] .. ARGV[i], 'name', 'timestamp', 'finishedOn', 'data')
-end
-return rows
-"""
 
 
 def facts(row: list[Any], state: str) -> tuple[str, int | None, str]:

@@ -15,14 +15,29 @@ from typing import Any
 
 import pytest
 
-from django_bullq.core.calls import Call, Command, Step, Steps, adrive, builders, drive
+from django_bullq.core.calls import (
+    Call,
+    Command,
+    Step,
+    Steps,
+    adrive,
+    builders,
+    drive,
+    queue_builders,
+)
 from django_bullq.core.keys import QueueKeys
 from tests.support.lua_headers import SCRIPT_FILES, argv_entries, snake
 
 KEYS = QueueKeys("q")
 KEYWORD_ONLY = inspect.Parameter.KEYWORD_ONLY
 #: Values for arguments a dummy string cannot stand for.
-SAMPLES: dict[str, Any] = {"kept": (0, 0, 0, 0), "pairs": ("1", "t1", "2", "t2")}
+SAMPLES: dict[str, Any] = {
+    "kept": (0, 0, 0, 0),
+    "pairs": ("1", "t1", "2", "t2"),
+    "fields_and_ids": ("name", "data", "1", "2"),
+}
+#: The modules of the builders (one per script, spread by subject).
+BUILDER_MODULES = (builders, queue_builders)
 
 
 def _script(path: Path) -> tuple[str, int]:
@@ -31,11 +46,13 @@ def _script(path: Path) -> tuple[str, int]:
 
 
 def _builders() -> dict[str, Any]:
-    return {
-        name: fn
-        for name, fn in inspect.getmembers(builders, inspect.isfunction)
-        if fn.__module__ == builders.__name__ and not name.startswith("_") and name != "key_set"
-    }
+    found: dict[str, Any] = {}
+    for module in BUILDER_MODULES:
+        for name, fn in inspect.getmembers(module, inspect.isfunction):
+            if fn.__module__ == module.__name__ and not name.startswith("_") and name != "key_set":
+                assert name not in found, f"two builders of {name}"
+                found[name] = fn
+    return found
 
 
 def test_every_script_has_exactly_one_builder_and_every_builder_a_script() -> None:
@@ -69,8 +86,8 @@ def test_builder_matches_the_script_header(path: Path) -> None:
 
 
 def _steps() -> Any:
-    first = yield builders.promote_jobs(KEYS, count=2)
-    second = yield builders.promote_jobs(KEYS, count=2)
+    first = yield queue_builders.promote_jobs(KEYS, count=2)
+    second = yield queue_builders.promote_jobs(KEYS, count=2)
     return first + second
 
 

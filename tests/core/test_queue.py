@@ -185,3 +185,12 @@ def test_a_job_without_a_queue_says_so_when_asked_to_use_redis() -> None:
     with pytest.raises(UnboundJobError, match="not bound to a Queue"):
         job.get_logs()
     assert issubclass(UnboundJobError, BullqError) and issubclass(UnboundJobError, RuntimeError)
+
+
+async def test_get_job_fields_reads_many_jobs_in_one_call(queue: Queue) -> None:
+    a = queue.add("first", {"n": 1})
+    b = queue.add("second", {"n": 2})
+    rows = queue.get_job_fields([a.id, "missing", b.id], ["name", "data", "nope"])
+    assert rows == [[b"first", b'{"n":1}', None], None, [b"second", b'{"n":2}', None]]
+    assert await queue.aget_job_fields([b.id], ["name"]) == [[b"second"]]
+    assert queue.get_job_fields([], ["name"]) == []

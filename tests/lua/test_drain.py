@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django_bullq.core.calls import builders
+from django_bullq.core.calls import queue_builders
 from django_bullq.core.calls.operations import drain_step
 from tests.lua.helpers import LuaQueue
 
@@ -19,7 +19,7 @@ def drain_calls(lq: LuaQueue, *, delayed: bool, count: int) -> tuple[int, list[A
     """Drain to the end; (jobs removed, every raw answer)."""
     total, kept, answers = 0, [0, 0, 0, 0], []
     while True:
-        step = builders.drain(lq.keys, delayed=delayed, count=count, kept=kept)
+        step = queue_builders.drain(lq.keys, delayed=delayed, count=count, kept=kept)
         answers.append(lq.run(step.script, step.keys, step.args))
         removed, next_kept = drain_step(answers[-1])
         total += removed

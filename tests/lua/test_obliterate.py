@@ -8,13 +8,13 @@ from typing import Any
 
 import redis
 
-from django_bullq.core.calls import builders
+from django_bullq.core.calls import queue_builders
 from django_bullq.core.keys import QueueKeys
 from tests.lua.helpers import NOW, LuaQueue
 
 
 def call(lq: LuaQueue, count: int, *, force: bool = False, cursor: str = "0") -> Any:
-    step = builders.obliterate(lq.keys, count=count, force=force, cursor=cursor)
+    step = queue_builders.obliterate(lq.keys, count=count, force=force, cursor=cursor)
     return lq.run(step.script, step.keys, step.args)
 
 

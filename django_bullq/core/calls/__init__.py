@@ -1,7 +1,8 @@
 """The script-call layer: one builder per Lua script, calls as values, multi-step operations.
 
-``builders`` holds the only Python that spells each script's KEYS and ARGV order; ``call``
-holds :class:`Call` and the sync / async drivers of operations written once as generators.
+``builders`` (and ``queue_builders``, the scripts of a whole queue) hold the only Python that
+spells each script's KEYS and ARGV order; ``call`` holds :class:`Call` and the sync / async
+drivers of operations written once as generators.
 """
 
 from .builders import (
@@ -15,8 +16,6 @@ from .builders import (
     change_delay,
     change_priority,
     clean_finished,
-    clean_jobs_in_set,
-    drain,
     extend_locks,
     key_set,
     merge_metrics,
@@ -26,22 +25,27 @@ from .builders import (
     move_to_delayed,
     move_to_finished,
     move_to_waiting_children,
-    obliterate,
-    pause,
     pause_job_scheduler,
     promote,
-    promote_jobs,
     record_task_run,
     remove_job,
     remove_job_scheduler,
     reprocess_job,
     retry_job,
-    retry_jobs,
     update_data,
     update_job_scheduler,
     update_progress,
 )
 from .call import Batch, Call, Command, Read, Step, Steps, adrive, drive
+from .queue_builders import (
+    clean_jobs_in_set,
+    drain,
+    get_job_fields,
+    obliterate,
+    pause,
+    promote_jobs,
+    retry_jobs,
+)
 
 __all__ = [
     "ADD_KEYS",
@@ -65,6 +69,7 @@ __all__ = [
     "drain",
     "drive",
     "extend_locks",
+    "get_job_fields",
     "key_set",
     "merge_metrics",
     "move_job_from_active_to_wait",

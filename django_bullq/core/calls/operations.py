@@ -16,7 +16,7 @@ from ..errors import FailedChildren
 from ..keys import QueueKeys
 from ..options import PRIORITY_LIMIT, now_ms, to_delay_ms
 from ..serialization import loads, to_str
-from . import builders
+from . import builders, queue_builders
 from .call import Call, Read, Steps
 
 #: States ``clean`` accepts, with the key each one lives in (``waiting`` is an alias of wait).
@@ -95,7 +95,7 @@ def promote_jobs(keys: QueueKeys, count: int = 1000) -> Steps[int]:
     check_count(count)
     total = 0
     while True:
-        moved: int = yield builders.promote_jobs(keys, count=count)
+        moved: int = yield queue_builders.promote_jobs(keys, count=count)
         total += moved
         if moved < count:
             return total
@@ -115,7 +115,7 @@ def retry_jobs(
         The number of jobs moved. Their ``atm`` is kept (they have ``attempts - atm`` left).
     """
     check_count(count)
-    call = builders.retry_jobs(
+    call = queue_builders.retry_jobs(
         keys,
         count=count,
         timestamp=now_ms() if timestamp is None else int(timestamp),
@@ -158,7 +158,7 @@ def clean(
     removed: list[str] = []
     while True:
         batch = min(CLEAN_BATCH, limit - len(removed)) if limit else CLEAN_BATCH
-        reply = yield builders.clean_jobs_in_set(
+        reply = yield queue_builders.clean_jobs_in_set(
             keys, cutoff=cutoff, limit=batch, state=CLEAN_STATES[state]
         )
         ids = [to_str(x) or "" for x in reply]
@@ -179,7 +179,7 @@ def drain(keys: QueueKeys, *, delayed: bool = False) -> Steps[int]:
     """
     total, kept = 0, [0, 0, 0, 0]
     while True:
-        reply = yield builders.drain(keys, delayed=delayed, count=DRAIN_BATCH, kept=kept)
+        reply = yield queue_builders.drain(keys, delayed=delayed, count=DRAIN_BATCH, kept=kept)
         removed, next_kept = drain_step(reply)
         total += removed
         if next_kept is None:
@@ -210,10 +210,10 @@ def obliterate(keys: QueueKeys, *, force: bool = False, count: int = 1000) -> St
         QueueNotPaused: someone resumed the queue meanwhile.
     """
     check_count(count)
-    yield builders.pause(keys, state="paused")
+    yield queue_builders.pause(keys, state="paused")
     cursor: str | None = "0"
     while cursor is not None:
-        reply = yield builders.obliterate(keys, count=count, force=force, cursor=cursor)
+        reply = yield queue_builders.obliterate(keys, count=count, force=force, cursor=cursor)
         cursor = obliterate_step(reply)
 
 
@@ -229,7 +229,7 @@ def obliterate_step(reply: Any) -> str | None:
 
 def resume(keys: QueueKeys) -> Steps[None]:
     """Resume the queue; legacy v5 ``paused`` lists are migrated into wait, call by call."""
-    while (yield builders.pause(keys, state="resumed")) > 0:
+    while (yield queue_builders.pause(keys, state="resumed")) > 0:
         pass
 
 
