@@ -76,7 +76,12 @@ def _progress(index: int, scenario: Scenario, library: Library, m: Measurement) 
         text = (
             f"{m.jobs_per_second:,.0f} jobs/s ({m.jobs} jobs in {m.seconds:.2f} s, "
             f"{m.cost.get('cpu_us_per_job', 0):.0f} µs Redis CPU/job, "
-            f"{'—' if per_job is None else f'{per_job:.2f}'} round trips/job)"
+            f"{'—' if per_job is None else f'{per_job:.2f}'} round trips/job"
+            + (
+                f", {m.extra['cpu_s'] * 1e6 / m.jobs:.0f} µs client process CPU/job)"
+                if "cpu_s" in m.extra and m.jobs
+                else ")"
+            )
         )
     print(
         f"[round {index + 1}] {scenario.key:18} {library.key:16} {text}",

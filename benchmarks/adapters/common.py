@@ -130,21 +130,35 @@ def not_applicable(reason: str) -> None:
     sys.exit(0)
 
 
+#: this process's CPU time (user + system, s) when the timed part started
+_cpu0 = 0.0
+
+
+def _cpu_s() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
 def ready_and_wait() -> None:
     """Set-up is done: say so and block until the harness has read the server's counters."""
-    global _base
+    global _base, _cpu0
     emit({"ready": True})
     sys.stdin.readline()
     _base = next(_sends)
+    _cpu0 = _cpu_s()
 
 
 def finish(jobs: int, seconds: float, **extra: Any) -> None:
     """Print the result line and leave at once (no library shutdown, which is not measured).
 
+    The line carries ``cpu_s``: this process's CPU time from the handshake (s), which against
+    the run's span tells a client bound by its own Python from one that waits.
+
     The line also names the event loop an asyncio adapter ran on (``event_loop``, noted by
     :func:`dispatch_async`)."""
     if _loop:
         extra["event_loop"] = _loop
+    extra["cpu_s"] = _cpu_s() - _cpu0  # this process only (not worker processes it started)
     emit({"jobs": jobs, "seconds": seconds, "round_trips": round_trips(), **extra})
     os._exit(0)
 
