@@ -217,6 +217,15 @@ def queue(site: Site) -> Iterator[Queue]:
     q.close()
 
 
+def scratch_queue(site: Site, name: str) -> Iterator[Queue]:
+    """The body of a fixture of queue ``name`` on the site's Redis, obliterated after the test
+    (``yield from scratch_queue(site, NAME)``; a queue no worker of the site serves)."""
+    q = Queue(name, site.redis_url)
+    yield q
+    q.obliterate(force=True)
+    q.close()
+
+
 def shot(driver: Any, name: str) -> None:
     """Save a screenshot as a test artifact: test-artifacts/browser/<name>.png."""
     assert driver.save_screenshot(str(ARTIFACTS / f"{name}.png"))

@@ -32,10 +32,7 @@ TASK = "weather.tasks.email_report"
 
 @pytest.fixture
 def forms_queue(site: Site) -> Iterator[Queue]:
-    q = Queue(FORMS_QUEUE, site.redis_url)
-    yield q
-    q.obliterate(force=True)
-    q.close()
+    yield from live.scratch_queue(site, FORMS_QUEUE)
 
 
 def queue_page(site: Site) -> str:

@@ -39,10 +39,7 @@ NAMES = ("reports.build", "mail.send", HOSTILE)
 
 @pytest.fixture
 def metrics_queue(site: Site) -> Iterator[Queue]:
-    q = Queue(METRICS_QUEUE, site.redis_url)
-    yield q
-    q.obliterate(force=True)
-    q.close()
+    yield from live.scratch_queue(site, METRICS_QUEUE)
 
 
 async def _history(q: Queue) -> None:

@@ -31,10 +31,7 @@ SCHEDULE_QUEUE = "browser-schedules"
 
 @pytest.fixture
 def sched_queue(site: Site) -> Iterator[Queue]:
-    q = Queue(SCHEDULE_QUEUE, site.redis_url)
-    yield q
-    q.obliterate(force=True)
-    q.close()
+    yield from live.scratch_queue(site, SCHEDULE_QUEUE)
 
 
 def test_browser_schedules_page_reads_pauses_resumes_removes_and_creates(

@@ -33,10 +33,7 @@ EVIL = '<img src=x id="bullq-evil" onerror="document.title=1">'
 
 @pytest.fixture
 def search_queue(site: Site) -> Iterator[Queue]:
-    q = Queue(SEARCH_QUEUE, site.redis_url)
-    yield q
-    q.obliterate(force=True)
-    q.close()
+    yield from live.scratch_queue(site, SEARCH_QUEUE)
 
 
 def test_browser_filters_a_queue_by_json_path_and_removes_every_match(

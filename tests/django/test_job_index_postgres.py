@@ -3,37 +3,14 @@ filter's answer, and the plans that use them (issue 15 item 2)."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 from django_bullq.conf import get_queue
-from tests.support.pg_server import PostgresServer
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.pg_server import PostgresServer, run_pg_script
 
 
 def run(postgres: PostgresServer, queue_name: str, **env_vars: str) -> dict[str, Any]:
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "tests.settings_pg",
-        "BULLQ_TEST_PG_PORT": str(postgres.port),
-        **env_vars,
-    }
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.support.job_index_pg", queue_name],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return report
+    return run_pg_script(postgres, "tests.support.job_index_pg", queue_name, **env_vars)
 
 
 def test_the_job_index_on_postgresql_answers_each_filter_from_its_indexes(

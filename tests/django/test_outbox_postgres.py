@@ -2,36 +2,14 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 from django_bullq.conf import get_queue
-from tests.support.pg_server import PostgresServer
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.pg_server import PostgresServer, run_pg_script
 
 
 def test_racing_relays_add_every_row_exactly_once(
     postgres: PostgresServer, queue_name: str
 ) -> None:
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "tests.settings_pg",
-        "BULLQ_TEST_PG_PORT": str(postgres.port),
-    }
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.support.outbox_race", queue_name, "300", "4"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    report = run_pg_script(postgres, "tests.support.outbox_race", queue_name, "300", "4")
     assert report["left"] == 0
     assert sum(report["added"]) == 300  # no row added by two relays
     assert len([n for n in report["added"] if n]) > 1, "the relays did not compete"
@@ -47,21 +25,7 @@ def test_flows_and_schedulers_go_through_the_outbox_in_the_same_transaction(
     """Issue 12 item 2 on real PostgreSQL: the flow and scheduler rows commit or roll back with
     the caller's data, other connections see them only after the commit, a crash after the
     commit leaves them for another process's relay, which moves each once."""
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "tests.settings_pg",
-        "BULLQ_TEST_PG_PORT": str(postgres.port),
-    }
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.support.outbox_kinds_pg", queue_name],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = run_pg_script(postgres, "tests.support.outbox_kinds_pg", queue_name)
     assert seen["inside_rows"] == ["flow", "scheduler"]
     assert seen["inside_other"] == {"rows": [], "relayed": 0}  # not committed: invisible
     assert seen["inside_redis_jobs"] == 0
@@ -86,21 +50,7 @@ def test_enqueue_many_on_commit_and_through_the_outbox(
     after it (a rollback writes none); with the outbox its rows are in the caller's
     transaction, invisible to other connections until the commit, moved together after it,
     and left for another process's relay by a crash right after the commit."""
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "tests.settings_pg",
-        "BULLQ_TEST_PG_PORT": str(postgres.port),
-    }
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.support.enqueue_many_pg", queue_name],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = run_pg_script(postgres, "tests.support.enqueue_many_pg", queue_name)
     assert seen["plain_inside_redis"] == 0
     assert seen["plain_states"] == ["done"]
     assert seen["plain_args"] == list(range(50))

@@ -8,13 +8,19 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
+from pathlib import Path
+from typing import Any
 
 from tests.support.redis_server import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _bin_dir() -> str:
@@ -83,3 +89,28 @@ class PostgresServer:
         with contextlib.suppress(subprocess.CalledProcessError):
             self._run(f"{self.bin}/pg_ctl", "-D", self.data, "-m", "immediate", "stop")
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def run_pg_script(
+    postgres: PostgresServer, module: str, *args: str, **env_vars: str
+) -> dict[str, Any]:
+    """Run ``python -m <module> <args>`` under ``tests.settings_pg`` on ``postgres`` (a process
+    of its own: Django's database settings are read once per process) and return the JSON
+    object its last line of output prints; ``env_vars`` are added to its environment."""
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings_pg",
+        "BULLQ_TEST_PG_PORT": str(postgres.port),
+        **env_vars,
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", module, *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return report
