@@ -39,7 +39,9 @@ class CancelToken:
 
     def __init__(self, job_id: str) -> None:
         self.job_id = job_id
-        self._event = threading.Event()
+        #: made by the first wait() (a sync job sleeping on its token): most jobs never wait,
+        #: and an Event (a Condition and two locks) per job is the worker's hot path
+        self._event: threading.Event | None = None
         self._error: CancelledJobError | None = None
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -48,7 +50,7 @@ class CancelToken:
     @property
     def cancelled(self) -> bool:
         """True once the job was cancelled (or timed out)."""
-        return self._event.is_set()
+        return self._error is not None
 
     @property
     def error(self) -> CancelledJobError | None:
@@ -62,7 +64,13 @@ class CancelToken:
 
     def wait(self, timeout: float | None = None) -> bool:
         """Sleep up to ``timeout`` seconds, waking early on cancellation; True if cancelled."""
-        return self._event.wait(timeout)
+        with self._lock:
+            if self._event is None:
+                self._event = threading.Event()
+                if self._error is not None:
+                    self._event.set()
+            event = self._event
+        return event.wait(timeout)
 
     def cancel(self, reason: str = "", *, unrecoverable: bool = False) -> bool:
         """Cancel the job; False if it was already cancelled (the first reason wins)."""
@@ -77,7 +85,8 @@ class CancelToken:
             if self._error is not None:
                 return False
             self._error = error
-            self._event.set()
+            if self._event is not None:
+                self._event.set()
             loop, task = self._loop, self._task
         if loop is not None and task is not None and not loop.is_closed():
             loop.call_soon_threadsafe(task.cancel)

@@ -9,7 +9,12 @@ import pytest
 import redis
 
 from django_bullq import Job, JobOptions, Queue
-from django_bullq.core.cancel import cancel_message, current_cancel_token, parse_control
+from django_bullq.core.cancel import (
+    CancelToken,
+    cancel_message,
+    current_cancel_token,
+    parse_control,
+)
 from django_bullq.core.errors import CancelledJobError, JobTimeoutExceeded
 from tests.support.workerkit import make_worker, run_until
 
@@ -213,3 +218,12 @@ def test_timeout_round_trips_through_stored_opts(queue: Queue) -> None:
     job = queue.add("x", {}, timeout=1500)
     got = queue.get_job(job.id)
     assert got is not None and got.options.timeout == 1500
+
+
+def test_a_token_cancelled_before_anyone_waits_on_it_wakes_a_later_wait_at_once() -> None:
+    token = CancelToken("j1")
+    assert not token.cancelled and token.wait(0) is False
+    other = CancelToken("j2")
+    assert other.cancel("stop") is True and other.cancelled
+    assert other.wait(30) is True  # its Event is made after the cancel: set at once
+    assert token.cancel("later") is True and token.wait(30) is True  # made before the cancel
