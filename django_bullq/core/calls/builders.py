@@ -223,6 +223,14 @@ def merge_metrics(keys: QueueKeys, bucket: str, *, delta: str, expire_at_s: int)
     return Call("mergeMetrics", (keys[bucket],), (delta, expire_at_s))
 
 
+def merge_metric_totals(
+    keys: QueueKeys, bucket: str, *, delta: str, stalled: int, max_names: int, other: str
+) -> Call[Any]:
+    """mergeMetricTotals-1: add metrics JSON and ``stalled`` jobs to the all-time totals hash
+    ``keys[bucket]``, keeping at most ``max_names`` job names (the rest under ``other``)."""
+    return Call("mergeMetricTotals", (keys[bucket],), (delta, stalled, max_names, other))
+
+
 def change_delay(keys: QueueKeys, *, job_id: str, now: int, delay: int) -> Call[Any]:
     """changeDelay-5: re-time a delayed job to ``now + delay`` ms."""
     return Call(

@@ -7,6 +7,11 @@ Keys (django_bullq's own, under ``<prefix>:<queue>:bullq:``, so BullMQ's tools i
   since the epoch; expires :data:`RETENTION_S` after that minute ends.
 * ``<prefix>:<queue>:bullq:metrics:h:<hour>``: the same counts summed by hour (what the 72 h
   view reads: 72 keys instead of 4320); expires :data:`RETENTION_S` after the hour ends.
+* ``<prefix>:<queue>:bullq:metrics:total`` (:data:`TOTALS`): the all-time totals, a hash that
+  only grows (what Prometheus's counters and histograms read; ``lua/mergeMetricTotals-1.lua``):
+  field ``n:<job name>`` holds the JSON ``[completed, failed, retried, run, wait, run sum,
+  wait sum]`` (the sums in ms), ``q:stalled`` the jobs moved back by the stalled check,
+  ``q:names`` the number of names; at most :data:`MAX_NAMES` names, then :data:`OTHER`.
 
 Each value is JSON, ``{"<job name>": [completed, failed, retried, run, wait]}``: completed
 jobs, jobs failed for good, attempts that failed and were retried, then two dense histograms
@@ -29,6 +34,10 @@ from ..keys import QueueKeys
 RETENTION_S = 72 * 3600
 #: Positions in a name's stored list: the three counts and the two histograms.
 COMPLETED, FAILED, RETRIED, RUN, WAIT = range(5)
+#: Positions of the sums (ms) of the run and wait durations: in the totals only.
+RUN_SUM, WAIT_SUM = 5, 6
+#: The key suffix of the all-time totals hash.
+TOTALS = "bullq:metrics:total"
 #: Job names longer than this are cut to it.
 MAX_NAME_CHARS = 200
 #: Distinct job names one worker records; the others are counted under :data:`OTHER`.
