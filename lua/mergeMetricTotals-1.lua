@@ -5,9 +5,10 @@
   never on a job's own path. The totals only grow (no expiry; Queue.obliterate removes them).
 
   KEYS[1] totals  "<prefix>:<queue>:bullq:metrics:total": a hash; field "n:<job name>" is
-                  the JSON [completed, failed, retried, run, wait, runSumMs, waitSumMs] of that
-                  name (run and wait dense histograms [first bucket, count, ...], [] or {} when
-                  empty; the sums in ms), "q:stalled" the jobs the stalled check moved back to
+                  the JSON [completed, failed, retried, run, wait, runSumMs, waitSumMs, rank]
+                  of that name (run and wait dense histograms [first bucket, count, ...], [] or
+                  {} when empty; the sums in ms; rank 1, 2, ... the order names were first kept
+                  in, absent for ARGV[4]'s), "q:stalled" the jobs the stalled check moved back to
                   wait, "q:names" how many job names are kept (ARGV[4]'s aside)
 
   ARGV[1] delta     JSON {"<job name>": [completed, failed, retried, run, wait, runSumMs,
@@ -27,21 +28,22 @@ local key = KEYS[1]
 local maxNames = tonumber(ARGV[3]) or 0
 local names = tonumber(redis.call("HGET", key, "q:names")) or 0
 
+-- the field the counts of name go to, and the rank of a name kept now (nil otherwise)
 local function fieldOf(name)
   local field = "n:" .. name
   if name == ARGV[4] or redis.call("HEXISTS", key, field) == 1 then
-    return field
+    return field, nil
   end
   if names >= maxNames then
-    return "n:" .. ARGV[4]
+    return "n:" .. ARGV[4], nil
   end
   names = names + 1
   redis.call("HSET", key, "q:names", names)
-  return field
+  return field, names
 end
 
 for name, add in pairs(cjson.decode(ARGV[1])) do
-  local field = fieldOf(name)
+  local field, rank = fieldOf(name)
   local old = {}
   local current = redis.call("HGET", key, field)
   if current then
@@ -60,6 +62,7 @@ for name, add in pairs(cjson.decode(ARGV[1])) do
     addDenseHistogram(add[i], sparse)
     merged[i] = toDenseHistogram(sparse)
   end
+  merged[8] = tonumber(old[8]) or rank
   redis.call("HSET", key, field, cjson.encode(merged))
 end
 local stalled = tonumber(ARGV[2]) or 0

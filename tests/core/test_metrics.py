@@ -67,8 +67,8 @@ async def test_recorder_aggregates_in_memory_and_flushes_one_write(
     assert hour == minute  # one minute so far: the hour holds the same counts
     totals = r.hgetall(queue.keys[store.TOTALS])
     # the same counts, then the sums of the run and wait durations (ms)
-    assert json.loads(totals["n:mail"]) == [*minute["mail"], 10 * 40 + 3, 10 * 5]
-    assert json.loads(totals["n:pdf"]) == [*minute["pdf"], 2000, 2]
+    assert json.loads(totals["n:mail"])[:7] == [*minute["mail"], 10 * 40 + 3, 10 * 5]
+    assert json.loads(totals["n:pdf"])[:7] == [*minute["pdf"], 2000, 2]
     assert totals["q:names"] == "2" and "q:stalled" not in totals
     # a second worker flushing the same minute adds to it (mergeMetrics, atomic)
     other = MetricsRecorder(queue.keys)

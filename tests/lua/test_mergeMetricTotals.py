@@ -20,14 +20,13 @@ def field(lq: LuaQueue, name: str) -> object:
     return None if raw is None else json.loads(raw)
 
 
-def test_totals_add_counts_sums_and_histograms_name_by_name(lq: LuaQueue) -> None:
-    assert (
-        merge(lq, {"a": [2, 1, 0, [5, 3, 0, 1], [0, 2], 40, 3], "b": [1, 0, 0, [], [], 0, 0]}) == 2
-    )
-    assert merge(lq, {"a": [1, 0, 4, [3, 1, 0, 1], [], 9, 0]}) == 2
-    assert field(lq, "n:a") == [3, 1, 4, [3, 1, 0, 4, 0, 1], [0, 2], 49, 3]
+def test_totals_add_counts_sums_and_histograms_name_by_name_in_rank_order(lq: LuaQueue) -> None:
+    assert merge(lq, {"a": [2, 1, 0, [5, 3, 0, 1], [0, 2], 40, 3]}) == 1
+    assert merge(lq, {"a": [1, 0, 4, [3, 1, 0, 1], [], 9, 0], "b": [1, 0, 0, [], [], 0, 0]}) == 2
+    # the counts, the histograms, the sums (ms), then the rank: a was kept first
+    assert field(lq, "n:a") == [3, 1, 4, [3, 1, 0, 4, 0, 1], [0, 2], 49, 3, 1]
     got = field(lq, "n:b")
-    assert isinstance(got, list) and got[:3] == [1, 0, 0]
+    assert isinstance(got, list) and got[:3] == [1, 0, 0] and got[5:] == [0, 0, 2]
     assert lq.r.hget(lq.keys[TOTALS], "q:names") == "2"
     assert lq.r.ttl(lq.keys[TOTALS]) == -1  # totals never expire
 
@@ -38,7 +37,7 @@ def test_totals_keep_max_names_and_count_later_names_under_other_for_good(lq: Lu
     assert merge(lq, {"d": [2, 0, 0, [], [], 0, 0], "a": [1, 0, 0, [], [], 0, 0]}, max_names=2) == 2
     assert field(lq, "n:c") is None and field(lq, "n:d") is None
     other = field(lq, "n:(other names)")
-    assert isinstance(other, list) and other[0] == 7
+    assert isinstance(other, list) and other[0] == 7 and len(other) == 7  # no rank
     a = field(lq, "n:a")
     assert isinstance(a, list) and a[0] == 2
 

@@ -153,10 +153,10 @@ class MetricsRecorder:
         found: dict[str, tuple[int, dict[str, list[Any]]]] = {}
         for minute, names in minutes.items():
             found[store.minute_bucket(minute)] = (store.minute_expiry_s(minute), names)
-            hour = self._hours.setdefault(minute // 60, {})
+            hour_names = self._hours.setdefault(minute // 60, {})
             for name, entry in names.items():
                 for into in (
-                    hour.setdefault(name, _new_entry()),
+                    hour_names.setdefault(name, _new_entry()),
                     self._totals.setdefault(name, _new_entry()),
                 ):
                     for i in (0, 1, 2, _RUN_SUM, _WAIT_SUM):

@@ -10,8 +10,9 @@ Keys (django_bullq's own, under ``<prefix>:<queue>:bullq:``, so BullMQ's tools i
 * ``<prefix>:<queue>:bullq:metrics:total`` (:data:`TOTALS`): the all-time totals, a hash that
   only grows (what Prometheus's counters and histograms read; ``lua/mergeMetricTotals-1.lua``):
   field ``n:<job name>`` holds the JSON ``[completed, failed, retried, run, wait, run sum,
-  wait sum]`` (the sums in ms), ``q:stalled`` the jobs moved back by the stalled check,
-  ``q:names`` the number of names; at most :data:`MAX_NAMES` names, then :data:`OTHER`.
+  wait sum, rank]`` (the sums in ms; rank 1, 2, ...: the order the names were first kept in),
+  ``q:stalled`` the jobs moved back by the stalled check, ``q:names`` the number of names;
+  at most :data:`MAX_NAMES` names, then :data:`OTHER` (which has no rank), for good.
 
 Each value is JSON, ``{"<job name>": [completed, failed, retried, run, wait]}``: completed
 jobs, jobs failed for good, attempts that failed and were retried, then two dense histograms
@@ -34,8 +35,8 @@ from ..keys import QueueKeys
 RETENTION_S = 72 * 3600
 #: Positions in a name's stored list: the three counts and the two histograms.
 COMPLETED, FAILED, RETRIED, RUN, WAIT = range(5)
-#: Positions of the sums (ms) of the run and wait durations: in the totals only.
-RUN_SUM, WAIT_SUM = 5, 6
+#: Positions of the sums (ms) of the run and wait durations and of the rank: in the totals only.
+RUN_SUM, WAIT_SUM, RANK = 5, 6, 7
 #: The key suffix of the all-time totals hash.
 TOTALS = "bullq:metrics:total"
 #: Job names longer than this are cut to it.
