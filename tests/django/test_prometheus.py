@@ -18,6 +18,7 @@ from django.core.management import call_command
 from django.test import Client, override_settings
 from prometheus_client.parser import text_string_to_metric_families
 
+from django_bullq.checks import check_prometheus
 from django_bullq.conf import get_config, get_queue
 from django_bullq.core.metrics.histogram import bucket
 from django_bullq.core.queue import Queue
@@ -205,3 +206,22 @@ def test_bullq_metrics_command_prints_the_same_exposition(qname: str) -> None:
     got = samples(out.getvalue(), qname)
     assert got[key("bullq_jobs", state="waiting")] == 1
     assert got[key("bullq_queue_up")] == 1
+
+
+@pytest.mark.parametrize(
+    ("prometheus", "ids"),
+    [
+        ({"TOKEN": TOKEN}, []),
+        ({}, []),
+        ({"TOKEN": "short"}, ["django_bullq.W003"]),
+        ({"PERMISSION": None}, ["django_bullq.W004"]),
+        ({"TOKEN": 42}, ["django_bullq.E003"]),
+        ({"PERMISSION": "nodot"}, ["django_bullq.E003"]),
+        ({"MAX_TASKS": 101}, ["django_bullq.E003"]),
+        ({"TOKN": TOKEN}, ["django_bullq.E002"]),
+        ("token", ["django_bullq.E003"]),
+    ],
+)
+def test_prometheus_settings_checks(prometheus: Any, ids: list[str]) -> None:
+    with override_settings(BULLQ={"PROMETHEUS": prometheus}):
+        assert [m.id for m in check_prometheus()] == ids
