@@ -1,5 +1,5 @@
 """The ``le`` bounds of the Prometheus histograms, and the cumulative counts of one of our
-histograms (:mod:`django_bullq.core.metrics.histogram`) at those bounds.
+histograms (``django_bullq.core.metrics.histogram``) at those bounds.
 
 The bounds double from 5 ms to 1,310.72 s (about 22 min): 19 bounds and ``+Inf``. Each is an
 edge of our log-scale buckets (5 x 2^m ms), so a cumulative count is exact, not interpolated:

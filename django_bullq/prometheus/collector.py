@@ -140,7 +140,7 @@ class BullqCollector(Collector):
     """A ``prometheus_client`` collector over django_bullq queues, read at each scrape.
 
     Args:
-        queues: called at each scrape; the :class:`~django_bullq.core.queue.Queue` objects to
+        queues: called at each scrape; the :class:`~django_bullq.core.queue.queue.Queue` objects to
             read (a queue whose Redis fails is reported with ``bullq_queue_up 0``).
         max_tasks: job names per queue with a ``task`` label of their own (the rest:
             ``"(other names)"``); at most ``MAX_NAMES`` (100) are kept anyway.

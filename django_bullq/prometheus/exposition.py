@@ -20,7 +20,7 @@ from .collector import BullqCollector
 
 
 def known_queues() -> Iterator[Queue]:
-    """The configured :class:`~django_bullq.core.queue.Queue` of every known queue name."""
+    """The configured :class:`~django_bullq.core.queue.queue.Queue` of every known queue name."""
     for name in known_queue_names():
         queue = queue_or_none(name)
         if queue is not None:

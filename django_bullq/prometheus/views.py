@@ -1,10 +1,8 @@
-"""The Prometheus metrics view (docs/observability.md): mount it in ``urls.py``.
+"""The Prometheus metrics view (docs/observability.md): mount it in ``urls.py``::
 
-```python
-from django_bullq.prometheus.views import metrics
+    from django_bullq.prometheus.views import metrics
 
-urlpatterns = [path("bullq/metrics", metrics)]
-```
+    urlpatterns = [path("bullq/metrics", metrics)]
 
 Who may read it: a scraper sending ``Authorization: Bearer <BULLQ["PROMETHEUS"]["TOKEN"]>``
 (compared in constant time), or a logged-in user holding ``BULLQ["PROMETHEUS"]["PERMISSION"]``

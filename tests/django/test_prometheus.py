@@ -7,9 +7,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import io
+import json
+import re
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,6 +28,7 @@ from django_bullq.core.queue import Queue
 from django_bullq.prometheus.buckets import BOUNDS_MS
 from django_bullq.worker.group import build_worker
 from tests.support.admin_users import staff_client
+from tests.support.helpers_django import burst
 from tests.support.workerkit import dead_worker_fetch, run_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -225,3 +229,22 @@ def test_bullq_metrics_command_prints_the_same_exposition(qname: str) -> None:
 def test_prometheus_settings_checks(prometheus: Any, ids: list[str]) -> None:
     with override_settings(BULLQ={"PROMETHEUS": prometheus}):
         assert [m.id for m in check_prometheus()] == ids
+
+
+def test_dashboard_and_alert_rules_name_only_exported_metrics(qname: str, token: str) -> None:
+    """docs/grafana/django_bullq.json and docs/prometheus/django_bullq_alerts.yml query
+    nothing the view does not serve (a renamed metric breaks this test, not a dashboard)."""
+    get_queue(qname).add(ADD, {"args": [1, 1], "kwargs": {}})
+    burst(qname)  # a job of a task: its counters and histograms are served
+    got = samples(scrape(Authorization=f"Bearer {token}")[2], qname)
+    served = {name for name, _ in got}
+    served |= {f"{n}_bucket" for n in ("bullq_job_duration_seconds", "bullq_job_wait_seconds")}
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    dashboard = json.loads((docs / "grafana" / "django_bullq.json").read_text())
+    exprs = [t["expr"] for panel in dashboard["panels"] for t in panel["targets"]]
+    rules = (docs / "prometheus" / "django_bullq_alerts.yml").read_text()  # (no PyYAML here)
+    exprs.append(rules)
+    used = {name for expr in exprs for name in re.findall(r"\bbullq_[a-z_]+", expr)}
+    assert len(exprs) == 18 and rules.count("- alert: Bullq") == 5
+    assert used - served == set()
+    assert {"bullq_queue_latency_seconds", "bullq_jobs_failed_total", "bullq_workers"} <= used

@@ -19,14 +19,7 @@ from ..keys import QueueKeys
 from .call import Call
 
 #: KEYS[1..11] of every script that can fetch a job (lua/includes/fetchKeys.lua).
-FETCH_KEYS = (
-    "wait",
-    "active",
-    "prioritized",
-    "events",
-    "stalled",
-    "limiter",
-    "delayed",
+FETCH_KEYS = ("wait", "active", "prioritized", "events", "stalled", "limiter", "delayed") + (
     "paused",
     "meta",
     "pc",
@@ -226,8 +219,7 @@ def merge_metrics(keys: QueueKeys, bucket: str, *, delta: str, expire_at_s: int)
 def merge_metric_totals(
     keys: QueueKeys, bucket: str, *, delta: str, stalled: int, max_names: int, other: str
 ) -> Call[Any]:
-    """mergeMetricTotals-1: add metrics JSON and ``stalled`` jobs to the all-time totals hash
-    ``keys[bucket]``, keeping at most ``max_names`` job names (the rest under ``other``)."""
+    """mergeMetricTotals-1: add metrics JSON and ``stalled`` jobs to the totals ``keys[bucket]``."""
     return Call("mergeMetricTotals", (keys[bucket],), (delta, stalled, max_names, other))
 
 

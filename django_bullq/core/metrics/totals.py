@@ -1,9 +1,9 @@
 """The all-time totals of a queue's job metrics, as read from Redis: what Prometheus's counters
 and histograms are built from (docs/observability.md).
 
-The hash ``<prefix>:<queue>:bullq:metrics:total`` (:data:`~.store.TOTALS`, written by every
+The hash ``<prefix>:<queue>:bullq:metrics:total`` (``store.TOTALS``, written by every
 worker's flush through ``lua/mergeMetricTotals-1.lua``) only grows: it never expires and keeps
-at most :data:`~.store.MAX_NAMES` job names for good (the rest under :data:`~.store.OTHER`),
+at most ``store.MAX_NAMES`` (100) job names for good (the rest under ``store.OTHER``),
 so each count read from it is monotonic while the queue lives (``Queue.obliterate`` removes
 it, which Prometheus reads as a counter reset).
 """
@@ -27,10 +27,10 @@ class NameTotals:
 
     Attributes:
         completed, failed, retried: jobs completed, jobs failed for good, attempts retried.
-        run, wait: histograms ``{bucket: count}`` (:mod:`~.histogram`) of every counted
+        run, wait: histograms ``{bucket: count}`` (``core.metrics.histogram``) of every counted
             attempt's run and of first attempts' waits, ms.
         run_sum_ms, wait_sum_ms: the sums of those durations, ms.
-        rank: 1, 2, ...: the order the name was first kept in; 0 for :data:`~.store.OTHER`.
+        rank: 1, 2, ...: the order the name was first kept in; 0 for ``store.OTHER``.
     """
 
     completed: int = 0
