@@ -19,6 +19,9 @@ import pytest
 import redis
 from django.core.management import call_command
 from django.test import Client, override_settings
+from prometheus_client.openmetrics.parser import (
+    text_string_to_metric_families as openmetrics_families,
+)
 from prometheus_client.parser import text_string_to_metric_families
 
 from django_bullq.checks import check_prometheus
@@ -29,6 +32,7 @@ from django_bullq.prometheus.buckets import BOUNDS_MS
 from django_bullq.worker.group import build_worker
 from tests.support.admin_users import staff_client
 from tests.support.helpers_django import burst
+from tests.support.redis_server import free_port
 from tests.support.workerkit import dead_worker_fetch, run_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -248,3 +252,36 @@ def test_dashboard_and_alert_rules_name_only_exported_metrics(qname: str, token:
     assert len(exprs) == 18 and rules.count("- alert: Bullq") == 5
     assert used - served == set()
     assert {"bullq_queue_latency_seconds", "bullq_jobs_failed_total", "bullq_workers"} <= used
+
+
+def test_metrics_view_serves_openmetrics_when_the_scraper_asks(qname: str, token: str) -> None:
+    get_queue(qname).add(ADD, {"args": [1, 1], "kwargs": {}})
+    accept = "application/openmetrics-text; version=1.0.0,text/plain;version=0.0.4;q=0.5"
+    status, content_type, text = scrape(Authorization=f"Bearer {token}", Accept=accept)
+    assert status == 200 and content_type.startswith("application/openmetrics-text")
+    assert text.endswith("# EOF\n")
+    waiting = [
+        s.value
+        for family in openmetrics_families(text)
+        for s in family.samples
+        if s.name == "bullq_jobs" and s.labels == {"queue": qname, "state": "waiting"}
+    ]
+    assert waiting == [1]
+
+
+def test_a_queue_whose_redis_is_down_is_reported_down_and_the_others_served(
+    qname: str, token: str
+) -> None:
+    get_queue(qname).add(ADD, {"args": [1, 1], "kwargs": {}})
+    config = get_config()
+    bullq = {
+        **config,
+        "CONNECTIONS": {**config["CONNECTIONS"], "dead": f"redis://127.0.0.1:{free_port()}/0"},
+        "QUEUES": {**config["QUEUES"], "gone": {"CONNECTION": "dead"}},
+        "PROMETHEUS": {"TOKEN": token},
+    }
+    with override_settings(BULLQ=bullq):
+        status, _, text = scrape(Authorization=f"Bearer {token}")
+    assert status == 200
+    assert samples(text, "gone") == {key("bullq_queue_up"): 0}
+    assert samples(text, qname)[key("bullq_jobs", state="waiting")] == 1
