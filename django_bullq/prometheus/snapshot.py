@@ -28,7 +28,8 @@ class QueueSnapshot:
         counts: jobs per BullMQ state (:data:`~django_bullq.core.job.STATES`).
         paused: the queue is paused (``meta.paused``).
         latency_s: age in s of the oldest job ready to run (the wait list's oldest and the
-            next prioritized job, from ``timestamp + delay``); 0 when none waits.
+            next prioritized job, from ``timestamp + delay``, or from its last attempt's start
+            for a job back in wait); 0 when none waits.
         workers: connections named as workers of this queue (BullMQ ``getWorkers``).
         totals: the all-time metrics totals (:mod:`django_bullq.core.metrics.totals`).
     """
@@ -86,13 +87,17 @@ def _first_read(queue: Queue) -> Read[tuple[dict[str, int], bool, list[str], Tot
 
 
 def _oldest_ready_ms(queue: Queue, ids: list[str]) -> Read[int | None]:
-    commands = tuple(("HMGET", queue.keys.job(i), "timestamp", "delay") for i in ids)
+    """The epoch ms since which the oldest of ``ids`` could run: ``timestamp + delay``, or for
+    a job back in wait after an attempt (retried, stalled) its last start, ``processedOn``."""
+    fields = ("timestamp", "delay", "processedOn")
+    commands = tuple(("HMGET", queue.keys.job(i), *fields) for i in ids)
 
     def parse(replies: list[Any]) -> int | None:
         ready = []
-        for timestamp, delay in replies:
+        for timestamp, delay, started in replies:
             try:
-                ready.append(int(to_str(timestamp) or "") + int(to_str(delay) or 0))
+                since = int(to_str(timestamp) or "") + int(to_str(delay) or 0)
+                ready.append(max(since, int(to_str(started) or 0)))
             except ValueError:
                 continue
         return min(ready) if ready else None

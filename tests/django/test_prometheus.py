@@ -162,6 +162,10 @@ def test_queue_latency_is_the_age_of_the_oldest_waiting_job(qname: str, token: s
     got = samples(scrape(Authorization=f"Bearer {token}")[2], qname)
     assert got[key("bullq_jobs", state="waiting")] == 2
     assert 90 <= got[key("bullq_queue_latency_seconds")] < 120
+    # back in wait after an attempt that started 30 s ago (retried, stalled): from that start
+    queue.client.hset(queue.keys.job(old.id), "processedOn", int(time.time() * 1000) - 30_000)
+    got = samples(scrape(Authorization=f"Bearer {token}")[2], qname)
+    assert 30 <= got[key("bullq_queue_latency_seconds")] < 60
     queue.pause()
     assert (
         samples(scrape(Authorization=f"Bearer {token}")[2], qname)[key("bullq_queue_paused")] == 1
