@@ -154,6 +154,11 @@ class BullqCollector(Collector):
         self._queues = queues
         self.max_tasks = max_tasks
 
+    def describe(self) -> Iterator[Metric]:
+        """The families without samples: what a registry checks names against at
+        ``register`` (so registering reads no Redis, even in an auto-describing registry)."""
+        yield from _Families().all()
+
     def collect(self) -> Iterator[Metric]:
         """The families of one scrape (reads Redis: two round trips per queue)."""
         families = _Families()

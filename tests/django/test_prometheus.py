@@ -19,6 +19,7 @@ import pytest
 import redis
 from django.core.management import call_command
 from django.test import Client, override_settings
+from prometheus_client import CollectorRegistry
 from prometheus_client.openmetrics.parser import (
     text_string_to_metric_families as openmetrics_families,
 )
@@ -29,6 +30,7 @@ from django_bullq.conf import get_config, get_queue
 from django_bullq.core.metrics.histogram import bucket
 from django_bullq.core.queue import Queue
 from django_bullq.prometheus.buckets import BOUNDS_MS
+from django_bullq.prometheus.collector import BullqCollector
 from django_bullq.worker.group import build_worker
 from tests.support.admin_users import staff_client
 from tests.support.helpers_django import burst
@@ -289,3 +291,13 @@ def test_a_queue_whose_redis_is_down_is_reported_down_and_the_others_served(
     assert status == 200
     assert samples(text, "gone") == {key("bullq_queue_up"): 0}
     assert samples(text, qname)[key("bullq_jobs", state="waiting")] == 1
+
+
+def test_registering_the_collector_in_the_default_style_registry_reads_no_redis() -> None:
+    def no_queues() -> list[Queue]:
+        raise AssertionError("register() must not scrape")
+
+    registry = CollectorRegistry(auto_describe=True)  # as prometheus_client.REGISTRY
+    registry.register(BullqCollector(no_queues))
+    with pytest.raises(ValueError, match="Duplicated timeseries"):
+        registry.register(BullqCollector(no_queues))  # its names are known without a scrape
