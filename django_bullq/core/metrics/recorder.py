@@ -146,7 +146,7 @@ class MetricsRecorder:
 
     def _buckets(self, *, hours: bool) -> dict[str, tuple[int, dict[str, list[Any]]]]:
         """What to send now, by key suffix: ``-> (expire at s, {name: entry})``, an entry
-        being ``[completed, failed, retried, {bucket: n}, {bucket: n}]``: every pending
+        being a :func:`_new_entry` list: every pending
         minute, and (``hours``) every pending hour; what is returned is no longer pending."""
         minutes, self._minutes = self._minutes, {}
         self._minute, self._current = -1, {}
