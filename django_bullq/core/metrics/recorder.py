@@ -146,8 +146,9 @@ class MetricsRecorder:
 
     def _buckets(self, *, hours: bool) -> dict[str, tuple[int, dict[str, list[Any]]]]:
         """What to send now, by key suffix: ``-> (expire at s, {name: entry})``, an entry
-        being a :func:`_new_entry` list: every pending
-        minute, and (``hours``) every pending hour; what is returned is no longer pending."""
+        being a :func:`_new_entry` list: every pending minute, and (``hours``) every pending
+        hour; what is returned is no longer pending. The minutes are also added to the
+        totals the next ``mergeMetricTotals`` call sends."""
         minutes, self._minutes = self._minutes, {}
         self._minute, self._current = -1, {}
         found: dict[str, tuple[int, dict[str, list[Any]]]] = {}
