@@ -84,6 +84,13 @@ DEFAULTS: dict[str, Any] = {
         "MAX_DATA_BYTES": 65_536,  # int bytes: larger data JSON is kept as text only (cut)
         "MAX_TEXT_CHARS": 4096,  # int: characters of the searchable text kept per job
     },
+    # dict: the Prometheus metrics view and `manage.py bullq metrics` (docs/observability.md),
+    # merged key by key.
+    "PROMETHEUS": {
+        "TOKEN": None,  # str | None: a scraper sending `Authorization: Bearer <TOKEN>` may read
+        "PERMISSION": "django_bullq.view_bullqqueue",  # str | None: a logged-in user with it may
+        "MAX_TASKS": 20,  # int: job names per queue with a `task` label; the rest "(other names)"
+    },
 }
 
 #: ``BULLQ["WORKER"]`` key -> :class:`~django_bullq.core.worker.WorkerOptions` field.
@@ -162,7 +169,7 @@ def _merge(user: Any) -> dict[str, Any]:
     if not isinstance(user, dict):
         raise ConfigurationError("settings.BULLQ must be a dict")
     merged = {**DEFAULTS, **user}
-    for key in ("CONNECTIONS", "QUEUES", "WORKER", "OUTBOX", "JOB_INDEX"):
+    for key in ("CONNECTIONS", "QUEUES", "WORKER", "OUTBOX", "JOB_INDEX", "PROMETHEUS"):
         if not isinstance(merged[key], dict):
             raise ConfigurationError(f"BULLQ[{key!r}] must be a dict")
     merged["CONNECTIONS"] = {
@@ -171,6 +178,7 @@ def _merge(user: Any) -> dict[str, Any]:
     merged["WORKER"] = {**DEFAULTS["WORKER"], **merged["WORKER"]}
     merged["OUTBOX"] = {**DEFAULTS["OUTBOX"], **merged["OUTBOX"]}
     merged["JOB_INDEX"] = {**DEFAULTS["JOB_INDEX"], **merged["JOB_INDEX"]}
+    merged["PROMETHEUS"] = {**DEFAULTS["PROMETHEUS"], **merged["PROMETHEUS"]}
     return merged
 
 

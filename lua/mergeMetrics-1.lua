@@ -15,36 +15,8 @@
   valid JSON (written by something else) is replaced by the delta.
   Events: none.
 ]]
-local function addDense(dense, into)
-  if type(dense) ~= "table" or #dense < 2 then
-    return
-  end
-  local first = tonumber(dense[1]) or 0
-  for i = 2, #dense do
-    local n = tonumber(dense[i]) or 0
-    if n ~= 0 then
-      local b = first + i - 2
-      into[b] = (into[b] or 0) + n
-    end
-  end
-end
-
-local function toDense(sparse)
-  local low, high
-  for b in pairs(sparse) do
-    if low == nil or b < low then low = b end
-    if high == nil or b > high then high = b end
-  end
-  if low == nil then
-    return {}
-  end
-  local out = {low}
-  for b = low, high do
-    out[#out + 1] = sparse[b] or 0
-  end
-  return out
-end
-
+-- @include addDenseHistogram
+-- @include toDenseHistogram
 local stored = {}
 local current = redis.call("GET", KEYS[1])
 if current then
@@ -65,9 +37,9 @@ for name, add in pairs(cjson.decode(ARGV[1])) do
   end
   for i = 4, 5 do
     local sparse = {}
-    addDense(old[i], sparse)
-    addDense(add[i], sparse)
-    merged[i] = toDense(sparse)
+    addDenseHistogram(old[i], sparse)
+    addDenseHistogram(add[i], sparse)
+    merged[i] = toDenseHistogram(sparse)
   end
   stored[name] = merged
 end

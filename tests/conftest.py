@@ -24,6 +24,7 @@ SLOW_FILES = frozenset(
     {
         "core/test_drain_batching.py",
         "django/test_outbox_postgres.py",
+        "django/test_prometheus_cardinality.py",  # 100 queues x 1,000 names, ~100k series
         "django/test_runworker.py",
         "project/test_bench.py",
         "project/test_devredis.py",

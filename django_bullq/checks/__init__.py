@@ -2,7 +2,8 @@
 
 The checks never connect to Redis: they validate shapes, names and references only. One
 module per subject, as Django's own ``django.core.checks``: :mod:`.settings` (E001-E009),
-:mod:`.runworker` (W001), :mod:`.sqlite` (W002), :mod:`.schedulers` (E010).
+:mod:`.runworker` (W001), :mod:`.sqlite` (W002), :mod:`.schedulers` (E010),
+:mod:`.prometheus` (W003, W004).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Callable
 
 from django.core.checks import CheckMessage
 
+from .prometheus import check_prometheus
 from .runworker import (
     FOREIGN_RUNWORKER_ENV,
     check_runworker_command,
@@ -40,6 +42,7 @@ ALL_CHECKS: tuple[Callable[..., list[CheckMessage]], ...] = (
     check_runworker_command,
     check_schedulers,
     check_sqlite_concurrency,
+    check_prometheus,
 )
 
 __all__ = [
@@ -49,6 +52,7 @@ __all__ = [
     "URL_SCHEMES",
     "check_connections",
     "check_default_queue",
+    "check_prometheus",
     "check_queues",
     "check_runworker_command",
     "check_schedulers",

@@ -53,7 +53,8 @@ async def test_recorder_aggregates_in_memory_and_flushes_one_write(
     rec.record(_job("mail", created=T0, started=T0, attempts_made=1), store.RETRIED, T0 + 3)
     rec.record(_job("pdf", created=T0, started=T0 + 2), store.FAILED, T0 + 2002)
     assert rec.pending == 2  # (minute, name) entries, not one per job
-    assert await rec.aflush(queue) == 2 and rec.pending == 0  # this minute's and hour's keys
+    # this minute's and hour's keys, and the all-time totals
+    assert await rec.aflush(queue) == 3 and rec.pending == 0
     assert await rec.aflush(queue) == 0  # nothing new: no round trip
     minute = json.loads(r.get(store.minute_key(queue.keys, T0 // 60_000)))
     b3, b40, b2000 = histogram.bucket(3), histogram.bucket(40), histogram.bucket(2000)
@@ -64,6 +65,11 @@ async def test_recorder_aggregates_in_memory_and_flushes_one_write(
     }
     hour = json.loads(r.get(store.hour_key(queue.keys, T0 // 3_600_000)))
     assert hour == minute  # one minute so far: the hour holds the same counts
+    totals = r.hgetall(queue.keys[store.TOTALS])
+    # the same counts, then the sums of the run and wait durations (ms)
+    assert json.loads(totals["n:mail"])[:7] == [*minute["mail"], 10 * 40 + 3, 10 * 5]
+    assert json.loads(totals["n:pdf"])[:7] == [*minute["pdf"], 2000, 2]
+    assert totals["q:names"] == "2" and "q:stalled" not in totals
     # a second worker flushing the same minute adds to it (mergeMetrics, atomic)
     other = MetricsRecorder(queue.keys)
     other.record(_job("mail", created=T0, started=T0 + 5), store.COMPLETED, T0 + 50)
@@ -78,9 +84,9 @@ async def test_hours_are_merged_once_a_minute_and_at_the_stop(queue: Queue, r: r
     rec = MetricsRecorder(queue.keys)
     hour_key = store.hour_key(queue.keys, T0 // 3_600_000)
     rec.record(_job("a", created=T0, started=T0), store.COMPLETED, T0)
-    assert await rec.aflush(queue) == 2  # the first flush sends the minute and the hour
+    assert await rec.aflush(queue) == 3  # the first flush: the minute, the hour, the totals
     rec.record(_job("a", created=T0, started=T0), store.COMPLETED, T0)
-    assert await rec.aflush(queue) == 1  # 5 s later: the minute only
+    assert await rec.aflush(queue) == 2  # 5 s later: the minute and the totals
     assert json.loads(r.get(hour_key))["a"][0] == 1
     assert rec.pending == 1  # the hour's entry waits
     assert await rec.aflush(queue, final=True) == 1  # the stop: the hour, nothing else new
@@ -140,8 +146,13 @@ async def test_store_is_bounded_in_time_names_and_name_length(queue: Queue, r: r
     assert len(names) == store.MAX_NAMES + 1  # 100 names, the rest under one
     assert names[store.OTHER].completed == 51
     assert all(len(n) <= store.MAX_NAME_CHARS for n in names)
+    totals = r.hgetall(queue.keys[store.TOTALS])  # bounded by names, never expires
+    assert int(totals["q:names"]) == store.MAX_NAMES and len(totals) == store.MAX_NAMES + 2
+    assert r.ttl(queue.keys[store.TOTALS]) == -1
     now_s = end // 1000
     for key in _metric_keys(r, queue):
+        if key == queue.keys[store.TOTALS]:
+            continue
         ttl = r.ttl(key)
         level_s = 60 if ":m:" in key else 3600
         assert store.RETENTION_S - level_s <= ttl <= store.RETENTION_S + level_s, key
@@ -228,7 +239,7 @@ async def test_obliterate_removes_the_metrics_keys(queue: Queue, r: redis.Redis)
     queue.add_bulk([("ok", {}) for _ in range(3)])
     worker = make_worker(queue, lambda job: None)
     await run_until(worker, lambda: worker.processed == 3)
-    assert len(_metric_keys(r, queue)) == 2  # this minute's key and this hour's
+    assert len(_metric_keys(r, queue)) == 3  # this minute's key, this hour's, the totals
     queue.obliterate()
     assert _metric_keys(r, queue) == []
 

@@ -19,14 +19,7 @@ from ..keys import QueueKeys
 from .call import Call
 
 #: KEYS[1..11] of every script that can fetch a job (lua/includes/fetchKeys.lua).
-FETCH_KEYS = (
-    "wait",
-    "active",
-    "prioritized",
-    "events",
-    "stalled",
-    "limiter",
-    "delayed",
+FETCH_KEYS = ("wait", "active", "prioritized", "events", "stalled", "limiter", "delayed") + (
     "paused",
     "meta",
     "pc",
@@ -221,6 +214,13 @@ def record_task_run(keys: QueueKeys, job_id: str, *, record: str) -> Call[Any]:
 def merge_metrics(keys: QueueKeys, bucket: str, *, delta: str, expire_at_s: int) -> Call[Any]:
     """mergeMetrics-1: add metrics JSON to ``keys[bucket]``, expiring at ``expire_at_s`` (s)."""
     return Call("mergeMetrics", (keys[bucket],), (delta, expire_at_s))
+
+
+def merge_metric_totals(
+    keys: QueueKeys, bucket: str, *, delta: str, stalled: int, max_names: int, other: str
+) -> Call[Any]:
+    """mergeMetricTotals-1: add metrics JSON and ``stalled`` jobs to the totals ``keys[bucket]``."""
+    return Call("mergeMetricTotals", (keys[bucket],), (delta, stalled, max_names, other))
 
 
 def change_delay(keys: QueueKeys, *, job_id: str, now: int, delay: int) -> Call[Any]:

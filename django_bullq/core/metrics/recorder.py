@@ -5,7 +5,9 @@ Per job the worker pays a few dict operations (no Redis call): :meth:`MetricsRec
 adds one to the outcome's count and one to a bucket of the run histogram (and of the wait
 histogram on a job's first attempt). :meth:`MetricsRecorder.aflush` sends what was gathered as
 one ``mergeMetrics`` call per minute it touched (usually one), pipelined
-(:mod:`~django_bullq.core.metrics.store`), and once a minute one per hour; the worker calls it
+(:mod:`~django_bullq.core.metrics.store`), once a minute one per hour, and one
+``mergeMetricTotals`` call adding the same counts (and the stalled jobs the worker's check
+moved back, :meth:`MetricsRecorder.add_stalled`) to the all-time totals; the worker calls it
 every :data:`FLUSH_INTERVAL_S` s and once when it stops (hours included). A merge decodes and
 re-encodes its bucket's JSON in Redis (hundreds of µs for a busy hour): paid per flush per
 worker, not per job.
@@ -40,6 +42,12 @@ HOUR_FLUSH_INTERVAL_S = 60.0
 CLOSE_FLUSH_TIMEOUT_S = 2.0
 
 _RUN, _WAIT = store.RUN, store.WAIT
+_RUN_SUM, _WAIT_SUM = store.RUN_SUM, store.WAIT_SUM
+
+
+def _new_entry() -> list[Any]:
+    """``[completed, failed, retried, {bucket: n}, {bucket: n}, run sum ms, wait sum ms]``."""
+    return [0, 0, 0, {}, {}, 0, 0]
 
 
 class MetricsRecorder:
@@ -53,7 +61,7 @@ class MetricsRecorder:
 
     def __init__(self, keys: QueueKeys) -> None:
         self.keys = keys
-        #: minute -> stored name -> [completed, failed, retried, {bucket: n}, {bucket: n}]
+        #: minute -> stored name -> an entry of :func:`_new_entry`
         self._minutes: dict[int, dict[str, list[Any]]] = {}
         #: the minute last recorded, and its entries by the job's own name (the hot path's
         #: one lookup; several names may share the entry of store.OTHER)
@@ -65,6 +73,10 @@ class MetricsRecorder:
         self._hours_sent = -HOUR_FLUSH_INTERVAL_S
         #: job name -> the name it is stored under (cut, or store.OTHER past MAX_NAMES)
         self._names: dict[str, str] = {}
+        #: stored name -> entry: the flushed minutes' counts not yet added to the totals
+        self._totals: dict[str, list[Any]] = {}
+        #: stalled jobs the worker's check moved back, not yet added to the totals
+        self._stalled = 0
         #: flushes that failed since the recorder was made
         self.dropped_flushes = 0
 
@@ -94,12 +106,16 @@ class MetricsRecorder:
         started = job.processed_on
         if started:
             run = entry[_RUN]
-            b = bucket(finished_ms - started)
+            ran = max(0, finished_ms - started)
+            b = bucket(ran)
             run[b] = run.get(b, 0) + 1
+            entry[_RUN_SUM] += ran
             if not job.attempts_made:
                 wait = entry[_WAIT]
-                b = bucket(started - job.timestamp - (job.delay or 0))
+                waited = max(0, started - job.timestamp - (job.delay or 0))
+                b = bucket(waited)
                 wait[b] = wait.get(b, 0) + 1
+                entry[_WAIT_SUM] += waited
 
     def _entry(self, minute: int, name: str) -> list[Any]:
         """The entry of job name ``name`` in ``minute`` (made when new)."""
@@ -112,7 +128,7 @@ class MetricsRecorder:
         names = self._minutes.setdefault(minute, {})
         entry = names.get(stored)
         if entry is None:
-            entry = names[stored] = [0, 0, 0, {}, {}]
+            entry = names[stored] = _new_entry()
         self._current[name] = entry
         return entry
 
@@ -123,22 +139,31 @@ class MetricsRecorder:
             len(n) for n in self._hours.values()
         )
 
+    def add_stalled(self, jobs: int) -> None:
+        """Count ``jobs`` the worker's stalled check moved back to wait (added to the totals'
+        ``q:stalled`` at the next flush)."""
+        self._stalled += jobs
+
     def _buckets(self, *, hours: bool) -> dict[str, tuple[int, dict[str, list[Any]]]]:
         """What to send now, by key suffix: ``-> (expire at s, {name: entry})``, an entry
-        being ``[completed, failed, retried, {bucket: n}, {bucket: n}]``: every pending
-        minute, and (``hours``) every pending hour; what is returned is no longer pending."""
+        being a :func:`_new_entry` list: every pending minute, and (``hours``) every pending
+        hour; what is returned is no longer pending. The minutes are also added to the
+        totals the next ``mergeMetricTotals`` call sends."""
         minutes, self._minutes = self._minutes, {}
         self._minute, self._current = -1, {}
         found: dict[str, tuple[int, dict[str, list[Any]]]] = {}
         for minute, names in minutes.items():
             found[store.minute_bucket(minute)] = (store.minute_expiry_s(minute), names)
-            total = self._hours.setdefault(minute // 60, {})
+            hour_names = self._hours.setdefault(minute // 60, {})
             for name, entry in names.items():
-                into = total.setdefault(name, [0, 0, 0, {}, {}])
-                for i in (0, 1, 2):
-                    into[i] += entry[i]
-                for i in (_RUN, _WAIT):
-                    merge(into[i], entry[i])
+                for into in (
+                    hour_names.setdefault(name, _new_entry()),
+                    self._totals.setdefault(name, _new_entry()),
+                ):
+                    for i in (0, 1, 2, _RUN_SUM, _WAIT_SUM):
+                        into[i] += entry[i]
+                    for i in (_RUN, _WAIT):
+                        merge(into[i], entry[i])
         if hours:
             for hour, names in self._hours.items():
                 found[store.hour_bucket(hour)] = (store.hour_expiry_s(hour), names)
@@ -155,7 +180,8 @@ class MetricsRecorder:
             final: send the hours whatever the time.
 
         Returns:
-            How many bucket keys were written (0: nothing to write, no round trip).
+            How many keys were written: minutes, hours and the totals (0: nothing to
+            write, no round trip).
 
         Raises:
             redis.exceptions.ConnectionError, TimeoutError, OSError: Redis could not be
@@ -173,6 +199,9 @@ class MetricsRecorder:
             batch.append(calls.merge_metrics(self.keys, key, delta=text, expire_at_s=expire_at))
         if hours:
             self._hours_sent = now
+        totals = self._totals_call()
+        if totals is not None:
+            batch.append(totals)
         if not batch:
             return 0
         try:
@@ -181,3 +210,29 @@ class MetricsRecorder:
             self.dropped_flushes += 1
             raise
         return len(batch)
+
+    def _totals_call(self) -> calls.Call[Any] | None:
+        """The ``mergeMetricTotals`` call of what the flushed minutes and the stalled check
+        added since the last flush (None: nothing); what it carries is no longer pending."""
+        totals, self._totals = self._totals, {}
+        stalled, self._stalled = self._stalled, 0
+        if not totals and not stalled:
+            return None
+        delta = {
+            name: [
+                *e[:_RUN],
+                store.dense(e[_RUN]),
+                store.dense(e[_WAIT]),
+                e[_RUN_SUM],
+                e[_WAIT_SUM],
+            ]
+            for name, e in totals.items()
+        }
+        return calls.merge_metric_totals(
+            self.keys,
+            store.TOTALS,
+            delta=json.dumps(delta, separators=(",", ":")),
+            stalled=stalled,
+            max_names=store.MAX_NAMES,
+            other=store.OTHER,
+        )

@@ -7,6 +7,12 @@ Keys (django_bullq's own, under ``<prefix>:<queue>:bullq:``, so BullMQ's tools i
   since the epoch; expires :data:`RETENTION_S` after that minute ends.
 * ``<prefix>:<queue>:bullq:metrics:h:<hour>``: the same counts summed by hour (what the 72 h
   view reads: 72 keys instead of 4320); expires :data:`RETENTION_S` after the hour ends.
+* ``<prefix>:<queue>:bullq:metrics:total`` (:data:`TOTALS`): the all-time totals, a hash that
+  only grows (what Prometheus's counters and histograms read; ``lua/mergeMetricTotals-1.lua``):
+  field ``n:<job name>`` holds the JSON ``[completed, failed, retried, run, wait, run sum,
+  wait sum, rank]`` (the sums in ms; rank 1, 2, ...: the order the names were first kept in),
+  ``q:stalled`` the jobs moved back by the stalled check, ``q:names`` the number of names;
+  at most :data:`MAX_NAMES` names, then :data:`OTHER` (which has no rank), for good.
 
 Each value is JSON, ``{"<job name>": [completed, failed, retried, run, wait]}``: completed
 jobs, jobs failed for good, attempts that failed and were retried, then two dense histograms
@@ -29,6 +35,10 @@ from ..keys import QueueKeys
 RETENTION_S = 72 * 3600
 #: Positions in a name's stored list: the three counts and the two histograms.
 COMPLETED, FAILED, RETRIED, RUN, WAIT = range(5)
+#: Positions of the sums (ms) of the run and wait durations and of the rank: in the totals only.
+RUN_SUM, WAIT_SUM, RANK = 5, 6, 7
+#: The key suffix of the all-time totals hash.
+TOTALS = "bullq:metrics:total"
 #: Job names longer than this are cut to it.
 MAX_NAME_CHARS = 200
 #: Distinct job names one worker records; the others are counted under :data:`OTHER`.

@@ -135,6 +135,8 @@ class Duties(WorkerState):
             logger.warning(
                 "worker %s: job %s stalled and was moved back to wait", q.name, to_str(job_id)
             )
+        if stalled and self._metrics is not None:  # the totals' stalled counter
+            self._metrics.add_stalled(len(stalled))
 
     async def _enforce_retention(self) -> None:
         """Apply removeOnComplete/removeOnFail on quiet queues too (case B35)."""

@@ -16,6 +16,7 @@ from django.core.management.base import BaseCommand, CommandParser
 SUBCOMMANDS = {
     "capacity": "django_bullq.management.subcommands.capacity",
     "health": "django_bullq.management.subcommands.health",
+    "metrics": "django_bullq.management.subcommands.metrics",
     "runworker": "django_bullq.management.subcommands.runworker",
 }
 
