@@ -19,7 +19,14 @@ from ..keys import QueueKeys
 from .call import Call
 
 #: KEYS[1..11] of every script that can fetch a job (lua/includes/fetchKeys.lua).
-FETCH_KEYS = ("wait", "active", "prioritized", "events", "stalled", "limiter", "delayed") + (
+FETCH_KEYS = (
+    "wait",
+    "active",
+    "prioritized",
+    "events",
+    "stalled",
+    "limiter",
+    "delayed",
     "paused",
     "meta",
     "pc",
