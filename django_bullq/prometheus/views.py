@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import hmac
 
+from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from ..conf import get_config
-from .exposition import exposition
 
 
 def allowed(request: HttpRequest) -> bool:
@@ -41,8 +41,21 @@ def allowed(request: HttpRequest) -> bool:
 @require_GET
 def metrics(request: HttpRequest) -> HttpResponse:
     """The exposition of every known queue (Prometheus's text format, or OpenMetrics when the
-    ``Accept`` header asks for it); 403 when the request is not :func:`allowed`."""
+    ``Accept`` header asks for it); 403 when the request is not :func:`allowed`.
+
+    Raises:
+        ImproperlyConfigured: ``prometheus_client`` is not installed (the ``prometheus``
+            extra). It is imported here, not with this module, so that a ``urls.py`` naming
+            the view loads in a process without it (a worker, a management command).
+    """
     if not allowed(request):
         return HttpResponse("Forbidden\n", status=403, content_type="text/plain")
+    try:
+        from .exposition import exposition
+    except ImportError as exc:
+        raise ImproperlyConfigured(
+            f"{exc}: the metrics view needs the prometheus extra "
+            "(pip install 'django-bullq[prometheus]')"
+        ) from exc
     body, content_type = exposition(request.headers.get("Accept", ""))
     return HttpResponse(body, content_type=content_type)

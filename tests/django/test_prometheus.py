@@ -8,7 +8,10 @@ import asyncio
 import base64
 import io
 import json
+import os
 import re
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -45,6 +48,8 @@ TOKEN = "s3cret-scrape-token-0123456789"
 URL = "/bullq/metrics"
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -301,3 +306,33 @@ def test_registering_the_collector_in_the_default_style_registry_reads_no_redis(
     registry.register(BullqCollector(no_queues))
     with pytest.raises(ValueError, match="Duplicated timeseries"):
         registry.register(BullqCollector(no_queues))  # its names are known without a scrape
+
+
+def test_urls_naming_the_view_load_without_prometheus_client() -> None:
+    # a worker or a management command loads urls.py too (Celery's Django fix-up does): a
+    # project that mounts the view must not need the extra there
+    script = (
+        "import sys; sys.modules['prometheus_client'] = None\n"
+        "import django; django.setup()\n"
+        "import tests.urls\n"
+        "from django.core.exceptions import ImproperlyConfigured\n"
+        "from django.test import RequestFactory\n"
+        "from django_bullq.prometheus.views import metrics\n"
+        "request = RequestFactory().get('/bullq/metrics')\n"
+        "user = {'is_authenticated': True, 'has_perm': lambda s, p: True}\n"
+        "request.user = type('U', (), user)()\n"
+        "try:\n"
+        "    metrics(request)\n"
+        "except ImproperlyConfigured as exc:\n"
+        "    print('refused:', exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "refused:" in done.stdout and "django-bullq[prometheus]" in done.stdout
