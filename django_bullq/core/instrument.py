@@ -7,7 +7,7 @@ with the outcome). OpenTelemetry (:mod:`django_bullq.core.telemetry`) is built o
 error reporter (Sentry) or a metrics exporter can be too.
 
 Register an :class:`Instrumentation` for every queue and worker of the process
-(:func:`register`), on one :class:`~django_bullq.core.queue.Queue`
+(:func:`register`), on one :class:`~django_bullq.core.queue.queue.Queue`
 (``queue.add_instrumentation(i)``) or one :class:`~django_bullq.core.worker.Worker`
 (``Worker(..., instrumentations=[i])``).
 With none registered the add and the attempt cost one ``if`` on an empty tuple: nothing of
@@ -31,15 +31,16 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("django_bullq.instrument")
 
-#: Add operations (BullMQ's span operation names).
+#: The add operations, BullMQ's span operation names (also ``ADD_BULK``, ``ADD_FLOW``).
 ADD: Final = "add"
 ADD_BULK: Final = "addBulk"
 ADD_FLOW: Final = "addFlow"
 
-#: Attempt outcomes: the job completed; failed for good; goes back to wait at once for a
-#: retry (BullMQ ``retryJob``); is delayed for a retry after its backoff (``moveToDelayed``);
-#: moved itself to waiting-children; was rate limited back to wait (no attempt spent); or its
-#: end could not be written (lock lost, Redis gone: the stalled check recovers it).
+#: The attempt outcomes, as constants ``COMPLETED`` ... ``LOST``. The job completed; failed
+#: for good; goes back to wait at once for a retry (BullMQ ``retryJob``); is delayed for a
+#: retry after its backoff (``moveToDelayed``); moved itself to waiting-children; was rate
+#: limited back to wait (no attempt spent); or its end could not be written (lock lost, Redis
+#: gone, so the stalled check recovers it).
 COMPLETED: Final = "completed"
 FAILED: Final = "failed"
 RETRY: Final = "retry"
@@ -57,7 +58,7 @@ class Instrumentation:
     """
 
     def add_started(self, operation: str, queue_name: str, count: int) -> Any:
-        """An add begins. ``operation``: :data:`ADD`, :data:`ADD_BULK` or :data:`ADD_FLOW`;
+        """An add begins. ``operation``: ``"add"``, ``"addBulk"`` or ``"addFlow"``;
         ``queue_name``: the queue (a flow's first root's); ``count``: jobs given (trees for a
         flow). Returns the state for :meth:`job_adding` and :meth:`add_ended`."""
         return None
@@ -78,15 +79,15 @@ class Instrumentation:
         return None
 
     def attempt_settling(self, state: Any, worker: Any, job: Job, outcome: str) -> None:
-        """The worker is about to write the attempt's end: ``outcome`` is :data:`COMPLETED`,
-        :data:`FAILED`, :data:`RETRY` or :data:`DELAY` (the others end without a write)."""
+        """The worker is about to write the attempt's end: ``outcome`` is ``"completed"``,
+        ``"failed"``, ``"retry"`` or ``"delay"`` (the others end without a write)."""
 
     def attempt_ended(
         self, state: Any, worker: Any, job: Job, outcome: str, error: BaseException | None
     ) -> None:
-        """The attempt ended, its end written to Redis (or not: :data:`LOST`). ``outcome``: one
-        of :data:`COMPLETED`, :data:`FAILED`, :data:`RETRY`, :data:`DELAY`,
-        :data:`WAITING_CHILDREN`, :data:`RATE_LIMITED`, :data:`LOST`; ``error``: what the job
+        """The attempt ended, its end written to Redis (or not: ``"lost"``). ``outcome``: one
+        of ``"completed"``, ``"failed"``, ``"retry"``, ``"delay"``,
+        ``"waiting-children"``, ``"rate-limited"``, ``"lost"``; ``error``: what the job
         raised (None when it returned, or was refused without running)."""
 
 
@@ -96,7 +97,8 @@ class _Registry:
     hooks: tuple[Instrumentation, ...] = ()
 
 
-#: Read by the hot paths: ``if own or GLOBAL.hooks`` (an empty tuple is the off switch).
+#: The global registry, read by the hot paths as ``if own or GLOBAL.hooks`` (an empty tuple
+#: is the off switch).
 GLOBAL: Final = _Registry()
 
 

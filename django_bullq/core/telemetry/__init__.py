@@ -34,7 +34,8 @@ def enable(
     (once: a second call returns the first one's instrumentation).
 
     Args:
-        tracer_provider / meter_provider: OpenTelemetry providers; the global ones by default.
+        tracer_provider: an OpenTelemetry ``TracerProvider``; the global one by default.
+        meter_provider: an OpenTelemetry ``MeterProvider``; the global one by default.
         metrics: record metrics too.
 
     Returns:

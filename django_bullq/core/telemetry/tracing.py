@@ -46,23 +46,25 @@ _NODE = "addNode"
 
 
 @dataclass(slots=True)
-class _Adding:
-    """One add's spans: the operation's, and for a flow one per node."""
+class AddSpans:
+    """One add's spans (an :class:`OpenTelemetry` hook's state): the operation's, and for a
+    flow one per node; ``names``: the job names seen."""
 
     operation: str
-    span: Span
-    nodes: list[Span] = field(default_factory=list)
+    span: Any
+    nodes: list[Any] = field(default_factory=list)
     names: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
-class _Attempting:
-    """One attempt's span, its attached context and its outcome's span."""
+class AttemptSpans:
+    """One attempt's spans (an :class:`OpenTelemetry` hook's state): its ``process`` span, the
+    token of its attached context, its start (monotonic s) and its outcome's span."""
 
-    span: Span
+    span: Any
     token: Any
     started_s: float
-    settle: Span | None = None
+    settle: Any = None
 
 
 def carrier_of(opts: dict[str, Any]) -> dict[str, str] | None:
@@ -98,7 +100,7 @@ class OpenTelemetry(instrument.Instrumentation):
 
     # --- producer ----------------------------------------------------------------------------
 
-    def add_started(self, operation: str, queue_name: str, count: int) -> _Adding:
+    def add_started(self, operation: str, queue_name: str, count: int) -> AddSpans:
         span = self.tracer.start_span(
             f"{operation} {queue_name}",
             kind=SpanKind.PRODUCER,
@@ -106,9 +108,9 @@ class OpenTelemetry(instrument.Instrumentation):
         )
         if operation == instrument.ADD_BULK:
             span.set_attributes({a.BULK_COUNT: count, a.MESSAGING_BATCH_COUNT: count})
-        return _Adding(operation, span)
+        return AddSpans(operation, span)
 
-    def job_adding(self, state: _Adding, queue_name: str, name: str, opts: dict[str, Any]) -> None:
+    def job_adding(self, state: AddSpans, queue_name: str, name: str, opts: dict[str, Any]) -> None:
         state.names.append(name)
         carrier_span = state.span
         if state.operation == instrument.ADD:
@@ -131,7 +133,7 @@ class OpenTelemetry(instrument.Instrumentation):
         if carrier:
             opts[a.CARRIER_KEY] = json.dumps(carrier, separators=(",", ":"))
 
-    def add_ended(self, state: _Adding, jobs: Sequence[Job], error: BaseException | None) -> None:
+    def add_ended(self, state: AddSpans, jobs: Sequence[Job], error: BaseException | None) -> None:
         if state.operation == instrument.ADD_BULK:
             state.span.set_attribute(a.BULK_NAMES, state.names)
         elif state.operation == instrument.ADD and jobs:
@@ -147,7 +149,7 @@ class OpenTelemetry(instrument.Instrumentation):
 
     # --- worker ------------------------------------------------------------------------------
 
-    def attempt_started(self, worker: Any, job: Job) -> _Attempting:
+    def attempt_started(self, worker: Any, job: Job) -> AttemptSpans:
         queue_name = worker.queue.name
         carrier = carrier_of(job.opts)
         parent = propagate.extract(carrier) if carrier else None
@@ -158,9 +160,9 @@ class OpenTelemetry(instrument.Instrumentation):
             attributes=_consumer_attributes(worker, job),
         )
         token = otel_context.attach(trace.set_span_in_context(span, parent))
-        return _Attempting(span, token, time.monotonic())
+        return AttemptSpans(span, token, time.monotonic())
 
-    def attempt_settling(self, state: _Attempting, worker: Any, job: Job, outcome: str) -> None:
+    def attempt_settling(self, state: AttemptSpans, worker: Any, job: Job, outcome: str) -> None:
         operation = _SETTLE_OPERATIONS.get(outcome, outcome)
         state.settle = self.tracer.start_span(
             f"{operation} {worker.queue.name}",
@@ -176,7 +178,7 @@ class OpenTelemetry(instrument.Instrumentation):
 
     def attempt_ended(
         self,
-        state: _Attempting,
+        state: AttemptSpans,
         worker: Any,
         job: Job,
         outcome: str,

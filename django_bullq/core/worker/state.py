@@ -48,7 +48,7 @@ class WorkerState:
         if self.opts.limiter_max > 0 and self.opts.limiter_duration <= 0:
             raise ValueError("limiter_max needs limiter_duration > 0 (ms), as BullMQ's limiter")
         self.hooks = list(hooks)
-        #: this worker's own instrumentations (beside the global ones): they see each attempt
+        #: this worker's own instrumentations, beside the global ones, that see each attempt
         self.instrumentations = tuple(instrumentations)
         self.id = uuid.uuid4().hex
         self._token_seq = 0

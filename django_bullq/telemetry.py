@@ -1,0 +1,45 @@
+"""``BULLQ["TELEMETRY"]``: OpenTelemetry on or off for the Django process (docs/observability.md).
+
+:func:`configure` runs in ``AppConfig.ready`` and whenever ``settings.BULLQ`` changes
+(``override_settings``): ``True`` registers
+:class:`~django_bullq.core.telemetry.tracing.OpenTelemetry` on the global tracer and meter
+providers (the application sets them up, e.g. with the SDK or
+``opentelemetry-instrument``), so every queue, producer, flow and worker of the process makes
+spans and metrics; ``False`` (the default) registers nothing, and the hot paths cost one
+``if``. A ``TELEMETRY`` of the wrong type, or ``True`` without ``opentelemetry-api``, is check
+E012's and is left off here.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from . import conf
+from .core import telemetry
+
+logger = logging.getLogger("django_bullq.telemetry")
+
+
+def wanted() -> bool:
+    """``BULLQ["TELEMETRY"]`` is ``True`` (a non-bool counts as off; E012 reports it)."""
+    raw = conf.user_config()  # not the cached merge: reading it here must not fill the cache
+    return isinstance(raw, dict) and raw.get("TELEMETRY") is True
+
+
+def configure() -> bool:
+    """Switch the instrumentation on or off as ``BULLQ["TELEMETRY"]`` says.
+
+    Returns:
+        Whether it is on afterwards (False when asked for but ``opentelemetry`` is missing).
+    """
+    if not wanted():
+        telemetry.disable()
+        return False
+    if not telemetry.available():
+        logger.warning(
+            "BULLQ['TELEMETRY'] is True but opentelemetry-api is not installed: telemetry is "
+            "off (pip install 'django-bullq[telemetry]'; check django_bullq.E012)"
+        )
+        return False
+    telemetry.enable()
+    return True
