@@ -155,6 +155,7 @@ async def test_process_span_continues_the_producers_trace(queue: Queue, otel: Ot
     first, second = sorted(otel.spans(f"process {queue.name}"), key=lambda s: s.start_time or 0)
     assert first.kind is SpanKind.CONSUMER
     assert first.parent is not None and first.parent.span_id == add.context.span_id
+    assert [link.context.span_id for link in first.links] == [add.context.span_id]
     assert {s.context.trace_id for s in otel.spans()} == {add.context.trace_id}
     assert inside[0].span_id == first.context.span_id
     second_add = otel.span(f"add {queue.name}.second")
@@ -220,7 +221,7 @@ async def test_unreadable_tm_starts_a_new_trace(queue: Queue, otel: Otel) -> Non
         worker_of(queue, lambda job: 1), lambda: queue.get_job_counts()["completed"] == 2
     )
     processes = otel.spans(f"process {queue.name}")
-    assert len(processes) == 2 and all(s.parent is None for s in processes)
+    assert len(processes) == 2 and all(s.parent is None and not s.links for s in processes)
     assert queue.get_job(job.id).returnvalue == 1
     assert queue.get_job(other.id).returnvalue == 1
 

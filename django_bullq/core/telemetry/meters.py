@@ -10,7 +10,7 @@ Attributes as BullMQ's: ``bullmq.queue.name``, ``bullmq.job.name``, ``bullmq.job
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 from opentelemetry import metrics
@@ -79,9 +79,6 @@ class Meters:
         if error is not None:
             process[a.ERROR_TYPE] = type(error).__qualname__
         self.process_s.record(ran_s, process)
-
-    def added(self, jobs: Sequence[Job]) -> None:
-        """Nothing per add: BullMQ counts ``waiting`` only for a job moved back to wait."""
 
     def observe_queues(self, queues: Iterable[Any]) -> None:
         """Report ``bullmq.queue.jobs`` (gauge, by ``bullmq.queue.jobs.state``) for ``queues``

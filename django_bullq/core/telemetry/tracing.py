@@ -6,8 +6,8 @@ Spans (names as BullMQ's ``trace()``: ``{operation} {destination}``):
 * ``add {queue}.{job name}``, ``addBulk {queue}`` (PRODUCER), ``addFlow {queue}`` (PRODUCER)
   with one ``addNode {queue}`` (PRODUCER) per node; the child of the current span.
 * ``process {queue}`` (CONSUMER), one per attempt, the child of the producer's span when the
-  job carries its context (``opts.tm``), else of the current one; current while the job runs,
-  so what the job adds continues the trace.
+  job carries its context (``opts.tm``), and linked to it; else the child of the current span.
+  It is current while the job runs, so what the job adds continues the trace.
 * ``complete {queue}`` / ``fail`` / ``retry`` / ``delay`` (INTERNAL): writing the attempt's end.
 
 The carrier: each added job's ``opts.tm`` is the JSON text of the W3C propagation carrier of
@@ -28,7 +28,7 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
 
 from .. import instrument
 from ..job import Job
@@ -144,8 +144,6 @@ class OpenTelemetry(instrument.Instrumentation):
             if error is not None:
                 _record_error(span, error)
             span.end()
-        if self.meters is not None and error is None:
-            self.meters.added(jobs)
 
     # --- worker ------------------------------------------------------------------------------
 
@@ -153,11 +151,15 @@ class OpenTelemetry(instrument.Instrumentation):
         queue_name = worker.queue.name
         carrier = carrier_of(job.opts)
         parent = propagate.extract(carrier) if carrier else None
+        producer = trace.get_current_span(parent).get_span_context() if parent else None
         span = self.tracer.start_span(
             f"process {queue_name}",
             context=parent,
             kind=SpanKind.CONSUMER,
             attributes=_consumer_attributes(worker, job),
+            # the child of the producer's span, as bullmq-otel makes it; and linked to it, as
+            # the messaging conventions ask of a consumer span
+            links=[Link(producer)] if producer is not None and producer.is_valid else None,
         )
         token = otel_context.attach(trace.set_span_in_context(span, parent))
         return AttemptSpans(span, token, time.monotonic())
