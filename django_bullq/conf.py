@@ -301,6 +301,3 @@ def reset() -> None:
 def _on_setting_changed(*, setting: str, **kwargs: Any) -> None:
     if setting == "BULLQ":
         reset()
-        from . import telemetry
-
-        telemetry.configure()

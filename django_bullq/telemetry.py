@@ -13,6 +13,10 @@ E012's and is left off here.
 from __future__ import annotations
 
 import logging
+from typing import Any
+
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 
 from . import conf
 from .core import telemetry
@@ -43,3 +47,9 @@ def configure() -> bool:
         return False
     telemetry.enable()
     return True
+
+
+@receiver(setting_changed)
+def _on_setting_changed(*, setting: str, **kwargs: Any) -> None:
+    if setting == "BULLQ":
+        configure()
