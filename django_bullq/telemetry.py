@@ -49,6 +49,14 @@ def configure() -> bool:
     return True
 
 
+def observe_queue(queue: Any) -> None:
+    """With telemetry on, report ``queue``'s job counts as the ``bullmq.queue.jobs`` gauge at
+    each metrics collection (``runworker`` does it for the queues it runs); else nothing."""
+    found = telemetry.enabled()
+    if found is not None and found.meters is not None:
+        found.meters.observe_queues([queue])
+
+
 @receiver(setting_changed)
 def _on_setting_changed(*, setting: str, **kwargs: Any) -> None:
     if setting == "BULLQ":

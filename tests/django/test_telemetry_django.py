@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 from django.core import checks
 from django.test import override_settings
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -19,6 +21,7 @@ from django_bullq.conf import get_queue
 from django_bullq.core import instrument
 from django_bullq.core import telemetry as core_telemetry
 from django_bullq.core.telemetry.tracing import carrier_of
+from django_bullq.worker.group import build_worker
 from tests.support.helpers_django import burst
 from tests.testapp import tasks as sample
 
@@ -88,3 +91,30 @@ def test_a_task_continues_the_requests_trace(
     assert process.parent is not None and process.parent.span_id == add.context.span_id
     assert f"complete {queue_name}" in spans
     assert get_queue(queue_name).get_job(job.id).returnvalue == 5
+
+
+def test_runworker_queues_report_their_job_counts(settings: Any, queue_name: str) -> None:
+    reader = InMemoryMetricReader()
+    core_telemetry.enable(
+        tracer_provider=TracerProvider(), meter_provider=MeterProvider(metric_readers=[reader])
+    )
+    try:
+        with override_settings(BULLQ={**settings.BULLQ, "TELEMETRY": True}):
+            sample.add.using(queue=queue_name).enqueue(1)
+            build_worker(queue_name)
+            build_worker(queue_name)  # observed once
+            data = reader.get_metrics_data()
+    finally:
+        core_telemetry.disable()
+    assert data is not None
+    points = [
+        (dict(p.attributes), p.value)
+        for r in data.resource_metrics
+        for scope in r.scope_metrics
+        for m in scope.metrics
+        if m.name == "bullmq.queue.jobs"
+        for p in m.data.data_points
+    ]
+    waiting = [v for attrs, v in points if attrs["bullmq.queue.jobs.state"] == "waiting"]
+    assert waiting == [1]
+    assert {attrs["bullmq.queue.name"] for attrs, _ in points} == {queue_name}

@@ -84,9 +84,11 @@ class Meters:
         """Report ``bullmq.queue.jobs`` (gauge, by ``bullmq.queue.jobs.state``) for ``queues``
         at each collection: one ``get_job_counts`` read of each queue (BullMQ
         ``recordJobCountsMetric``). A queue that cannot be read is left out of that
-        collection. Call it once; later calls add queues."""
+        collection. Later calls add queues; a queue given again (same prefix and name) is
+        read once."""
         first = not self._gauge_queues
-        self._gauge_queues.extend(queues)
+        known = {(q.prefix, q.name) for q in self._gauge_queues}
+        self._gauge_queues.extend(q for q in queues if (q.prefix, q.name) not in known)
         if first:
             self.meter.create_observable_gauge(
                 a.QUEUE_JOBS,
