@@ -12,18 +12,21 @@ from typing import Any
 
 import pytest
 from django.http import HttpRequest, JsonResponse
-from django.test import RequestFactory
+from django.test import RequestFactory, override_settings
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
-from django_bullq import Job, Queue
-from django_bullq.core import instrument
+from django_bullq import Queue
+from django_bullq.conf import get_queue
+from django_bullq.core import telemetry
 from django_bullq.core.telemetry.tracing import OpenTelemetry, carrier_of
 from django_bullq.core.worker import Worker, WorkerOptions
 from tests.interop.helpers import Node
+from tests.support.helpers_django import burst
 from tests.support.workerkit import FAST, run_until
+from tests.testapp import tasks as sample
 
 pytestmark = pytest.mark.interop
 
@@ -32,13 +35,16 @@ NODE_PRODUCER, NODE_CONSUMER = 3, 4
 
 
 class Ours:
-    """Our OpenTelemetry instrumentation on an in-memory exporter, registered globally."""
+    """Our OpenTelemetry instrumentation on an in-memory exporter, enabled for the process."""
 
     def __init__(self) -> None:
         self.exporter = InMemorySpanExporter()
         self.provider = TracerProvider()
         self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
-        self.instrumentation = OpenTelemetry(tracer_provider=self.provider, metrics=False)
+        #: registered as BULLQ["TELEMETRY"] registers it (a later enable() keeps this one)
+        self.instrumentation: OpenTelemetry = telemetry.enable(
+            tracer_provider=self.provider, metrics=False
+        )
         self.tracer = self.provider.get_tracer("django-view")
 
     def spans(self, name: str) -> list[ReadableSpan]:
@@ -51,10 +57,8 @@ class Ours:
 
 @pytest.fixture
 def ours() -> Iterator[Ours]:
-    found = Ours()
-    instrument.register(found.instrumentation)
-    yield found
-    instrument.unregister(found.instrumentation)
+    yield Ours()
+    telemetry.disable()
 
 
 def node_span(report: dict[str, Any], name: str) -> dict[str, Any]:
@@ -108,30 +112,35 @@ async def test_our_producer_trace_continues_in_a_node_worker(
 
 
 async def test_one_trace_django_view_node_and_back(
-    queue: Queue, node: Node, ours: Ours, redis_url: str
+    queue: Queue, node: Node, ours: Ours, settings: Any
 ) -> None:
-    """Django view -> our add (queue A) -> Node worker (A) -> Node add (B) -> our worker (B)."""
-    back = Queue(queue.name + "-back", redis_url)
+    """A Django view enqueues a task (queue A) -> a Node worker runs it and adds ``email`` to
+    queue B -> ``runworker``'s dispatcher runs the ``email`` task: one trace id throughout."""
+    back = get_queue(queue.name + "-back")
 
     def view(request: HttpRequest) -> JsonResponse:
-        # what opentelemetry-instrumentation-django opens around a request
+        # the request's span, as opentelemetry-instrumentation-django opens it
         with ours.tracer.start_as_current_span(f"{request.method} {request.path}"):
-            job = queue.add("to-node", {"order": 7})
+            job = sample.add.using(queue=queue.name).enqueue(2, b=3)
         return JsonResponse({"job": job.id})
 
-    response = view(RequestFactory().post("/checkout"))
-    assert response.status_code == 200
-    worker = node.start("otel", {"work": 1, "then_add": {"queue": back.name, "name": "back"}})
-    worker.wait_ready()
-    report = await asyncio.to_thread(worker.result, 30.0)
-    assert not report["timedOut"]
-    finished: list[Job] = []
-    await run_until(worker_of(back, finished.append), lambda: bool(finished))
+    with override_settings(BULLQ={**settings.BULLQ, "TELEMETRY": True}):
+        assert telemetry.enabled() is ours.instrumentation  # the one BULLQ["TELEMETRY"] keeps
+        response = view(RequestFactory().post("/checkout"))
+        assert response.status_code == 200
+        then_add = {"queue": back.name, "name": "email", "data": {"to": "a@example.com"}}
+        worker = node.start("otel", {"work": 1, "then_add": then_add})
+        worker.wait_ready()
+        report = await asyncio.to_thread(worker.result, 30.0)
+        assert not report["timedOut"]
+        await asyncio.to_thread(burst, back.name)
+    (emailed,) = back.get_jobs("completed")
+    assert emailed.returnvalue == {"to": "a@example.com", "job_id": emailed.id}
 
     django_view = ours.span("POST /checkout")
-    our_add = ours.span(f"add {queue.name}.to-node")
+    our_add = ours.span(f"add {queue.name}.tests.testapp.tasks.add")
     node_process = node_span(report, f"process {queue.name}")
-    node_add = node_span(report, f"add {back.name}.back")
+    node_add = node_span(report, f"add {back.name}.email")
     our_process = ours.span(f"process {back.name}")
     trace_id = hex_ids(django_view)[0]
     chain = [
@@ -147,15 +156,5 @@ async def test_one_trace_django_view_node_and_back(
     assert node_add["parentSpanId"] == node_process["spanId"]
     assert our_process.parent is not None
     assert f"{our_process.parent.span_id:016x}" == node_add["spanId"]
-    print(
-        f"one trace {trace_id}: "
-        + " -> ".join(
-            [
-                "POST /checkout",
-                our_add.name,
-                node_process["name"],
-                node_add["name"],
-                our_process.name,
-            ]
-        )
-    )
+    names = ["POST /checkout", our_add.name, node_process["name"], node_add["name"]]
+    print(f"one trace {trace_id}: " + " -> ".join([*names, our_process.name]))
