@@ -57,6 +57,18 @@ def observe_queue(queue: Any) -> None:
         found.meters.observe_queues([queue])
 
 
+def carry_context(options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` (JobOptions fields) with the current trace context in ``extra["tm"]`` when
+    telemetry is on and the job has none (nor ``omc``): the outbox stores it with the row, so
+    the job its relay adds later, outside the request, continues the request's trace."""
+    found = telemetry.enabled()
+    extra = options.get("extra") or {}
+    if found is None or not isinstance(extra, dict) or "tm" in extra or extra.get("omc"):
+        return options
+    carrier = found.current_carrier()
+    return options if carrier is None else {**options, "extra": {**extra, "tm": carrier}}
+
+
 @receiver(setting_changed)
 def _on_setting_changed(*, setting: str, **kwargs: Any) -> None:
     if setting == "BULLQ":

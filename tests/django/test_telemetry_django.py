@@ -21,6 +21,7 @@ from django_bullq.conf import get_queue
 from django_bullq.core import instrument
 from django_bullq.core import telemetry as core_telemetry
 from django_bullq.core.telemetry.tracing import carrier_of
+from django_bullq.producer import outbox
 from django_bullq.worker.group import build_worker
 from tests.support.helpers_django import burst
 from tests.testapp import tasks as sample
@@ -118,3 +119,20 @@ def test_runworker_queues_report_their_job_counts(settings: Any, queue_name: str
     waiting = [v for attrs, v in points if attrs["bullmq.queue.jobs.state"] == "waiting"]
     assert waiting == [1]
     assert {attrs["bullmq.queue.name"] for attrs, _ in points} == {queue_name}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_outbox_row_carries_the_requests_trace(
+    settings: Any, queue_name: str, exporter: InMemorySpanExporter
+) -> None:
+    """The relay adds the job later, outside the request: the row keeps the request's context."""
+    tracer = TracerProvider().get_tracer("view")
+    with override_settings(BULLQ={**settings.BULLQ, "TELEMETRY": True}):
+        with tracer.start_as_current_span("POST /orders") as view:
+            outbox.write("default", queue_name, "tests.testapp.tasks.add", {"args": [1]}, {})
+        assert outbox.relay("default") == 1  # no current span here
+        burst(queue_name)
+    (process,) = [s for s in exporter.get_finished_spans() if s.name == f"process {queue_name}"]
+    assert process.context.trace_id == view.get_span_context().trace_id
+    assert process.parent is not None
+    assert process.parent.span_id == view.get_span_context().span_id

@@ -100,6 +100,13 @@ class OpenTelemetry(instrument.Instrumentation):
 
     # --- producer ----------------------------------------------------------------------------
 
+    def current_carrier(self) -> str | None:
+        """The current context as ``opts.tm`` text (a job added later, elsewhere, continues
+        it: the outbox relay); None when there is no current span."""
+        carrier: dict[str, str] = {}
+        propagate.inject(carrier)
+        return json.dumps(carrier, separators=(",", ":")) if carrier else None
+
     def add_started(self, operation: str, queue_name: str, count: int) -> AddSpans:
         span = self.tracer.start_span(
             f"{operation} {queue_name}",
