@@ -6,7 +6,8 @@ from django.apps import AppConfig
 
 
 class BullqConfig(AppConfig):
-    """Registers the system checks and imports every installed app's ``tasks`` module."""
+    """Registers the system checks, switches OpenTelemetry on when ``BULLQ["TELEMETRY"]`` says
+    so, and imports every installed app's ``tasks`` module."""
 
     name = "django_bullq"
     verbose_name = "BullMQ queues"
@@ -17,10 +18,11 @@ class BullqConfig(AppConfig):
         from django.utils.module_loading import autodiscover_modules
 
         from . import checks as bullq_checks
-        from . import conf  # noqa: F401 - connects the setting_changed receiver
+        from . import telemetry  # imports conf: connects the setting_changed receiver
 
         for check in bullq_checks.ALL_CHECKS:
             checks.register(check, bullq_checks.TAG)
+        telemetry.configure()  # BULLQ["TELEMETRY"]: OpenTelemetry on or off
         autodiscover_modules("tasks")
         # `manage.py runworker` owned by Channels: say what to do instead of its usage text
         bullq_checks.refuse_foreign_runworker(sys.argv)

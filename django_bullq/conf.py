@@ -74,6 +74,9 @@ DEFAULTS: dict[str, Any] = {
         "POLL_INTERVAL": 1.0,  # float s: between relay passes of `runworker`
         "BATCH_SIZE": 100,  # int: rows moved to Redis per relay pass and database
     },
+    # bool: OpenTelemetry traces and metrics of every queue and worker of the process, on the
+    # global tracer and meter providers (docs/observability.md); needs opentelemetry-api.
+    "TELEMETRY": False,
     # dict: the job index of finished jobs (docs/search.md), merged key by key.
     "JOB_INDEX": {
         "ENABLED": False,  # bool: runworker records completed/failed jobs; the admin searches it

@@ -3,7 +3,7 @@
 The checks never connect to Redis: they validate shapes, names and references only. One
 module per subject, as Django's own ``django.core.checks``: :mod:`.settings` (E001-E009),
 :mod:`.runworker` (W001), :mod:`.sqlite` (W002), :mod:`.schedulers` (E010),
-:mod:`.prometheus` (W003, W004).
+:mod:`.prometheus` (W003, W004), :mod:`.telemetry` (E012).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from .settings import (
     check_task_queues,
 )
 from .sqlite import check_sqlite_concurrency, sqlite_concurrency_warning, sqlite_deferred_aliases
+from .telemetry import check_telemetry
 
 #: Every check, in the order they are registered.
 ALL_CHECKS: tuple[Callable[..., list[CheckMessage]], ...] = (
@@ -43,6 +44,7 @@ ALL_CHECKS: tuple[Callable[..., list[CheckMessage]], ...] = (
     check_schedulers,
     check_sqlite_concurrency,
     check_prometheus,
+    check_telemetry,
 )
 
 __all__ = [
@@ -59,6 +61,7 @@ __all__ = [
     "check_settings_shape",
     "check_sqlite_concurrency",
     "check_task_queues",
+    "check_telemetry",
     "foreign_runworker_message",
     "refuse_foreign_runworker",
     "runworker_owner",

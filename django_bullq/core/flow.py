@@ -15,10 +15,11 @@ random UUID v4, as in BullMQ 6.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import instrument
 from .calls import Batch, Call, Read, Steps
 from .connection import Connection, as_connection
 from .errors import ParentMissing, script_error
@@ -73,6 +74,8 @@ class FlowProducer:
         self.prefix = prefix
         self.max_payload_bytes = max_payload_bytes
         self._queues: dict[str, Queue] = {}
+        #: this producer's own instrumentations (beside the global ones)
+        self.instrumentations: tuple[instrument.Instrumentation, ...] = ()
 
     @classmethod
     def for_queue(cls, queue: Queue) -> FlowProducer:
@@ -124,7 +127,7 @@ class FlowProducer:
 
     def add_bulk(self, trees: Iterable[FlowTree]) -> list[JobNode]:
         """Add several flows in one MULTI/EXEC (BullMQ ``addBulk``); returns their roots."""
-        return self._drive_adds([self._plan(tree, None) for tree in trees])
+        return self._drive_adds(self._plan_all(trees))
 
     async def aadd(self, tree: FlowTree) -> JobNode:
         """Async twin of :meth:`add`."""
@@ -132,16 +135,31 @@ class FlowProducer:
 
     async def aadd_bulk(self, trees: Iterable[FlowTree]) -> list[JobNode]:
         """Async twin of :meth:`add_bulk`."""
-        return await self._adrive_adds([self._plan(tree, None) for tree in trees])
+        return await self._adrive_adds(self._plan_all(trees))
 
-    def _drive_adds(self, roots: list[_Call]) -> list[JobNode]:
+    def _plan_all(self, trees: Iterable[FlowTree]) -> _Plan:
+        """The roots' calls, and the add as instrumentations see it (None: none registered)."""
+        trees = list(trees)
+        first = trees[0].get("queue_name", "") if trees and isinstance(trees[0], dict) else ""
+        seen = instrument.producing(
+            self.instrumentations, instrument.ADD_FLOW, str(first), len(trees)
+        )
+        carry = seen.carry if seen is not None else None
+        try:
+            return _Plan([self._plan(tree, None, carry) for tree in trees], seen)
+        except BaseException as exc:
+            if seen is not None:
+                seen.end((), exc)
+            raise
+
+    def _drive_adds(self, plan: _Plan) -> list[JobNode]:
         """Run :meth:`_add_steps` on the first root's queue (every queue of a producer shares
         its connection)."""
-        return roots[0].queue._drive(self._add_steps(roots)) if roots else []
+        return plan.roots[0].queue._drive(plan.steps()) if plan.roots else plan.empty()
 
-    async def _adrive_adds(self, roots: list[_Call]) -> list[JobNode]:
+    async def _adrive_adds(self, plan: _Plan) -> list[JobNode]:
         """Async twin of :meth:`_drive_adds`."""
-        return await roots[0].queue._adrive(self._add_steps(roots)) if roots else []
+        return await plan.roots[0].queue._adrive(plan.steps()) if plan.roots else plan.empty()
 
     @staticmethod
     def _add_steps(roots: list[_Call]) -> Steps[list[JobNode]]:
@@ -161,7 +179,12 @@ class FlowProducer:
         _check_replies(nodes, replies)
         return [_node(root) for root in roots]
 
-    def _plan(self, node: FlowTree, parent: _Call | None) -> _Call:
+    def _plan(
+        self,
+        node: FlowTree,
+        parent: _Call | None,
+        carry: Callable[[str, str, dict[str, Any]], None] | None = None,
+    ) -> _Call:
         if not isinstance(node, dict) or not isinstance(node.get("name"), str):
             raise ValueError(f"a flow node is a dict with a str 'name', got {node!r}")
         unknown = set(node) - _NODE_KEYS
@@ -177,14 +200,16 @@ class FlowProducer:
         job_id = opts.job_id or str(uuid.uuid4())
         children_nodes = node.get("children") or []
         flow = (job_id, parent is not None, bool(children_nodes))
-        add, stored, meta = queue._add_call(node["name"], node.get("data"), opts, {}, flow=flow)
+        add, stored, meta = queue._add_call(
+            node["name"], node.get("data"), opts, {}, flow=flow, carry=carry
+        )
         if not isinstance(children_nodes, list):
             raise ValueError(f"flow node {node['name']!r}: 'children' must be a list")
         job = queue._new_job(job_id, node["name"], node.get("data"), meta, stored)
         parent_key, parent_json = parent_link(stored)
         job.parent_key, job.parent = parent_key or None, loads(parent_json or None)
         call = _Call(queue, job, add, parent_key, [])
-        call.children = [self._plan(child, call) for child in children_nodes]
+        call.children = [self._plan(child, call, carry) for child in children_nodes]
         return call
 
     # --- read ------------------------------------------------------------------------------
@@ -232,6 +257,37 @@ class FlowProducer:
         """Close the synchronous client's connections."""
         if self.connection.client is not None:
             self.connection.client.close()
+
+
+@dataclass
+class _Plan:
+    """The planned calls of an add, and the instrumentations watching it."""
+
+    roots: list[_Call]
+    seen: instrument.Producing | None
+
+    def steps(self) -> Steps[list[JobNode]]:
+        steps = FlowProducer._add_steps(self.roots)
+        return steps if self.seen is None else instrument.observe(self.seen, steps, _pre_order)
+
+    def empty(self) -> list[JobNode]:
+        if self.seen is not None:
+            self.seen.end((), None)
+        return []
+
+
+def _pre_order(roots: list[JobNode]) -> list[Job]:
+    """The jobs of ``roots``, parents before children: the order they were planned in."""
+    out: list[Job] = []
+
+    def visit(node: JobNode) -> None:
+        out.append(node.job)
+        for child in node.children:
+            visit(child)
+
+    for root in roots:
+        visit(root)
+    return out
 
 
 def _post_order(roots: Sequence[_Call]) -> list[_Call]:

@@ -31,6 +31,7 @@ from django.utils import timezone
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from .. import telemetry
 from ..conf import bullq_settings, get_queue
 from ..core.flow import FlowProducer, FlowTree
 from ..core.options import JobOptions, now_ms, to_delay_ms
@@ -84,7 +85,7 @@ def job_row(queue_name: str, name: str, data: Any, options: dict[str, Any]) -> A
     """An unsaved :class:`~django_bullq.models.OutboxJob` of kind job (see :func:`write`)."""
     from ..models import OutboxJob
 
-    stored = dict(options)
+    stored = telemetry.carry_context(dict(options))  # BULLQ["TELEMETRY"]: the request's trace
     stored["job_id"] = stored.get("job_id") or new_job_id()
     now = now_ms()
     delay = stored.pop("delay", None)

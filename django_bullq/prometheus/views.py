@@ -44,9 +44,9 @@ def metrics(request: HttpRequest) -> HttpResponse:
     ``Accept`` header asks for it); 403 when the request is not :func:`allowed`.
 
     Raises:
-        ImproperlyConfigured: ``prometheus_client`` is not installed (the ``prometheus``
-            extra). It is imported here, not with this module, so that a ``urls.py`` naming
-            the view loads in a process without it (a worker, a management command).
+        django.core.exceptions.ImproperlyConfigured: ``prometheus_client`` is not installed
+            (the ``prometheus`` extra). It is imported here, not with this module, so that a
+            ``urls.py`` naming the view loads in a process without it (a worker, a command).
     """
     if not allowed(request):
         return HttpResponse("Forbidden\n", status=403, content_type="text/plain")

@@ -16,6 +16,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from .. import telemetry
 from ..conf import bullq_settings, get_queue, worker_options
 from ..core import eventloop
 from ..core.worker import Worker
@@ -38,7 +39,9 @@ def build_worker(queue_name: str, **overrides: Any) -> Worker:
     Raises:
         ConfigurationError: bad settings. InvalidNameError: bad queue name.
     """
-    return Worker(get_queue(queue_name), dispatcher, worker_options(**overrides))
+    queue = get_queue(queue_name)
+    telemetry.observe_queue(queue)  # BULLQ["TELEMETRY"]: its job counts as a gauge
+    return Worker(queue, dispatcher, worker_options(**overrides))
 
 
 class WorkerGroup:

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
 
-from .. import calls, limits
+from .. import calls, instrument, limits
 from ..calls import Batch, Call, Command, Steps, operations
 from ..connection import reaching
 from ..job import Job
@@ -35,6 +35,15 @@ class Queue(QueueGetters, JobSchedulers):
         ConnectionConfigError: Redis Cluster and a prefix without a hash tag.
     """
 
+    #: This queue's own :class:`~django_bullq.core.instrument.Instrumentation` (beside the
+    #: global ones); see :meth:`add_instrumentation`.
+    instrumentations: tuple[instrument.Instrumentation, ...] = ()
+
+    def add_instrumentation(self, instrumentation: instrument.Instrumentation) -> None:
+        """Let ``instrumentation`` see this queue's adds (and no other queue's)."""
+        if instrumentation not in self.instrumentations:
+            self.instrumentations = (*self.instrumentations, instrumentation)
+
     # --- add -------------------------------------------------------------------------------
 
     def _add_call(
@@ -46,6 +55,7 @@ class Queue(QueueGetters, JobSchedulers):
         memo: dict[Any, Any] | None = None,
         flow: tuple[str, bool, bool] | None = None,
         item: int | None = None,
+        carry: Callable[[str, str, dict[str, Any]], None] | None = None,
     ) -> tuple[Call[Any], dict[str, Any], tuple[int, int, int]]:
         """The ``addJob`` call of one job, its stored options and (timestamp, delay, priority).
 
@@ -55,7 +65,9 @@ class Queue(QueueGetters, JobSchedulers):
         ``flow`` (a node of :class:`~django_bullq.core.flow.FlowProducer`: its id when the
         options name none, whether its parent is in the same flow, whether it has children)
         builds ``addFlowJob`` instead. ``item``: the job's index in a bulk add, named in the
-        errors.
+        errors. ``carry`` (instrumentations: :meth:`Producing.carry
+        <django_bullq.core.instrument.Producing.carry>`) may change the stored options
+        before they are written (a trace carrier under ``tm``).
         """
         shared = memo.get(("overrides", id(overrides))) if memo is not None else None
         if shared is not None and shared[0] is overrides:
@@ -81,14 +93,7 @@ class Queue(QueueGetters, JobSchedulers):
             what += f" (item {item} of the bulk add)"
         _, text = data_text(data, f"data of {what}")
         check_size(text, self.max_payload_bytes, f"data of {what}")
-        cached = memo.get((id(opts), delay)) if memo is not None else None
-        if cached is None:
-            stored = opts.to_stored(delay)
-            opts_text = dumps(stored, f"options of {what}")
-            if memo is not None:
-                memo[(id(opts), delay)] = (stored, opts_text)
-        else:
-            stored, opts_text = dict(cached[0]), cached[1]  # each Job gets its own opts dict
+        stored, opts_text = self._stored(opts, delay, memo, carry, name, what)
         timestamp = opts.timestamp if opts.timestamp is not None else now
         parent_key, parent_json = parent_link(stored)
         if parent_key and self.is_cluster:
@@ -112,6 +117,27 @@ class Queue(QueueGetters, JobSchedulers):
             parent=parent_json,
         )
         return call, stored, (int(timestamp), int(delay), int(opts.priority))
+
+    def _stored(
+        self,
+        opts: JobOptions,
+        delay: int,
+        memo: dict[Any, Any] | None,
+        carry: Callable[[str, str, dict[str, Any]], None] | None,
+        name: str,
+        what: str,
+    ) -> tuple[dict[str, Any], str]:
+        """A job's stored options and their JSON (shared in a bulk call, unless ``carry``)."""
+        cached = memo.get((id(opts), delay)) if memo is not None and carry is None else None
+        if cached is not None:
+            return dict(cached[0]), cached[1]  # each Job gets its own opts dict
+        stored = opts.to_stored(delay)
+        if carry is not None:  # its own options per job: a carrier may differ per job
+            carry(self.name, name, stored)
+        opts_text = dumps(stored, f"options of {what}")
+        if memo is not None and carry is None:
+            memo[(id(opts), delay)] = (stored, opts_text)
+        return stored, opts_text
 
     def add(
         self, name: str, data: Any = None, options: JobOptions | None = None, **overrides: Any
@@ -140,6 +166,8 @@ class Queue(QueueGetters, JobSchedulers):
         """
         # Written out in both halves, not as a generator of steps: a single add is the
         # producer's hot path, and driving a generator costs it about 7% CPU.
+        if self.instrumentations or instrument.GLOBAL.hooks:
+            return self._drive(self._observed_add(name, data, options, overrides))
         call, stored, meta = self._add_call(name, data, options, overrides)
         with reaching(self.connection, f"add job {name!r} to queue {self.name!r}"):
             job_id = self._run(call)
@@ -149,10 +177,28 @@ class Queue(QueueGetters, JobSchedulers):
         self, name: str, data: Any = None, options: JobOptions | None = None, **overrides: Any
     ) -> Job:
         """Async twin of :meth:`add` (concurrent adds of one event loop share a write)."""
+        if self.instrumentations or instrument.GLOBAL.hooks:
+            return await self._adrive(self._observed_add(name, data, options, overrides))
         call, stored, meta = self._add_call(name, data, options, overrides)
         with reaching(self.connection, f"add job {name!r} to queue {self.name!r}"):
             job_id = await self._arun(call)
         return self._new_job(str(to_str(job_id)), name, data, meta, stored)
+
+    def _observed_add(
+        self, name: str, data: Any, options: JobOptions | None, overrides: dict[str, Any]
+    ) -> Steps[Job]:
+        """:meth:`add` as steps, seen by the instrumentations (off the hot path)."""
+        seen = instrument.Producing(
+            instrument.active(self.instrumentations), instrument.ADD, self.name, 1
+        )
+
+        def steps() -> Steps[Job]:
+            call, stored, meta = self._add_call(name, data, options, overrides, carry=seen.carry)
+            with reaching(self.connection, f"add job {name!r} to queue {self.name!r}"):
+                job_id = yield call
+            return self._new_job(str(to_str(job_id)), name, data, meta, stored)
+
+        return instrument.observe(seen, steps(), lambda job: (job,))
 
     def _new_job(
         self, job_id: str, name: str, data: Any, meta: tuple[int, int, int], stored: dict[str, Any]
@@ -200,9 +246,22 @@ class Queue(QueueGetters, JobSchedulers):
         if not isinstance(chunk_size, int) or chunk_size < 0:
             raise ValueError(f"chunk_size must be an int >= 0, got {chunk_size!r}")
         jobs = list(jobs)
+        seen = instrument.producing(
+            self.instrumentations, instrument.ADD_BULK, self.name, len(jobs)
+        )
+        if seen is None:
+            return (yield from self._bulk_steps(jobs, chunk_size, None))
+        return (yield from instrument.observe(seen, self._bulk_steps(jobs, chunk_size, seen), list))
+
+    def _bulk_steps(
+        self, jobs: list[Any], chunk_size: int, seen: instrument.Producing | None
+    ) -> Steps[list[Job]]:
         memo: dict[Any, Any] = {}
+        carry = seen.carry if seen is not None else None
         adds = [
-            self._add_call(j[0], j[1], None, j[2] if len(j) > 2 else {}, memo, item=index)
+            self._add_call(
+                j[0], j[1], None, j[2] if len(j) > 2 else {}, memo, item=index, carry=carry
+            )
             for index, j in enumerate(jobs)
         ]
         step = chunk_size or max(len(adds), 1)

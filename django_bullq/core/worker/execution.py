@@ -8,12 +8,14 @@ pool), or a :class:`Dispatcher`, which decides for each job on the loop where it
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import inspect
 import logging
 from collections.abc import Callable
 from typing import Any
 
+from .. import instrument
 from ..cancel import CancelToken, reset_current, set_current
 from ..job import Job
 from .state import WorkerState
@@ -104,7 +106,13 @@ class Execution(WorkerState):
     async def _in_thread(self, job: Job, token: CancelToken, call: Callable[[], Any]) -> Any:
         """``call()`` in the thread pool between the hooks; an awaitable it returns (a sync
         dispatcher handing back a coroutine: the Django layer's async tasks) is awaited here."""
-        result = await self._threads.run(_sync_call, self, job, token, call)
+        if self.instrumentations or instrument.GLOBAL.hooks:
+            # the job thread runs in a copy of this task's context (an instrumentation's
+            # current span, set at the attempt's start, is the job's)
+            run = contextvars.copy_context().run
+            result = await self._threads.run(run, _sync_call, self, job, token, call)
+        else:
+            result = await self._threads.run(_sync_call, self, job, token, call)
         if inspect.isawaitable(result):
             if token.cancelled:
                 _close(result)

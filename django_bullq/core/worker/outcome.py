@@ -17,7 +17,7 @@ from typing import Any, TypedDict
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from .. import backoff, calls
+from .. import backoff, calls, instrument
 from ..errors import (
     BullqError,
     JobNotFound,
@@ -161,7 +161,9 @@ def traces(job: Job, exc: BaseException) -> list[str]:
 class Outcome(WorkerState):
     """The ends of attempts (a mixin of :class:`~django_bullq.core.worker.Worker`)."""
 
-    async def _handle_failure(self, job: Job, exc: BaseException) -> Job | None:
+    async def _handle_failure(
+        self, job: Job, exc: BaseException, attempt: instrument.Attempt | None = None
+    ) -> Job | None:
         """Retry or fail the attempt of ``job`` that raised ``exc`` (policy: :func:`decide`)."""
         trace = traces(job, exc)
         verdict = decide(job, exc)
@@ -177,7 +179,7 @@ class Outcome(WorkerState):
                 _run_ms(job),
                 extra=log_fields(self.queue.name, job, "retry", job.attempts_made + 1),
             )
-            await self._retry(job, verdict.delay_ms, verdict.reason, trace)
+            await self._retry(job, verdict.delay_ms, verdict.reason, trace, attempt)
             return None
         # The formatted trace, not exc_info: a log record holding the traceback would keep
         # the job's frames (and e.g. its database connection) alive. An error of ours (bad
@@ -196,9 +198,16 @@ class Outcome(WorkerState):
             extra=log_fields(self.queue.name, job, "failed", job.attempts_made + 1),
         )
         self.failed += 1
-        return await self._finish(job, "failed", verdict.reason, dumps(trace))
+        return await self._finish(job, "failed", verdict.reason, dumps(trace), attempt)
 
-    async def _retry(self, job: Job, delay_ms: int, reason: str, trace: list[str]) -> None:
+    async def _retry(
+        self,
+        job: Job,
+        delay_ms: int,
+        reason: str,
+        trace: list[str],
+        attempt: instrument.Attempt | None = None,
+    ) -> None:
         """Retry ``job`` after ``delay_ms`` ms (moveToDelayed), or at once (retryJob)."""
         end = _AttemptEnd(
             job_id=job.id,
@@ -211,9 +220,13 @@ class Outcome(WorkerState):
             call = calls.move_to_delayed(self.queue.keys, delay=delay_ms, skip_attempt=False, **end)
         else:
             call = calls.retry_job(self.queue.keys, **end)
+        if attempt is not None:
+            attempt.settling(instrument.DELAY if delay_ms > 0 else instrument.RETRY)
         await self._settle(call, job.id)
         if self._metrics is not None:
             self._metrics.record(job, metrics_store.RETRIED, end["now"])
+        if attempt is not None:
+            attempt.end(instrument.DELAY if delay_ms > 0 else instrument.RETRY)
 
     async def _settle(self, call: calls.Call[Any], job_id: str) -> Any:
         """Run a script that ends an attempt, retrying through a Redis outage while the lock lives.
@@ -264,7 +277,14 @@ class Outcome(WorkerState):
         except (ValueError, TypeError):
             return normalize_keep(None)
 
-    async def _finish(self, job: Job, target: str, value: str, stacktrace: str = "") -> Job | None:
+    async def _finish(
+        self,
+        job: Job,
+        target: str,
+        value: str,
+        stacktrace: str = "",
+        attempt: instrument.Attempt | None = None,
+    ) -> Job | None:
         count, age, limit = self._keep(job, target)
         fetch_next = not (self._closing or self._paused_locally) and (
             self._limit_until <= asyncio.get_running_loop().time()
@@ -290,10 +310,14 @@ class Outcome(WorkerState):
             stacktrace=stacktrace,
             max_metrics_size=self.opts.metrics_max_data_points,
         )
+        if attempt is not None:
+            attempt.settling(target)
         reply = await self._settle(call, job.id)
         if self._metrics is not None:  # a few dict operations; flushed by a duty
             done = metrics_store.COMPLETED if target == "completed" else metrics_store.FAILED
             self._metrics.record(job, done, now)
+        if attempt is not None:  # "completed" or "failed"
+            attempt.end(target)
         if target == "completed":
             self.processed += 1
             if logger.isEnabledFor(logging.DEBUG):  # one line per job at -v 2
@@ -310,12 +334,29 @@ class Outcome(WorkerState):
             return nxt
         return None
 
-    async def _move_limited_back(self, job: Job) -> None:
+    async def _refuse(
+        self, job: Job, reason: str, attempt: instrument.Attempt | None
+    ) -> Job | None:
+        """Fail ``job`` without running it, for ``reason`` (from ``_refuse_reason``)."""
+        logger.error(
+            "worker %s: job %s (%s) failed without running: %s",
+            self.queue.name,
+            job.id,
+            job.name,
+            reason,
+        )
+        self.failed += 1
+        # Keep earlier attempts' traces and add the refusal, as BullMQ appends.
+        return await self._finish(job, "failed", reason, dumps([*job.stacktrace, reason]), attempt)
+
+    async def _move_limited_back(self, job: Job, attempt: instrument.Attempt | None) -> None:
         """The processor raised the rate-limit error: job back to wait, honour the limiter TTL."""
         q = self.queue
         ttl = await q._arun(
             calls.move_job_from_active_to_wait(q.keys, job_id=job.id, token=job.token or "0")
         )
+        if attempt is not None:
+            attempt.end(instrument.RATE_LIMITED)
         if isinstance(ttl, int) and ttl > 0:
             self._limit_until = asyncio.get_running_loop().time() + ttl / 1000
         logger.info(

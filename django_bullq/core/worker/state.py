@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from .. import heartbeat
+from .. import heartbeat, instrument
 from ..autopipeline import AutoPipeline
 from ..cancel import CancelToken
 from ..job import Job
@@ -38,6 +38,7 @@ class WorkerState:
         processor: Processor,
         options: WorkerOptions | None = None,
         hooks: Sequence[tuple[JobHook, JobHook]] = (),
+        instrumentations: Sequence[instrument.Instrumentation] = (),
     ) -> None:
         self.queue = queue
         self.processor = processor
@@ -47,6 +48,8 @@ class WorkerState:
         if self.opts.limiter_max > 0 and self.opts.limiter_duration <= 0:
             raise ValueError("limiter_max needs limiter_duration > 0 (ms), as BullMQ's limiter")
         self.hooks = list(hooks)
+        #: this worker's own instrumentations, beside the global ones, that see each attempt
+        self.instrumentations = tuple(instrumentations)
         self.id = uuid.uuid4().hex
         self._token_seq = 0
         self._running: dict[str, Job] = {}

@@ -17,7 +17,7 @@ import logging
 import math
 from typing import Any
 
-from .. import calls, eventloop, heartbeat
+from .. import calls, eventloop, heartbeat, instrument
 from ..autopipeline import AutoPipeline
 from ..errors import (
     RATE_LIMIT_ERROR,
@@ -62,6 +62,8 @@ class Worker(Execution, Outcome, Duties):
             attempts.
         options: :class:`WorkerOptions`.
         hooks: ``(before, after)`` callables run in the job's thread around each job.
+        instrumentations: :class:`~django_bullq.core.instrument.Instrumentation` objects that
+            see each attempt's start and end (beside those registered globally).
     """
 
     # --- public control --------------------------------------------------------------------
@@ -396,20 +398,16 @@ class Worker(Execution, Outcome, Duties):
         """Run one job and finish it; returns the next job fetched by the finish call, if any."""
         current_id = job.id
         self._running[current_id] = job
+        attempt = (  # instrumentations watching: one `if` on empty tuples when there are none
+            instrument.Attempt(instrument.active(self.instrumentations), self, job)
+            if self.instrumentations or instrument.GLOBAL.hooks
+            else None
+        )
         try:
             await aschedule_next(self.queue, job)  # BullMQ: next iteration on activation
             reason = self._refuse_reason(job)
             if reason is not None:
-                logger.error(
-                    "worker %s: job %s (%s) failed without running: %s",
-                    self.queue.name,
-                    job.id,
-                    job.name,
-                    reason,
-                )
-                self.failed += 1
-                # Keep earlier attempts' traces and add the refusal, as BullMQ appends.
-                return await self._finish(job, "failed", reason, dumps([*job.stacktrace, reason]))
+                return await self._refuse(job, reason, attempt)
             try:
                 result = await self._call_cancellable(job)
                 # None (a task that returns nothing) is the common case: its JSON is known
@@ -419,13 +417,17 @@ class Worker(Execution, Outcome, Duties):
                     else dumps(result, f"return value of job {job.id} ({job.name!r})")
                 )
             except WaitingChildrenError:
+                if attempt is not None:
+                    attempt.end(instrument.WAITING_CHILDREN)
                 return None  # the task moved its job to waiting-children itself
             except Exception as exc:  # noqa: BLE001 - every task error fails the attempt only
+                if attempt is not None:
+                    attempt.error = exc
                 if isinstance(exc, RateLimitError) or failed_reason(exc) == RATE_LIMIT_ERROR:
-                    await self._move_limited_back(job)
+                    await self._move_limited_back(job, attempt)
                     return None
-                return await self._handle_failure(job, drop_worker_frames(exc))
-            return await self._finish(job, "completed", value)
+                return await self._handle_failure(job, drop_worker_frames(exc), attempt)
+            return await self._finish(job, "completed", value, attempt=attempt)
         except ScriptError as exc:
             logger.warning(
                 "worker %s: job %s could not be finished: %s", self.queue.name, current_id, exc
@@ -434,6 +436,8 @@ class Worker(Execution, Outcome, Duties):
             logger.exception("worker %s: job %s could not be finished", self.queue.name, current_id)
         finally:
             self._running.pop(current_id, None)
+            if attempt is not None:
+                attempt.end(instrument.LOST)  # nothing when it ended above
         return None
 
     # --- rate limiting (protocol §5.12) ----------------------------------------------------
