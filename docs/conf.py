@@ -59,7 +59,10 @@ nitpick_ignore_regex = [
         r"(typing|collections|collections\.abc|datetime|asyncio|concurrent|contextvars"
         r"|inspect|threading|logging|pathlib|enum|types|zoneinfo|argparse|_asyncio)(\..*)?",
     ),
-    (r"py:.*", r"(django|redis|channels|asgiref|cronsim|prometheus_client)(\..*)?"),
+    (
+        r"py:.*",
+        r"(django|redis|channels|asgiref|cronsim|prometheus_client|sentry_sdk)(\..*)?",
+    ),
     # django.tasks names re-exported by taskcompat (Django 6, or the django_tasks backport)
     (
         r"py:.*",
