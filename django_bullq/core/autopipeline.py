@@ -44,17 +44,23 @@ from .scripts import Scripts, raise_on_code, settle_replies
 
 T = TypeVar("T")
 
+#: s a link may sit with nothing in flight before a write checks that the server has not closed
+#: it (as :data:`~django_bullq.core.threadpipeline.IDLE_CHECK_S` for threads).
+IDLE_CHECK_S = 0.1
+
 
 class _Link:
     """One connection and the calls sent on it whose replies are still to be read."""
 
-    __slots__ = ("conn", "dead", "inflight", "reader")
+    __slots__ = ("conn", "dead", "inflight", "reader", "used_at")
 
     def __init__(self, conn: Any) -> None:
         self.conn = conn
         self.inflight: collections.deque[asyncio.Future[Any]] = collections.deque()
         self.reader: asyncio.Task[None] | None = None
         self.dead = False
+        #: loop time of the last send on it
+        self.used_at = 0.0
 
 
 class AutoPipeline:
@@ -233,7 +239,7 @@ class AutoPipeline:
                 batch, self._pending = self._pending, []
                 if not any(not fut.done() for _, fut in batch):
                     continue
-                link = self._current_link()
+                link = await self._live_link()
                 data, live = self._pack(link.conn, batch)
                 if not live:
                     continue
@@ -251,6 +257,22 @@ class AutoPipeline:
             if restart and self._pending and not self._closed:
                 # reset() cancelled this writer mid-connect; later calls need a writer
                 self._writer = asyncio.create_task(self._write())
+
+    async def _live_link(self) -> _Link:
+        """:meth:`_current_link`, after dropping it if it sat idle and the server closed it
+        meanwhile (a restart, a failover: nobody was reading, so nobody noticed), as redis-py's
+        pool checks a connection before it hands it out. Busy links skip the check."""
+        link = self._current_link()
+        idle = not link.inflight and link.conn.is_connected
+        if idle and asyncio.get_running_loop().time() - link.used_at > IDLE_CHECK_S:
+            try:
+                closed = await _can_read(link.conn)  # EOF, or data nobody asked for
+            except (RedisConnectionError, OSError):
+                closed = True
+            if closed:
+                await self._drop(link, RedisConnectionError("closed by the server while idle"))
+                link = self._current_link()
+        return link
 
     def _current_link(self) -> _Link:
         """The link to write on: the current one, or a new one when it is gone or dead."""
@@ -274,6 +296,7 @@ class AutoPipeline:
                     self._connecting = None
             if not link.dead:
                 await link.conn.send_packed_command(data, check_health=False)
+                link.used_at = asyncio.get_running_loop().time()
         except Exception as exc:  # noqa: BLE001 - every caller gets the error
             await self._drop(link, _connection_error(exc))
             return False
@@ -387,6 +410,14 @@ def _fail(future: asyncio.Future[Any], exc: BaseException) -> None:
             future.cancel()
         else:
             future.set_exception(exc)
+
+
+async def _can_read(conn: Any) -> bool:
+    """redis-py's check of an idle connection: ``can_read`` (8.0 and later; it deprecated
+    ``can_read_destructive``, the name in earlier versions)."""
+    if hasattr(conn, "can_read"):
+        return bool(await conn.can_read())
+    return bool(await conn.can_read_destructive())
 
 
 __all__ = ["AutoPipeline"]

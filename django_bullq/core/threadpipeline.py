@@ -39,6 +39,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -53,6 +54,10 @@ from .scripts import Scripts, raise_on_code, settle_replies
 
 #: A slot's reply before its write was read.
 _UNSET: Any = object()
+#: s this pipeline's connection may sit unused before a write first checks that the server has
+#: not closed it (a restart, a failover, an idle timeout), as redis-py's pool checks each
+#: connection it hands out; a write soon after the last one (a busy producer) skips the check.
+IDLE_CHECK_S = 0.1
 
 
 class _Slot:
@@ -96,6 +101,8 @@ class ThreadPipeline:
         self._busy = False
         self._pool: Any = getattr(client, "connection_pool", None)
         self._conn: Any = None
+        #: monotonic s of the connection's last exchange
+        self._used_at = 0.0
         _pipelines.add(self)
         self._hiredis = hiredis_packer(self._pool)
         #: Whether calls are group-committed; on Redis Cluster they go one by one.
@@ -222,6 +229,8 @@ class ThreadPipeline:
         conn = self._conn
         if conn is None:
             conn = self._conn = self._pool.make_connection()
+        elif time.monotonic() - self._used_at > IDLE_CHECK_S:
+            _drop_if_closed(conn)
         try:
             data = (
                 _coalesce([self._hiredis(command) for command in commands])
@@ -234,6 +243,7 @@ class ThreadPipeline:
         except BaseException:
             conn.disconnect()  # replies may be left unread: the next write connects again
             raise
+        self._used_at = time.monotonic()
         self.writes += 1
         self.calls += len(commands)
         return replies
@@ -291,6 +301,16 @@ def _after_fork() -> None:
 
 
 os.register_at_fork(after_in_child=_after_fork)
+
+
+def _drop_if_closed(conn: Any) -> None:
+    """Disconnect ``conn`` if the server closed it (or sent what nobody asked for): the next
+    send connects again instead of failing on a dead socket."""
+    try:
+        if conn.can_read(timeout=0):
+            conn.disconnect()
+    except (RedisConnectionError, RedisTimeoutError, OSError):
+        conn.disconnect()
 
 
 def _exchange(conn: Any, data: list[bytes], count: int) -> list[Any]:

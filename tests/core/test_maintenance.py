@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from django_bullq import FlowProducer, Job, Queue
-from django_bullq.core.calls import builders
+from django_bullq.core.calls import queue_builders
 from django_bullq.core.calls.operations import Metrics
 from django_bullq.core.errors import (
     ActiveJobsError,
@@ -144,7 +144,7 @@ def test_obliterate_codes_come_from_the_code_table(queue: Queue) -> None:
     """obliterate-2's own -1 and -2 (not JobNotFound / LockMissing) are raised by the call."""
     queue.add("t", {})
     dead_worker_fetch(queue, lock_ms=60_000)
-    call = builders.obliterate(queue.keys, count=10, force=False, cursor="0")
+    call = queue_builders.obliterate(queue.keys, count=10, force=False, cursor="0")
     with pytest.raises(QueueNotPaused) as not_paused:
         queue._run(call)  # the queue is running: obliterate pauses it first
     assert isinstance(not_paused.value, ScriptError) and not_paused.value.code == -1

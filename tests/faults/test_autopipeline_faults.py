@@ -671,3 +671,20 @@ def test_threads_with_loops_of_their_own_share_one_queue(rq: tuple[Queue, redis.
     assert not errors, errors
     assert len({id(p) for p in pipes}) == 8  # one pipeline per thread and loop
     assert r.llen(queue.keys["wait"]) == 8 * 400
+
+
+async def test_the_first_aadd_after_a_redis_restart_succeeds(queue_name: str) -> None:
+    # an async view's process idle across a restart: nobody was reading the link when the old
+    # server closed it; the next add must notice before writing (trial finding)
+    server = RedisServer(persistent=True).start()
+    queue = Queue(queue_name, server.url)
+    try:
+        before = await queue.aadd("t", {"n": 1})
+        server.restart()
+        await asyncio.sleep(0.2)  # the loop sees the old connection's EOF
+        after = await queue.aadd("t", {"n": 2})
+        assert after.id != before.id
+        assert (await queue.aget_job_counts("waiting"))["waiting"] == 2
+    finally:
+        queue.close()
+        server.cleanup()

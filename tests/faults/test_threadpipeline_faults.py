@@ -71,3 +71,19 @@ def test_adds_from_threads_across_a_redis_restart_lose_nothing(queue_name: str) 
     finally:
         queue.close()
         server.cleanup()
+
+
+def test_the_first_add_after_a_redis_restart_succeeds(queue_name: str) -> None:
+    # a web process idle across a restart: its pipeline connection was closed by the old
+    # server; the next add must notice before writing, not fail the request (trial finding)
+    server = RedisServer(persistent=True).start()
+    queue = Queue(queue_name, server.url)
+    try:
+        before = queue.add("t", {"n": 1})
+        server.restart()
+        after = queue.add("t", {"n": 2})
+        assert after.id != before.id
+        assert queue.get_job_counts("waiting")["waiting"] == 2
+    finally:
+        queue.close()
+        server.cleanup()
