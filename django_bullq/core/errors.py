@@ -9,6 +9,8 @@ tree is listed in docs/api.md#errors.
 
 from __future__ import annotations
 
+from asyncio import CancelledError
+
 import redis
 
 
@@ -352,3 +354,33 @@ class JobTimeoutExceeded(CancelledJobError):
 
     def describe(self) -> str:
         return self.reason
+
+
+class JobAbortedError(RuntimeError):
+    """The job's code raised ``SystemExit``, ``KeyboardInterrupt`` or ``asyncio.CancelledError``
+    (not a cancel of the job): the attempt fails with this instead, retried by its attempts.
+
+    Left to propagate, the first two would stop the worker (and the job, recovered as stalled,
+    the next worker), and the last would end the job's slot with the job still active. Not a
+    :class:`BullqError`: the log shows its traceback, which says where the job exited; the
+    original is its ``__cause__``.
+    """
+
+    def __init__(self, raised: BaseException) -> None:
+        what = (
+            "itself, not a cancel of the job"
+            if isinstance(raised, CancelledError)
+            else ("which would stop the worker")
+        )
+        super().__init__(f"the job raised {raised!r}, {what}; the attempt fails instead")
+
+
+def contained(raised: BaseException) -> BaseException:
+    """``raised`` as a job's attempt may fail with it: an ``Exception`` as it is, anything else
+    (``SystemExit``, ``KeyboardInterrupt``, ``asyncio.CancelledError``, ...) as a
+    :class:`JobAbortedError` whose ``__cause__`` it is."""
+    if isinstance(raised, Exception):
+        return raised
+    error = JobAbortedError(raised)
+    error.__cause__ = raised
+    return error

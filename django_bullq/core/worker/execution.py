@@ -17,6 +17,7 @@ from typing import Any
 
 from .. import instrument
 from ..cancel import CancelToken, reset_current, set_current
+from ..errors import contained
 from ..job import Job
 from .state import WorkerState
 
@@ -162,15 +163,33 @@ def _close(awaitable: Any) -> None:
 
 
 async def _await_bound(token: CancelToken, awaitable: Any) -> Any:
-    """Await ``awaitable`` in its own task that the token cancels; turn that into its error."""
-    task = asyncio.ensure_future(awaitable)
+    """Await ``awaitable`` in its own task that the token cancels; turn that into its error.
+
+    A ``CancelledError`` that is neither the token's nor a cancel of the awaiting task (the
+    worker stopping) came from the job's own code: it fails the attempt as
+    :class:`~django_bullq.core.errors.JobAbortedError`, as ``SystemExit`` and
+    ``KeyboardInterrupt`` do (:func:`_contained`).
+    """
+    task = asyncio.ensure_future(_contained(awaitable))
     token.bind_task(task)
     try:
         return await task
-    except asyncio.CancelledError:
+    except asyncio.CancelledError as exc:
         current = asyncio.current_task()
-        if token.error is not None and not (current is not None and current.cancelling()):
+        if current is not None and current.cancelling():
+            raise  # the worker stops
+        if token.error is not None:
             raise token.error from None
-        raise
+        raise contained(exc)  # noqa: B904 - its __cause__ is exc
     finally:
         token.bind_task(None)
+
+
+async def _contained(awaitable: Any) -> Any:
+    """Await the job's ``awaitable``; a ``SystemExit`` or ``KeyboardInterrupt`` it raises is
+    re-raised as :class:`~django_bullq.core.errors.JobAbortedError` (inside the job's task:
+    asyncio re-raises those two out of the event loop, stopping the worker)."""
+    try:
+        return await awaitable
+    except (SystemExit, KeyboardInterrupt) as exc:
+        raise contained(exc) from exc

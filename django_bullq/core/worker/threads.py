@@ -28,6 +28,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from ..errors import contained
+
 
 class _HandBack:
     """Results of calls made from one event loop, set on that loop in batches."""
@@ -179,7 +181,9 @@ class JobThreads:
                 try:
                     value = fn(*args)
                 except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task
-                    error = exc
+                    # as an Exception: a SystemExit or CancelledError set on the loop's future
+                    # would stop the worker's loop, or cancel the task awaiting it
+                    error = contained(exc)
             hand_back.put(future, error, value)
             del hand_back, future, fn, args, error, value  # hold no job while searching
             with self._lock:
