@@ -7,7 +7,9 @@ the child sets Django up once and imports the task's module by name. While it wa
 watches the job's cancel token: cancelling (or its ``timeout``) fails the job at once and, as a
 pool cannot interrupt one call, terminates the pool's processes (calls of other process tasks
 running at that moment fail with ``BrokenProcessPool`` and retry per their attempts); the next
-process task starts a fresh pool.
+process task starts a fresh pool. A pool process that dies (an OOM kill, a segfault,
+``os._exit``) fails its job with :class:`ProcessDiedError` and the pool is replaced the same way,
+so one dead process never fails the process tasks after it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import importlib
 import multiprocessing
 import os
 import threading
+from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any
 
 from ..core.job import Job
@@ -24,6 +27,14 @@ from ..core.serialization import dumps, loads
 
 if TYPE_CHECKING:
     from ..producer.task import Task
+
+
+class ProcessDiedError(RuntimeError):
+    """The pool process running a job's call ended abruptly (an OOM kill, a segfault,
+    ``os._exit``): the job's attempt fails with it and the pool is started afresh. Process
+    tasks running in the same pool at that moment fail with it too (the pool ends them all)
+    and are retried by their attempts."""
+
 
 #: Seconds between checks of the cancel token while the child computes.
 POLL_S = 0.05
@@ -67,6 +78,17 @@ def shutdown(*, kill: bool = False) -> None:
         process.join(5)
 
 
+def discard(broken: concurrent.futures.ProcessPoolExecutor) -> None:
+    """Forget ``broken`` (a pool one of whose processes died: it takes no more calls), so that
+    the next process task starts a new one; a pool already replaced is left alone."""
+    global _pool
+    with _pool_lock:
+        if _pool is not broken:
+            return
+        _pool = None
+    broken.shutdown(wait=False, cancel_futures=True)
+
+
 def _init_child(settings_module: str) -> None:
     os.environ["DJANGO_SETTINGS_MODULE"] = settings_module
     import django
@@ -93,16 +115,28 @@ def run_in_process(task_: Task[..., Any], job: Job, args: list[Any], kwargs: dic
     Raises:
         CancelledJobError: the job was cancelled while it waited.
         JobTimeoutExceeded: the job's timeout passed while it waited.
+        ProcessDiedError: the process running it ended abruptly (the pool is replaced).
         Exception: whatever the function raised in the child (as re-raised by the pool).
     """
     module, qualname = task_.func.__module__, task_.func.__qualname__
-    future = pool().submit(
-        _call_in_child, module, qualname, dumps({"args": args, "kwargs": kwargs})
-    )
+    payload = dumps({"args": args, "kwargs": kwargs})
+    used = pool()
+    try:
+        future = used.submit(_call_in_child, module, qualname, payload)
+    except BrokenProcessPool:  # broken by an earlier job whose process died: start afresh
+        discard(used)
+        used = pool()
+        future = used.submit(_call_in_child, module, qualname, payload)
     token = job.cancel_token
     while True:
         try:
             return loads(future.result(timeout=POLL_S))
+        except BrokenProcessPool as exc:
+            discard(used)  # the next process task gets a fresh pool
+            raise ProcessDiedError(
+                "the process running the job ended abruptly (killed, out of memory, or "
+                "os._exit in the task); the process pool is started afresh for the next job"
+            ) from exc
         except concurrent.futures.TimeoutError:
             if token is not None and token.cancelled:
                 if not future.cancel():

@@ -172,6 +172,25 @@ def test_process_task_honours_its_timeout(queue_name: str) -> None:
     process_pool.shutdown()
 
 
+@pytest.mark.django_layer
+def test_a_process_task_that_kills_its_process_fails_alone_and_the_pool_is_rebuilt(
+    queue_name: str,
+) -> None:
+    # new-user trial: after one child died, every later process task failed in 2 ms with
+    # "the process pool is not usable anymore" until the worker restarted
+    dying = sample.dies_in_process.using(queue=queue_name).enqueue()
+    burst(queue_name)
+    dying.refresh()
+    assert dying.failed_reason is not None
+    assert "process running the job ended abruptly" in dying.failed_reason
+    later = [sample.cpu_in_process.using(queue=queue_name).enqueue(10) for _ in range(3)]
+    burst(queue_name)
+    assert [job.wait(timeout=1)["total"] for job in later] == [285, 285, 285]
+    from django_bullq.worker import process_pool
+
+    process_pool.shutdown()
+
+
 def test_process_option_needs_a_sync_function() -> None:
     from django_bullq import task
 

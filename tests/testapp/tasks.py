@@ -171,6 +171,12 @@ def fails_in_process() -> None:
     raise ValueError("bad input seen in the child")
 
 
+@task(process=True)
+def dies_in_process() -> None:
+    """Ends its pool process abruptly, as an OOM kill or a segfault would."""
+    os._exit(9)
+
+
 @task
 async def async_thread_ident() -> int:
     """The ident of the thread an ``async def`` task runs in (no ORM)."""
