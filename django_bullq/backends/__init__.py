@@ -71,6 +71,24 @@ NOT_STARTED: _Times = {
 }
 
 
+#: Between a result id's random part and the queue it names.
+_ID_SEPARATOR = "@"
+_RANDOM_CHARS = 32
+
+
+def result_id(queue_name: str) -> str:
+    """A new ``TaskResult`` id (the job's id): 32 random characters, ``@``, the queue's name,
+    so that ``get_result`` finds the job in any queue, listed in the settings or not."""
+    return f"{get_random_string(_RANDOM_CHARS)}{_ID_SEPARATOR}{queue_name}"
+
+
+def queue_of_result(result_id: str) -> str | None:
+    """The queue a :func:`result_id` names; None for an id of another shape."""
+    if len(result_id) <= _RANDOM_CHARS + 1 or result_id[_RANDOM_CHARS] != _ID_SEPARATOR:
+        return None
+    return result_id[_RANDOM_CHARS + 1 :]
+
+
 class BullQBackend(BaseTaskBackend):
     """Enqueues ``django.tasks`` tasks as BullMQ jobs; ``runworker`` runs them.
 
@@ -121,7 +139,7 @@ class BullQBackend(BaseTaskBackend):
         self.validate_task(task)
         return TaskResult(
             task=task,
-            id=get_random_string(32),
+            id=result_id(task.queue_name),
             status=TaskResultStatus.READY,
             args=args,
             kwargs=kwargs,
@@ -169,7 +187,7 @@ class BullQBackend(BaseTaskBackend):
             TaskResultDoesNotExist: no such Django-task job in this backend's queues (removed
                 jobs, e.g. by ``remove_on_complete``, are gone too).
         """
-        for name in self.result_queues():
+        for name in self.result_queues(result_id):
             queue = get_queue(name)
             job = queue.get_job(result_id)
             if job is not None and MARKER in job.opts:
@@ -181,12 +199,19 @@ class BullQBackend(BaseTaskBackend):
         hot path, and no database access to keep on asgiref's thread)."""
         return await sync_to_async(self.get_result, thread_sensitive=False)(result_id)
 
-    def result_queues(self) -> list[str]:
-        """Queues ``get_result`` looks in: ``QUEUES``; when that allows any name, the queues of
-        ``BULLQ["QUEUES"]`` and ``BULLQ["DEFAULT_QUEUE"]``."""
-        if self.queues:
-            return sorted(self.queues)
-        return sorted({bullq_settings.DEFAULT_QUEUE, *bullq_settings.QUEUES})
+    def result_queues(self, result_id: str = "") -> list[str]:
+        """Queues ``get_result`` looks in for ``result_id``: the queue the id names (ids made
+        by :func:`result_id`) when this backend takes it, then ``QUEUES``, or when that allows
+        any name, the queues of ``BULLQ["QUEUES"]`` and ``BULLQ["DEFAULT_QUEUE"]``."""
+        known = (
+            sorted(self.queues)
+            if self.queues
+            else sorted({bullq_settings.DEFAULT_QUEUE, *bullq_settings.QUEUES})
+        )
+        named = queue_of_result(result_id)
+        if named is None or named in known or (self.queues and named not in self.queues):
+            return known
+        return [named, *known]
 
     def result_of(self, job: Job, state: str) -> Any:
         """The ``TaskResult`` of a Django-task job in BullMQ state ``state``.

@@ -135,6 +135,20 @@ def test_get_result_of_a_ready_task(tasks_setting: str) -> None:
     assert get_queue(tasks_setting).get_job_state(result.id) == "prioritized"
 
 
+def test_get_result_finds_a_task_on_a_queue_no_setting_lists(
+    settings: Any, queue_name: str
+) -> None:
+    # new-user trial: with "QUEUES": [] (any queue) a result of a task on a queue that neither
+    # BULLQ["QUEUES"] nor DEFAULT_QUEUE names was never found, not even by its own refresh()
+    settings.TASKS = {"default": {"BACKEND": "django_bullq.backends.BullQBackend", "QUEUES": []}}
+    assert queue_name not in task_backends["default"].result_queues()
+    result = on(queue_name, dtasks.add).enqueue(2, b=3)
+    fetched = dtasks.add.get_result(result.id)
+    assert fetched.id == result.id and fetched.task.queue_name == queue_name
+    result.refresh()
+    assert result.status == TaskResultStatus.READY
+
+
 def test_get_result_of_an_unknown_id(tasks_setting: str) -> None:
     with pytest.raises(TaskResultDoesNotExist):
         task_backends["default"].get_result("nope")
