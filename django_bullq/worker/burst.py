@@ -11,6 +11,7 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -23,27 +24,49 @@ BURST_SAMPLE = 1000
 TALLY_ENV = "BULLQ_BURST_TALLY"
 
 
-def write_tally(directory: str, completed: int, failed: int) -> None:
-    """Write this process's counts into ``directory`` (one file per process id)."""
+class Tally(NamedTuple):
+    """What the workers of a ``--burst`` run did: attempts that completed, failed for good, or
+    failed and were retried (each retried attempt counts once)."""
+
+    completed: int = 0
+    failed: int = 0
+    retried: int = 0
+
+    def __add__(self, other: object) -> Tally:
+        if not isinstance(other, Tally):
+            return NotImplemented
+        return Tally(*(a + b for a, b in zip(self, other, strict=True)))
+
+
+def tally_of(workers: Sequence[Any]) -> Tally:
+    """The :class:`Tally` of core workers (their ``processed``, ``failed``, ``retried``)."""
+    return Tally(
+        sum(w.processed for w in workers),
+        sum(w.failed for w in workers),
+        sum(w.retried for w in workers),
+    )
+
+
+def write_tally(directory: str, tally: Tally) -> None:
+    """Write this process's tally into ``directory`` (one file per process id)."""
     path = Path(directory) / f"{os.getpid()}.json"
-    path.write_text(json.dumps({"completed": completed, "failed": failed}))
+    path.write_text(json.dumps(tally._asdict()))
 
 
-def read_tallies(directory: str) -> tuple[int, int]:
-    """The ``(completed, failed)`` counts of every tally in ``directory``, summed (a tally
-    that cannot be read counts 0: the child died before it wrote one)."""
-    completed = failed = 0
+def read_tallies(directory: str) -> Tally:
+    """The tallies in ``directory``, summed (a tally that cannot be read counts 0: the child
+    died before it wrote one)."""
+    total = Tally()
     for path in Path(directory).glob("*.json"):
         try:
-            tally = json.loads(path.read_text())
-            completed += int(tally["completed"])
-            failed += int(tally["failed"])
-        except (OSError, ValueError, KeyError, TypeError):
+            found = json.loads(path.read_text())
+            total += Tally(*(int(found.get(field, 0)) for field in Tally._fields))
+        except (OSError, ValueError, TypeError, AttributeError):
             continue
-    return completed, failed
+    return total
 
 
-def summary(names: Sequence[str], completed: int, failed: int, processes: int = 1) -> str | None:
+def summary(names: Sequence[str], tally: Tally, processes: int = 1) -> str | None:
     """The closing line of a ``--burst`` run of queues ``names``: the jobs processed, and the
     jobs left delayed (retries waiting out their backoff, delayed jobs) that no worker ran.
 
@@ -62,11 +85,12 @@ def summary(names: Sequence[str], completed: int, failed: int, processes: int = 
         delayed += count
         retries += sum(1 for job in sample if job.attempts_made > 0)
     by = f" by {processes} processes" if processes > 1 else ""
-    text = (
-        f"runworker --burst: {completed + failed} job(s) processed{by} "
-        f"({completed} completed, {failed} failed); {retries} retr"
-        f"{'y' if retries == 1 else 'ies'} still delayed"
-    )
+    ended = tally.completed + tally.failed
+    text = f"runworker --burst: {ended} job(s) processed{by} "
+    text += f"({tally.completed} completed, {tally.failed} failed"
+    if tally.retried:
+        text += f"; {tally.retried} failed attempt(s) retried"
+    text += f"); {retries} retr{'y' if retries == 1 else 'ies'} still delayed"
     if delayed > BURST_SAMPLE:
         text += f" among the first {BURST_SAMPLE}"
     if delayed != retries:
@@ -76,4 +100,12 @@ def summary(names: Sequence[str], completed: int, failed: int, processes: int = 
     return text
 
 
-__all__ = ["BURST_SAMPLE", "TALLY_ENV", "read_tallies", "summary", "write_tally"]
+__all__ = [
+    "BURST_SAMPLE",
+    "TALLY_ENV",
+    "Tally",
+    "read_tallies",
+    "summary",
+    "tally_of",
+    "write_tally",
+]

@@ -223,6 +223,7 @@ class Outcome(WorkerState):
         if attempt is not None:
             attempt.settling(instrument.DELAY if delay_ms > 0 else instrument.RETRY)
         await self._settle(call, job.id)
+        self.retried += 1
         if self._metrics is not None:
             self._metrics.record(job, metrics_store.RETRIED, end["now"])
         if attempt is not None:

@@ -68,6 +68,8 @@ class WorkerState:
         self._route = processor.route if isinstance(processor, Dispatcher) else None
         self.processed = 0
         self.failed = 0
+        #: attempts that failed and were retried (back to wait, or delayed by their backoff)
+        self.retried = 0
         #: monotonic time (s) before which this worker does not fetch (manual rate limit)
         self._limit_until = 0.0
         self._cancel_tokens: dict[str, CancelToken] = {}

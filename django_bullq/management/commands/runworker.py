@@ -27,7 +27,14 @@ from django_bullq.core.worker.outage import outages
 from django_bullq.exceptions import ConfigurationError
 from django_bullq.producer.schedules import upsert_declared
 from django_bullq.worker.banner import banner
-from django_bullq.worker.burst import TALLY_ENV, read_tallies, summary, write_tally
+from django_bullq.worker.burst import (
+    TALLY_ENV,
+    Tally,
+    read_tallies,
+    summary,
+    tally_of,
+    write_tally,
+)
 from django_bullq.worker.group import WorkerGroup, run_workers
 from django_bullq.worker.hygiene import in_flight
 from django_bullq.worker.preflight import preflight
@@ -125,8 +132,7 @@ class Command(BaseCommand):
             )
         self._exit(group, names, recycler)
         if options["burst"]:
-            completed = sum(w.processed for w in group.workers)
-            self._burst_summary(names, completed, sum(w.failed for w in group.workers))
+            self._burst_summary(names, tally_of(group.workers))
 
     def _supervise(self, names: list[str], options: dict[str, Any]) -> None:
         """Run the worker processes (``--processes``, or recycling) until they all stopped;
@@ -145,8 +151,7 @@ class Command(BaseCommand):
             if code:
                 raise SystemExit(code)
             if options["burst"]:
-                completed, failed = read_tallies(tally_dir)
-                self._burst_summary(names, completed, failed, options["processes"])
+                self._burst_summary(names, read_tallies(tally_dir), options["processes"])
 
     def _start(self, names: list[str], options: dict[str, Any]) -> None:
         """The start banner, the checks that need Redis, and their warnings (stderr).
@@ -193,17 +198,15 @@ class Command(BaseCommand):
         then = "; --burst gives up" if burst else ""
         return f"Redis at {address} unreachable ({type(exc).__name__}: {exc}){then}"
 
-    def _burst_summary(
-        self, names: list[str], completed: int, failed: int, processes: int = 1
-    ) -> None:
+    def _burst_summary(self, names: list[str], tally: Tally, processes: int = 1) -> None:
         """End a --burst run by saying what it did and what is left for later
         (:func:`~django_bullq.worker.burst.summary`); a supervised child writes its tally for
         the supervisor instead, which says it once for all its processes."""
         tally_dir = os.environ.get(TALLY_ENV)
         if processes == 1 and tally_dir and os.environ.get("BULLQ_SUPERVISED") == "1":
-            write_tally(tally_dir, completed, failed)
+            write_tally(tally_dir, tally)
             return
-        text = summary(names, completed, failed, processes)
+        text = summary(names, tally, processes)
         if text is not None and self._verbosity >= 1:
             self.stdout.write(text)
 
