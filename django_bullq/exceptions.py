@@ -29,4 +29,17 @@ class BadURLError(DevRedisError):
     """The URL cannot name a server this module can check or start."""
 
 
-__all__ = ["BadURLError", "ConfigurationError", "DevRedisError", "TaskRegistryError"]
+class ProcessDiedError(BullqError, RuntimeError):
+    """The pool process running a ``@task(process=True)`` call ended abruptly (an OOM kill, a
+    segfault, ``os._exit``): the job's attempt fails with it and the pool is started afresh.
+    Process tasks running in the same pool at that moment fail with it too (the pool ends
+    them all) and are retried by their attempts."""
+
+
+__all__ = [
+    "BadURLError",
+    "ConfigurationError",
+    "DevRedisError",
+    "ProcessDiedError",
+    "TaskRegistryError",
+]

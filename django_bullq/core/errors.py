@@ -356,14 +356,13 @@ class JobTimeoutExceeded(CancelledJobError):
         return self.reason
 
 
-class JobAbortedError(RuntimeError):
+class JobAbortedError(BullqError, RuntimeError):
     """The job's code raised ``SystemExit``, ``KeyboardInterrupt`` or ``asyncio.CancelledError``
     (not a cancel of the job): the attempt fails with this instead, retried by its attempts.
 
     Left to propagate, the first two would stop the worker (and the job, recovered as stalled,
-    the next worker), and the last would end the job's slot with the job still active. Not a
-    :class:`BullqError`: the log shows its traceback, which says where the job exited; the
-    original is its ``__cause__``.
+    the next worker), and the last would end the job's slot with the job still active. The
+    original is its ``__cause__``; the job's stored ``stacktrace`` says where it was raised.
     """
 
     def __init__(self, raised: BaseException) -> None:

@@ -24,16 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.job import Job
 from ..core.serialization import dumps, loads
+from ..exceptions import ProcessDiedError
 
 if TYPE_CHECKING:
     from ..producer.task import Task
-
-
-class ProcessDiedError(RuntimeError):
-    """The pool process running a job's call ended abruptly (an OOM kill, a segfault,
-    ``os._exit``): the job's attempt fails with it and the pool is started afresh. Process
-    tasks running in the same pool at that moment fail with it too (the pool ends them all)
-    and are retried by their attempts."""
 
 
 #: Seconds between checks of the cancel token while the child computes.
