@@ -83,7 +83,7 @@ def result_id(queue_name: str) -> str:
 
 
 def queue_of_result(result_id: str) -> str | None:
-    """The queue a :func:`result_id` names; None for an id of another shape."""
+    """The queue a ``result_id`` id names; None for an id of another shape."""
     if len(result_id) <= _RANDOM_CHARS + 1 or result_id[_RANDOM_CHARS] != _ID_SEPARATOR:
         return None
     return result_id[_RANDOM_CHARS + 1 :]
@@ -201,7 +201,7 @@ class BullQBackend(BaseTaskBackend):
 
     def result_queues(self, result_id: str = "") -> list[str]:
         """Queues ``get_result`` looks in for ``result_id``: the queue the id names (ids made
-        by :func:`result_id`) when this backend takes it, then ``QUEUES``, or when that allows
+        by ``result_id``) when this backend takes it, then ``QUEUES``, or when that allows
         any name, the queues of ``BULLQ["QUEUES"]`` and ``BULLQ["DEFAULT_QUEUE"]``."""
         known = (
             sorted(self.queues)
