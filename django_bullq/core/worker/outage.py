@@ -19,6 +19,10 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 logger = logging.getLogger("django_bullq.worker")
 
+#: s between two DEBUG lines saying an outage goes on (``runworker -v 2``): the failed calls
+#: between them are counted, not each logged.
+REPEAT_S = 10.0
+
 
 def is_outage(exc: BaseException) -> bool:
     """True when ``exc`` says Redis could not be reached (refused, reset, timed out), which
@@ -36,6 +40,9 @@ class Outages:
         self.down: dict[str, float] = {}
         #: addresses whose refused credentials this outage has logged
         self.refused: set[str] = set()
+        #: address -> [monotonic time (s) of the last line said of the outage, calls failed
+        #: since that line]
+        self.quiet: dict[str, list[float]] = {}
 
     def failed(self, address: str, exc: BaseException, *, consecutive: int = 2) -> None:
         """Record a failure to reach ``address`` (``host:port``); logs only the first one of an
@@ -60,18 +67,45 @@ class Outages:
                 exc,
             )
             return
-        if address in self.down or consecutive < 2:
-            logger.debug("Redis at %s unreachable: %s: %s", address, type(exc).__name__, exc)
+        if address in self.down:
+            self._still_down(address, exc)
+            return
+        if consecutive < 2:
+            logger.debug(
+                "Redis at %s: a call failed (%s: %s); retrying it", address, type(exc).__name__, exc
+            )
             return
         self.down[address] = time.monotonic()
+        self.quiet[address] = [time.monotonic(), 0]
         logger.warning(
             "Redis at %s unreachable, retrying (%s: %s)", address, type(exc).__name__, exc
         )
+
+    def _still_down(self, address: str, exc: BaseException) -> None:
+        """One more failed call in the outage of ``address``: counted, and said (DEBUG) at
+        most once per :data:`REPEAT_S` s."""
+        quiet = self.quiet.setdefault(address, [time.monotonic(), 0])
+        quiet[1] += 1
+        now = time.monotonic()
+        if now - quiet[0] < REPEAT_S:
+            return
+        logger.debug(
+            "Redis at %s still unreachable after %.0f s (%d calls failed in the last %.0f s; "
+            "last %s: %s)",
+            address,
+            now - self.down[address],
+            quiet[1],
+            now - quiet[0],
+            type(exc).__name__,
+            exc,
+        )
+        self.quiet[address] = [now, 0]
 
     def reached(self, address: str) -> None:
         """Record a successful call to ``address``; logs ``reconnected`` (WARNING) when it
         ends an outage."""
         self.refused.discard(address)
+        self.quiet.pop(address, None)
         since = self.down.pop(address, None)
         if since is not None:
             logger.warning(

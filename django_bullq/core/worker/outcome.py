@@ -256,14 +256,15 @@ class Outcome(WorkerState):
                 if loop.time() + delay >= deadline:
                     raise
                 outages.failed(self.queue.connection.address(), exc, consecutive=failures)
-                logger.debug(
-                    "worker %s: %s of job %s failed (%s); retrying in %.2f s",
-                    self.queue.name,
-                    call.script,
-                    job_id,
-                    exc,
-                    delay,
-                )
+                if failures == 1:  # said once a job; the outage's own lines say the rest
+                    logger.debug(
+                        "worker %s: %s of job %s failed (%s); retrying until it is written "
+                        "or the lock expires",
+                        self.queue.name,
+                        call.script,
+                        job_id,
+                        exc,
+                    )
                 await asyncio.sleep(delay)
 
     def _keep(self, job: Job, target: str) -> tuple[int, int, int]:
