@@ -102,3 +102,22 @@ def test_real_runworker_beats_and_unregisters_on_sigterm(queue_name: str) -> Non
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_django_options_are_taken_after_the_subcommand_too() -> None:
+    # new-user trial: `manage.py bullq health --settings X` said "unrecognized arguments",
+    # though `manage.py runworker ... --settings X` takes them
+    from django_bullq.management.commands.bullq import Command
+
+    parser = Command().create_parser("manage.py", "bullq")
+    after = parser.parse_args(["health", "--settings", "site.settings", "-v", "2", "--traceback"])
+    assert (after.subcommand, after.settings, after.verbosity, after.traceback) == (
+        "health",
+        "site.settings",
+        2,
+        True,
+    )
+    before = parser.parse_args(["-v", "3", "health"])
+    assert before.verbosity == 3  # not reset by the subcommand's own defaults
+    plain = parser.parse_args(["health"])
+    assert plain.verbosity == 1 and plain.settings is None

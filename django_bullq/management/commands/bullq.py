@@ -7,6 +7,7 @@ Subcommands are listed in :data:`SUBCOMMANDS` (name -> module). Each module defi
 
 from __future__ import annotations
 
+import argparse
 import importlib
 from types import ModuleType
 from typing import Any
@@ -25,16 +26,35 @@ def _module(name: str) -> ModuleType:
     return importlib.import_module(SUBCOMMANDS[name])
 
 
+def _django_options() -> argparse.ArgumentParser:
+    """Django's options of every command (``--settings``, ``-v``, ...), for the subcommands'
+    parsers: after a subcommand argparse reads only that subcommand's options. Their defaults
+    are suppressed, so that they never undo what was given before the subcommand."""
+    common = argparse.ArgumentParser(add_help=False)
+    keep = argparse.SUPPRESS
+    common.add_argument("-v", "--verbosity", type=int, choices=[0, 1, 2, 3], default=keep)
+    for flag in ("--settings", "--pythonpath"):
+        common.add_argument(flag, default=keep)
+    for flag in ("--traceback", "--no-color", "--force-color"):
+        common.add_argument(flag, action="store_true", default=keep)
+    # `bullq` has no --skip-checks of its own (it runs no checks): a subcommand's
+    common.add_argument("--skip-checks", action="store_true", help="skip the system checks")
+    return common
+
+
 class Command(BaseCommand):
     help = "django_bullq operations: " + ", ".join(sorted(SUBCOMMANDS))
     requires_system_checks = ()  # a probe must answer even when a check would fail
 
     def add_arguments(self, parser: CommandParser) -> None:
         subparsers = parser.add_subparsers(dest="subcommand", required=True, metavar="subcommand")
+        common = _django_options()
         for name in sorted(SUBCOMMANDS):
             module = _module(name)
             module.add_arguments(
-                subparsers.add_parser(name, help=module.HELP, description=module.HELP)
+                subparsers.add_parser(
+                    name, help=module.HELP, description=module.HELP, parents=[common]
+                )
             )
 
     def handle(self, *args: Any, **options: Any) -> None:

@@ -7,7 +7,6 @@ another app listed above ``django_bullq`` in ``INSTALLED_APPS`` owns the name ``
 
 from __future__ import annotations
 
-import argparse
 from argparse import ArgumentParser
 from typing import Any
 
@@ -17,20 +16,11 @@ HELP = "run workers for the named queues (the same as manage.py runworker)"
 
 
 def add_arguments(parser: ArgumentParser) -> None:
-    """``runworker``'s arguments, plus ``-v`` and ``--skip-checks`` after the subcommand
-    name (``manage.py bullq`` itself runs no checks)."""
+    """``runworker``'s arguments (``-v``, ``--skip-checks`` and Django's other options come
+    with every subcommand: ``manage.py bullq`` itself runs no checks)."""
     from django_bullq.management.commands.runworker import Command
 
     Command().add_arguments(parser)  # type: ignore[arg-type]
-    parser.add_argument(
-        "-v",
-        "--verbosity",
-        type=int,
-        choices=[0, 1, 2, 3],
-        default=argparse.SUPPRESS,  # keep `bullq -v 2 runworker` working too
-        help="0 warnings only, 1 the banner and start/stop lines, 2 one line per job",
-    )
-    parser.add_argument("--skip-checks", action="store_true", help="skip the system checks")
 
 
 def handle(command: BaseCommand, **options: Any) -> int:
