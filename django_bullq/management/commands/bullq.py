@@ -26,11 +26,11 @@ def _module(name: str) -> ModuleType:
     return importlib.import_module(SUBCOMMANDS[name])
 
 
-def _django_options() -> argparse.ArgumentParser:
+def _django_options() -> CommandParser:
     """Django's options of every command (``--settings``, ``-v``, ...), for the subcommands'
     parsers: after a subcommand argparse reads only that subcommand's options. Their defaults
     are suppressed, so that they never undo what was given before the subcommand."""
-    common = argparse.ArgumentParser(add_help=False)
+    common = CommandParser(add_help=False)
     keep = argparse.SUPPRESS
     common.add_argument("-v", "--verbosity", type=int, choices=[0, 1, 2, 3], default=keep)
     for flag in ("--settings", "--pythonpath"):
