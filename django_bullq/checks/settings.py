@@ -232,16 +232,33 @@ def check_connections(app_configs: Any = None, **kwargs: Any) -> list[CheckMessa
                 )
             )
             continue
-        scheme = urlsplit(url).scheme
-        if scheme not in URL_SCHEMES:
-            errors.append(
-                error(
-                    4,
-                    f"{where} has URL scheme {scheme!r}, which is not supported.",
-                    f"Use one of: {', '.join(URL_SCHEMES)}.",
-                )
-            )
+        errors += _url_errors(url, where)
     return errors
+
+
+def _url_errors(url: str, where: str) -> list[CheckMessage]:
+    """E004: a scheme the core cannot use; a ``redis://`` / ``rediss://`` URL whose port or
+    database index is not a number (redis-py would refuse it only at the first call)."""
+    parts = urlsplit(url)
+    if parts.scheme not in URL_SCHEMES:
+        return [
+            error(
+                4,
+                f"{where} has URL scheme {parts.scheme!r}, which is not supported.",
+                f"Use one of: {', '.join(URL_SCHEMES)}.",
+            )
+        ]
+    if parts.scheme not in ("redis", "rediss"):
+        return []
+    hint = "Use redis://[[user]:password@]host[:port][/db], e.g. redis://127.0.0.1:6379/0."
+    try:
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        return [error(4, f"{where} has a URL whose port is not a number.", hint)]
+    db = parts.path.lstrip("/")
+    if db and not db.isdigit():
+        return [error(4, f"{where} has a URL whose database index {db!r} is not a number.", hint)]
+    return []
 
 
 def check_queues(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 import redis
 from django.core.management import call_command
 
@@ -121,3 +122,11 @@ def test_django_options_are_taken_after_the_subcommand_too() -> None:
     assert before.verbosity == 3  # not reset by the subcommand's own defaults
     plain = parser.parse_args(["health"])
     assert plain.verbosity == 1 and plain.settings is None
+
+
+def test_a_queue_name_no_queue_may_have_is_a_command_error() -> None:
+    # new-user trial: `bullq health --queue 'a:b'` ended in a traceback
+    from django.core.management import CommandError
+
+    with pytest.raises(CommandError, match=r"--queue 'a:b': queue name 'a:b' must not contain"):
+        call_command("bullq", "health", "--queue", "a:b", stdout=io.StringIO())

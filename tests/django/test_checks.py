@@ -99,6 +99,9 @@ def test_every_message_has_a_hint() -> None:
         ({"CONNECTIONS": {"default": {"OPTIONS": {}}}}, "django_bullq.E003"),
         ({"QUEUES": {"q": "default"}}, "django_bullq.E003"),
         ({"CONNECTIONS": {"default": "http://localhost:6379"}}, "django_bullq.E004"),
+        # new-user trial: accepted, then enqueue raised "Port could not be cast to integer"
+        ({"CONNECTIONS": {"default": "redis://127.0.0.1:notaport/0"}}, "django_bullq.E004"),
+        ({"CONNECTIONS": {"default": "redis://127.0.0.1:6379/zero"}}, "django_bullq.E004"),
         ({"QUEUES": {"q": {"CONNECTION": "missing"}}}, "django_bullq.E005"),
         ({"QUEUES": {"a:b": {}}}, "django_bullq.E006"),
         ({"DEFAULT_QUEUE": "x{y}"}, "django_bullq.E006"),

@@ -14,10 +14,11 @@ import time
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from redis.exceptions import RedisError
 
 from django_bullq.conf import bullq_settings, get_queue
+from django_bullq.core.errors import InvalidNameError
 from django_bullq.core.heartbeat import WorkerBeat, read_workers
 
 HELP = "report live and stale workers from their heartbeats; exit 1 if a queue has none alive"
@@ -64,11 +65,18 @@ def _line(beat: WorkerBeat, now_ms: int) -> str:
 def handle(
     command: BaseCommand, *, queues: list[str] | None, worker: str | None, as_json: bool, **_: Any
 ) -> int:
-    """Print the report; returns the exit status (0 healthy, 1 not)."""
+    """Print the report; returns the exit status (0 healthy, 1 not).
+
+    Raises:
+        CommandError: a ``--queue`` name no queue may have (``a:b``).
+    """
     now_ms = int(time.time() * 1000)
     report: dict[str, list[WorkerBeat]] = {}
     for name in _queue_names(queues):
-        queue = get_queue(name)
+        try:
+            queue = get_queue(name)
+        except InvalidNameError as exc:
+            raise CommandError(f"--queue {name!r}: {exc}") from exc
         try:
             report[name] = read_workers(queue.client, queue.keys)
         except RedisError as exc:
