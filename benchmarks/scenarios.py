@@ -108,6 +108,12 @@ class Library:
 
 LIBRARIES: tuple[Library, ...] = (
     Library("django_bullq", "django_bullq", "benchmarks.adapters.bullq", "django-bullq"),
+    Library(
+        "bullq-otel",
+        "django_bullq, OpenTelemetry on",
+        "benchmarks.adapters.bullq_otel",
+        "django-bullq",
+    ),
     Library("bullq-task", "@task def, runworker", "benchmarks.adapters.bullq_task", "django-bullq"),
     Library(
         "bullq-task-async",

@@ -234,6 +234,7 @@ ONE_AT_A_TIME = {"rq"}
 #: The asyncio libraries: each runs on uvloop (the fairness rule of benchmarks/method.md).
 ASYNCIO = {
     "django_bullq",
+    "bullq-otel",
     "bullq-task",
     "bullq-task-async",
     "bullmq",
@@ -254,6 +255,7 @@ def _keys(client: Any) -> int:
 #: ``bullq-task-p2`` / ``-pool`` are in the test above, with the other task kinds).
 ADAPTERS = [
     "django_bullq",
+    "bullq-otel",
     "bullq-task",
     "bullq-task-async",
     "bullmq",
