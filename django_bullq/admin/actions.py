@@ -72,10 +72,12 @@ class Action:
 
 @dataclass
 class Summary:
-    """What an action did: ``text`` for the message and the LogEntry; ``errors`` per job."""
+    """What an action did: ``text`` for the message and the LogEntry; ``errors`` per job;
+    ``nothing``: it acted on none of the jobs it was given (all gone, or in other states)."""
 
     text: str
     errors: int = 0
+    nothing: bool = False
 
 
 def perform(
@@ -109,7 +111,7 @@ def perform(
         text += f"; {skipped} skipped (gone, or not in a state this action applies to)"
     if errors:
         text += f"; {len(errors)} failed: " + "; ".join(errors[:5])
-    return Summary(text, errors=len(errors))
+    return Summary(text, errors=len(errors), nothing=bool(ids) and not done)
 
 
 def _act_on_job(

@@ -385,7 +385,7 @@ def _report(
     """Log the action in the admin's history and say its result as a message."""
     target = q.name if select_all or not act.on_jobs else f"{q.name} / {', '.join(ids[:20])}"
     log_action(request, f"queue {target}", f"{act.label}: {summary.text}", act.flag)
-    if summary.errors:
+    if summary.errors or summary.nothing:  # not a success: say it in the warning's colour
         messages.warning(request, f"{act.label}: {summary.text}")
     else:
         messages.success(request, f"{act.label}: {summary.text}")

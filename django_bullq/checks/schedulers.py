@@ -34,5 +34,7 @@ def check_schedulers(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
             _template_opts(template.get("opts"))
             dumps(template.get("data"), "data")
         except (BullqError, ValueError, TypeError) as exc:
-            errors.append(error(10, f"BULLQ['SCHEDULERS'][{scheduler_id!r}]: {exc}", hint))
+            where = f"BULLQ['SCHEDULERS'][{scheduler_id!r}]"
+            text = str(exc)  # entry_call's errors already say where
+            errors.append(error(10, text if text.startswith(where) else f"{where}: {text}", hint))
     return errors

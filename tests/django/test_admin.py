@@ -324,6 +324,20 @@ def test_a_partly_applicable_selection_acts_on_each_job_and_logs_it(
     )
 
 
+def test_an_action_that_acted_on_no_job_says_so_as_a_warning(
+    admin_client: Client, qname: str
+) -> None:
+    # new-user trial: "Retry: 0 of 1 jobs; 1 skipped" came in the green of a success
+    from django.contrib import messages
+
+    resp = post(admin_client, qname, "retry", ids=["no-such-job"], state="failed")
+    assert resp.status_code == 302
+    said = list(messages.get_messages(resp.wsgi_request))
+    assert [(m.level, m.message.split(";")[0]) for m in said] == [
+        (messages.WARNING, "Retry: 0 of 1 jobs")
+    ]
+
+
 @pytest.mark.parametrize(
     "action, fields",
     [

@@ -69,6 +69,8 @@ def test_valid_schedulers_are_silent() -> None:
 def test_bad_entries_raise_e030(entry: Any, words: str) -> None:
     messages = e030({"s": entry})
     assert len(messages) == 1 and words in messages[0], messages
+    # where is said once (the trial saw "BULLQ['SCHEDULERS']['s']: BULLQ['SCHEDULERS']['s']:")
+    assert messages[0].count("BULLQ['SCHEDULERS']['s']") == 1, messages
 
 
 def test_schedulers_not_a_dict_is_e030() -> None:
