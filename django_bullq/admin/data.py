@@ -6,7 +6,6 @@ page. The filters are :mod:`django_bullq.admin.search` (bounded walks of their o
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import time
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from ..conf import get_config, get_queue
 from ..core.errors import InvalidNameError
 from ..core.job import STATES, Job
 from ..core.queue import Queue
+from ..core.worker_clients import ClientLists, worker_connections
 from ..live.snapshots import pretty_json
 from . import discovery
 
@@ -53,21 +53,6 @@ def queue_or_none(name: str) -> Queue | None:
         return None
 
 
-class ClientLists:
-    """``CLIENT LIST`` read once per Redis server for a page that shows many queues' workers
-    (the overview and its JSON); pass one to :func:`workers`."""
-
-    def __init__(self) -> None:
-        self._lists: dict[int, list[dict[str, Any]]] = {}
-
-    def of(self, queue: Queue) -> list[dict[str, Any]]:
-        """The clients of ``queue``'s server (its connection pool's), read on first use."""
-        pool = id(queue.client.connection_pool)
-        if pool not in self._lists:
-            self._lists[pool] = queue.client.client_list()
-        return self._lists[pool]
-
-
 def workers(queue: Queue, clients: ClientLists | None = None) -> list[dict[str, str]]:
     """Connections named like BullMQ workers of ``queue``: ``<prefix>:<base64(name)>[:w:<x>]``
     (BullMQ ``Queue.getWorkers``).
@@ -79,23 +64,15 @@ def workers(queue: Queue, clients: ClientLists | None = None) -> list[dict[str, 
     Returns:
         ``[{"name": worker name or "", "addr": "host:port", "age": seconds, "idle": seconds}]``.
     """
-    base = f"{queue.prefix}:{base64.b64encode(queue.name.encode()).decode()}"
-    found = []
-    listed = clients.of(queue) if clients is not None else queue.client.client_list()
-    for client in listed:
-        name = client.get("name") or ""
-        if isinstance(name, bytes):
-            name = name.decode(errors="replace")
-        if name == base or name.startswith(base + ":w:"):
-            found.append(
-                {
-                    "name": name[len(base) + 3 :] if name != base else "",
-                    "addr": str(client.get("addr", "")),
-                    "age": str(client.get("age", "")),
-                    "idle": str(client.get("idle", "")),
-                }
-            )
-    return found
+    return [
+        {
+            "name": name,
+            "addr": str(client.get("addr", "")),
+            "age": str(client.get("age", "")),
+            "idle": str(client.get("idle", "")),
+        }
+        for name, client in worker_connections(queue, clients)
+    ]
 
 
 def waiting_latency_ms(queue: Queue) -> int | None:

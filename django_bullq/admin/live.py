@@ -15,6 +15,7 @@ from django.utils.text import Truncator
 
 from ..core.job import Job
 from ..core.queue import Queue
+from ..core.worker_clients import ClientLists
 from ..live.snapshots import SNAPSHOT_LOGS, snapshot_frame
 from . import data, display, unreachable
 from .actions import JOB_ACTIONS, permitted
@@ -35,7 +36,7 @@ def overview_live_view(model_admin: ModelAdminBase, request: HttpRequest) -> Jso
     """
     require(request, "view_bullqqueue")
     queues: list[dict[str, Any]] = []
-    clients = data.ClientLists()
+    clients = ClientLists()
     for name in data.known_queue_names():
         queue = data.queue_or_none(name)
         if queue is None:

@@ -33,6 +33,7 @@ from django.utils.http import urlencode
 
 from ..core.errors import BullqError
 from ..core.queue import Queue
+from ..core.worker_clients import ClientLists
 from ..models import BullqQueue
 from . import (
     data,
@@ -70,7 +71,7 @@ def overview_view(model_admin: ModelAdminBase, request: HttpRequest) -> HttpResp
     """Overview: every known queue with counts per state, paused flag, workers, latency."""
     require(request, "view_bullqqueue")
     rows = []
-    clients = data.ClientLists()
+    clients = ClientLists()
     for name in data.known_queue_names():
         queue = data.queue_or_none(name)
         if queue is None:

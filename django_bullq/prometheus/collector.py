@@ -35,8 +35,9 @@ from ..core.metrics import store
 from ..core.metrics.histogram import merge
 from ..core.metrics.totals import NameTotals, Totals
 from ..core.queue import Queue
+from ..core.worker_clients import ClientLists
 from .buckets import cumulative
-from .snapshot import ClientLists, QueueSnapshot, read_snapshot
+from .snapshot import QueueSnapshot, read_snapshot
 
 logger = logging.getLogger("django_bullq.prometheus")
 

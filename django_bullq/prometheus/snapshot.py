@@ -5,7 +5,6 @@ oldest waiting job and the all-time metrics totals. Django-free (redis-py only).
 
 from __future__ import annotations
 
-import base64
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +13,7 @@ from ..core.job import STATES
 from ..core.metrics.store import TOTALS
 from ..core.metrics.totals import Totals, parse_totals
 from ..core.serialization import to_str
+from ..core.worker_clients import ClientLists, worker_connections
 
 if TYPE_CHECKING:
     from ..core.queue import Queue
@@ -42,29 +42,9 @@ class QueueSnapshot:
     totals: Totals = field(default_factory=Totals)
 
 
-class ClientLists:
-    """``CLIENT LIST`` read once per Redis server (connection pool) for a whole scrape."""
-
-    def __init__(self) -> None:
-        self._lists: dict[int, list[dict[str, Any]]] = {}
-
-    def of(self, queue: Queue) -> list[dict[str, Any]]:
-        """The clients of ``queue``'s server, read on first use."""
-        pool = id(queue.client.connection_pool)
-        if pool not in self._lists:
-            self._lists[pool] = queue.client.client_list()
-        return self._lists[pool]
-
-
 def worker_count(queue: Queue, clients: ClientLists) -> int:
-    """Connections named ``<prefix>:<base64(queue)>[:w:<name>]`` (BullMQ's worker name)."""
-    base = f"{queue.prefix}:{base64.b64encode(queue.name.encode()).decode()}"
-    found = 0
-    for client in clients.of(queue):
-        name = to_str(client.get("name")) or ""
-        if name == base or name.startswith(base + ":w:"):
-            found += 1
-    return found
+    """Connections of ``queue``'s workers (BullMQ's worker name, ``Queue.getWorkers``)."""
+    return len(worker_connections(queue, clients))
 
 
 def _first_read(queue: Queue) -> Read[tuple[dict[str, int], bool, list[str], Totals]]:
