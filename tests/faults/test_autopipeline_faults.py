@@ -23,7 +23,7 @@ import pytest
 import redis
 
 from django_bullq import Queue
-from django_bullq.core.autopipeline import AutoPipeline
+from django_bullq.core.autopipeline import IDLE_CHECK_S, AutoPipeline
 from django_bullq.core.errors import ParentMissing
 from django_bullq.core.worker import worker as worker_module
 from tests.core.test_autopipeline import log_call
@@ -681,7 +681,7 @@ async def test_the_first_aadd_after_a_redis_restart_succeeds(queue_name: str) ->
     try:
         before = await queue.aadd("t", {"n": 1})
         server.restart()
-        await asyncio.sleep(0.2)  # the loop sees the old connection's EOF
+        await asyncio.sleep(IDLE_CHECK_S * 2)  # idle; the loop sees the old connection's EOF
         after = await queue.aadd("t", {"n": 2})
         assert after.id != before.id
         assert (await queue.aget_job_counts("waiting"))["waiting"] == 2

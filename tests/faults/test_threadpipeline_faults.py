@@ -13,6 +13,7 @@ import redis
 
 from django_bullq.core.errors import RedisUnavailableError
 from django_bullq.core.queue import Queue
+from django_bullq.core.threadpipeline import IDLE_CHECK_S
 from tests.support.redis_server import RedisServer
 
 THREADS = 8
@@ -81,6 +82,7 @@ def test_the_first_add_after_a_redis_restart_succeeds(queue_name: str) -> None:
     try:
         before = queue.add("t", {"n": 1})
         server.restart()
+        time.sleep(IDLE_CHECK_S * 2)  # idle, as a web process between requests
         after = queue.add("t", {"n": 2})
         assert after.id != before.id
         assert queue.get_job_counts("waiting")["waiting"] == 2

@@ -86,9 +86,10 @@ async def wait_for(condition: Any, timeout: float, what: str, task: asyncio.Task
 
 def worker_errors(caplog: pytest.LogCaptureFixture) -> list[str]:
     """What the worker logged of the failover: an outage line (core/worker/outage.py: the
-    first "unreachable, retrying" at WARNING, a lone failed call at DEBUG), or for another
-    error (UNBLOCKED, READONLY) its "fetch failed" / "marker wait failed" warning."""
-    marks = ("unreachable", "fetch failed", "marker wait failed")
+    first "unreachable, retrying" at WARNING, a lone failed call at DEBUG: "a call failed"),
+    or for another error (UNBLOCKED, READONLY) its "fetch failed" / "marker wait failed"
+    warning."""
+    marks = ("unreachable", "a call failed", "fetch failed", "marker wait failed")
     return [
         r.getMessage()
         for r in caplog.records

@@ -20,8 +20,10 @@ its jobs are not affected (a flush is a duty of its own, beside the fetch loop).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from .. import calls
@@ -200,16 +202,20 @@ class MetricsRecorder:
         if hours:
             self._hours_sent = now
         totals = self._totals_call()
+        sends: list[Awaitable[Any]] = [queue._abatch(calls.Batch(tuple(batch)))] if batch else []
         if totals is not None:
-            batch.append(totals)
-        if not batch:
+            sends.append(queue._arun(totals))
+        if not sends:
             return 0
         try:
-            await queue._abatch(calls.Batch(tuple(batch)))
+            # one batch per script, at once: both go through the loop's auto-pipeline (one
+            # write); a batch of two scripts would take a pooled connection of its own, which
+            # a network cut leaves hanging for the socket timeout
+            await asyncio.gather(*sends)
         except BaseException:
             self.dropped_flushes += 1
             raise
-        return len(batch)
+        return len(batch) + (totals is not None)
 
     def _totals_call(self) -> calls.Call[Any] | None:
         """The ``mergeMetricTotals`` call of what the flushed minutes and the stalled check
