@@ -35,7 +35,7 @@ import re
 import time
 import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, cast
 
 import sentry_sdk
@@ -104,10 +104,12 @@ class _Publish:
 
 @dataclass(slots=True)
 class _Process:
-    scope: Any
+    """One attempt's Sentry state: its entered transaction and isolation scope (exited in
+    that order at the attempt's end) and its Crons check-in."""
+
     transaction: Any
+    scope: Any
     monitor: tuple[str, str, float] | None = None  # (slug, check-in id, start monotonic s)
-    exits: list[Any] = field(default_factory=list)
 
 
 class _SentryHooks(instrument.Instrumentation):
@@ -162,7 +164,7 @@ class _SentryHooks(instrument.Instrumentation):
             transaction.set_data(key, value)
         entered = sentry_sdk.start_transaction(transaction)
         entered.__enter__()
-        run = _Process(scope_cm, entered, exits=[entered, scope_cm])
+        run = _Process(entered, scope_cm)
         if integration.monitor_job_schedulers:
             run.monitor = _check_in_start(job)
         return run
@@ -175,8 +177,8 @@ class _SentryHooks(instrument.Instrumentation):
         try:
             _report(state, job, outcome, error)
         finally:
-            for cm in state.exits:
-                cm.__exit__(None, None, None)
+            state.transaction.__exit__(None, None, None)
+            state.scope.__exit__(None, None, None)
 
 
 def _report(run: _Process, job: Job, outcome: str, error: BaseException | None) -> None:
