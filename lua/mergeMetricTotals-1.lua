@@ -22,8 +22,7 @@
   not valid JSON (written by something else) is replaced by the delta.
   Events: none.
 ]]
--- @include addDenseHistogram
--- @include toDenseHistogram
+-- @include mergeMetricEntry
 local key = KEYS[1]
 local maxNames = tonumber(ARGV[3]) or 0
 local names = tonumber(redis.call("HGET", key, "q:names")) or 0
@@ -52,16 +51,7 @@ for name, add in pairs(cjson.decode(ARGV[1])) do
       old = decoded
     end
   end
-  local merged = {}
-  for _, i in ipairs({1, 2, 3, 6, 7}) do
-    merged[i] = (tonumber(old[i]) or 0) + (tonumber(add[i]) or 0)
-  end
-  for i = 4, 5 do
-    local sparse = {}
-    addDenseHistogram(old[i], sparse)
-    addDenseHistogram(add[i], sparse)
-    merged[i] = toDenseHistogram(sparse)
-  end
+  local merged = mergeMetricEntry(old, add, {1, 2, 3, 6, 7})
   merged[8] = tonumber(old[8]) or rank
   redis.call("HSET", key, field, cjson.encode(merged))
 end

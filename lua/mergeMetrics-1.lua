@@ -15,8 +15,7 @@
   valid JSON (written by something else) is replaced by the delta.
   Events: none.
 ]]
--- @include addDenseHistogram
--- @include toDenseHistogram
+-- @include mergeMetricEntry
 local stored = {}
 local current = redis.call("GET", KEYS[1])
 if current then
@@ -31,17 +30,7 @@ for name, add in pairs(cjson.decode(ARGV[1])) do
   if type(old) ~= "table" then
     old = {}
   end
-  local merged = {}
-  for i = 1, 3 do
-    merged[i] = (tonumber(old[i]) or 0) + (tonumber(add[i]) or 0)
-  end
-  for i = 4, 5 do
-    local sparse = {}
-    addDenseHistogram(old[i], sparse)
-    addDenseHistogram(add[i], sparse)
-    merged[i] = toDenseHistogram(sparse)
-  end
-  stored[name] = merged
+  stored[name] = mergeMetricEntry(old, add, {1, 2, 3})
 end
 for _ in pairs(stored) do
   names = names + 1
