@@ -50,15 +50,28 @@ class Duties(WorkerState):
         return timers
 
     async def _flush_metrics(self, *, final: bool = False) -> None:
-        """Add the metrics gathered since the last flush to Redis (docs/metrics.md)."""
-        if self._metrics is not None:
-            await self._metrics.aflush(self.queue, final=final)
+        """Add the metrics gathered since the last flush to Redis (docs/metrics.md).
+
+        A periodic flush is shielded from the stop that cancels the duties: what it took
+        from the recorder would be lost with it; :meth:`_last_flush` waits for it instead.
+        """
+        if self._metrics is None:
+            return
+        if final:
+            await self._metrics.aflush(self.queue, final=True)
+            return
+        flush = self._flushing = asyncio.ensure_future(self._metrics.aflush(self.queue))
+        flush.add_done_callback(_retrieved)
+        await asyncio.shield(flush)
 
     async def _last_flush(self) -> None:
         """The flush of a stopping worker: bounded in time, and never an error (an outage
         at the stop loses these seconds of metrics, not the stop)."""
         if self._metrics is None:
             return
+        in_flight = self._flushing
+        if in_flight is not None and not in_flight.done():  # its counts are not pending
+            await asyncio.wait([in_flight], timeout=CLOSE_FLUSH_TIMEOUT_S)
         try:
             await asyncio.wait_for(self._flush_metrics(final=True), CLOSE_FLUSH_TIMEOUT_S)
         except Exception as exc:  # noqa: BLE001 - metrics must not fail a stop
@@ -157,3 +170,10 @@ class Duties(WorkerState):
                     opts_field="removeOnComplete" if target == "completed" else "removeOnFail",
                 )
             )
+
+
+def _retrieved(flush: asyncio.Future[int]) -> None:
+    """Mark a shielded flush's error seen: its awaiter may have been cancelled, and the
+    error (an outage: the flush's counts are dropped) is counted by the recorder."""
+    if not flush.cancelled():
+        flush.exception()

@@ -87,6 +87,8 @@ class WorkerState:
         self._ending: set[str] = set()
         #: counts and durations of finished attempts, flushed by a duty (None: not recorded)
         self._metrics = MetricsRecorder(queue.keys) if self.opts.record_metrics else None
+        #: the periodic metrics flush under way (shielded: a stop lets it finish)
+        self._flushing: asyncio.Future[int] | None = None
 
     @property
     def _threads(self) -> JobThreads:
