@@ -902,3 +902,68 @@ async def test_job_threads_strand_no_call() -> None:
                 await asyncio.sleep(0.002)  # let every thread park
     finally:
         threads.shutdown(wait=True)
+
+
+async def _short_calls_seen(threads: JobThreads) -> None:
+    """Run no-op calls one after another (one thread) until the average says calls are short."""
+    for _ in range(200):
+        await threads.run(int)
+    assert threads._average_s < threads_module.SHORT_CALL_S
+
+
+async def _running_blocked(threads: JobThreads, gate: threading.Event) -> asyncio.Future[Any]:
+    """A call that blocks on ``gate``, once a thread runs it."""
+    started = threading.Event()
+    blocked = threads.run(lambda: (started.set(), gate.wait(10)))
+    while not started.is_set():
+        await asyncio.sleep(0.001)
+    return blocked
+
+
+async def test_job_threads_chain_short_calls_on_the_running_thread() -> None:
+    """While calls are short, a call made while a thread runs one waits for that thread: the
+    loop wakes no other thread for it (a wake-up costs more than a no-op job)."""
+    threads = JobThreads(8, "bullq-t")
+    gate = threading.Event()
+    try:
+        await _short_calls_seen(threads)
+        blocked = await _running_blocked(threads, gate)
+        idle = (len(threads._threads), len(threads._sleepers))
+        queued = [threads.run(int, str(i)) for i in range(5)]
+        # no thread started, and no sleeping one woken, for the five
+        assert (len(threads._threads), len(threads._sleepers)) == idle
+        gate.set()
+        assert await asyncio.gather(*queued) == [0, 1, 2, 3, 4]
+        await blocked
+    finally:
+        gate.set()
+        threads.shutdown(wait=True)
+
+
+async def test_job_threads_calls_behind_a_call_that_blocks_get_a_thread() -> None:
+    """A short-looking call that blocks does not strand the calls queued behind it: the loop's
+    watch wakes another thread for them while it still blocks."""
+    threads = JobThreads(8, "bullq-t")
+    gate = threading.Event()
+    try:
+        await _short_calls_seen(threads)
+        blocked = await _running_blocked(threads, gate)
+        queued = [threads.run(int, str(i)) for i in range(5)]
+        assert await asyncio.wait_for(asyncio.gather(*queued), 5) == [0, 1, 2, 3, 4]
+        assert not blocked.done()
+    finally:
+        gate.set()
+        threads.shutdown(wait=True)
+
+
+async def test_job_threads_run_blocking_calls_size_at_once_after_short_ones() -> None:
+    """After a stream of short calls, calls that block each still get a thread: four calls that
+    wait for each other at a barrier all return."""
+    threads = JobThreads(4, "bullq-t")
+    barrier = threading.Barrier(4, timeout=5)
+    try:
+        await _short_calls_seen(threads)
+        assert await asyncio.gather(*(threads.run(barrier.wait) for _ in range(4))) != []
+        assert len(threads._threads) == 4
+    finally:
+        threads.shutdown(wait=True)
