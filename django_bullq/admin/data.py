@@ -1,4 +1,4 @@
-"""Read-side helpers of the admin pages: known queues, workers, latency, pages.
+"""Read-side helpers of the admin pages: queues, workers, latency, pages.
 
 Every read is bounded: a job list reads one LRANGE/ZRANGE page plus one HGETALL per job on the
 page. The filters are :mod:`django_bullq.admin.search` (bounded walks of their own).
@@ -6,18 +6,14 @@ page. The filters are :mod:`django_bullq.admin.search` (bounded walks of their o
 
 from __future__ import annotations
 
-import contextlib
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..conf import get_config, get_queue
-from ..core.errors import InvalidNameError
 from ..core.job import STATES, Job
 from ..core.queue import Queue
 from ..core.worker_clients import ClientLists, worker_connections
 from ..live.snapshots import pretty_json
-from . import discovery
 
 #: Jobs per page of a job list.
 PAGE_SIZE = 50
@@ -25,32 +21,6 @@ PAGE_SIZE = 50
 MAX_SHOWN = 100_000
 #: Log lines shown on the detail page (newest).
 MAX_LOGS = 200
-
-
-def known_queue_names() -> list[str]:
-    """Queues from settings (``QUEUES``, ``DEFAULT_QUEUE``), registered tasks and those found
-    in the default connection's Redis (:func:`~django_bullq.admin.discovery.found_queue_names`:
-    a SCAN of ``<prefix>:*:meta`` walked a bounded number of keys per call), sorted; invalid
-    names are skipped."""
-    from ..producer.registry import registry
-
-    cfg = get_config()
-    names: set[str] = set(cfg.get("QUEUES") or {}) | {cfg["DEFAULT_QUEUE"]}
-    for task_name in registry.names():
-        task = registry.get(task_name)
-        names.add(getattr(task, "queue_name", None) or cfg["DEFAULT_QUEUE"])
-    # discovery is a nice-to-have: with Redis down the settings still list the queues
-    with contextlib.suppress(Exception):
-        names |= discovery.found_queue_names(get_queue(cfg["DEFAULT_QUEUE"]))
-    return sorted(n for n in names if n)
-
-
-def queue_or_none(name: str) -> Queue | None:
-    """The configured queue ``name`` or None when the name breaks the queue name rule."""
-    try:
-        return get_queue(name)
-    except InvalidNameError:
-        return None
 
 
 def workers(queue: Queue, clients: ClientLists | None = None) -> list[dict[str, str]]:

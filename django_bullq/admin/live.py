@@ -13,6 +13,7 @@ from typing import Any
 from django.http import Http404, HttpRequest, JsonResponse
 from django.utils.text import Truncator
 
+from .. import queues
 from ..core.job import Job
 from ..core.queue import Queue
 from ..core.worker_clients import ClientLists
@@ -35,18 +36,18 @@ def overview_live_view(model_admin: ModelAdminBase, request: HttpRequest) -> Jso
         does not answer is ``{"name", "error": "Redis unreachable: ..."}``.
     """
     require(request, "view_bullqqueue")
-    queues: list[dict[str, Any]] = []
+    rows: list[dict[str, Any]] = []
     clients = ClientLists()
-    for name in data.known_queue_names():
-        queue = data.queue_or_none(name)
+    for name in queues.known_queue_names():
+        queue = queues.queue_or_none(name)
         if queue is None:
             continue
         try:
             workers = len(data.workers(queue, clients))
-            queues.append({"name": name, **_figures(queue), "workers": workers})
+            rows.append({"name": name, **_figures(queue), "workers": workers})
         except unreachable.DOWN as exc:
-            queues.append({"name": name, "error": unreachable.reason(exc)})
-    return JsonResponse({"type": "overview", "queues": queues})
+            rows.append({"name": name, "error": unreachable.reason(exc)})
+    return JsonResponse({"type": "overview", "queues": rows})
 
 
 def queue_live_view(model_admin: ModelAdminBase, request: HttpRequest, queue: str) -> JsonResponse:

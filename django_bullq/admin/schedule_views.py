@@ -27,11 +27,12 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
 
+from .. import queues
 from ..core.errors import BullqError
 from ..core.queue import Queue
 from ..core.scheduler import ITERATION_OPTS, JobScheduler, upsert_call
 from ..producer.registry import registry
-from . import data, schedules, unreachable
+from . import schedules, unreachable
 from .job_forms import task_data_error
 from .views import (
     ModelAdminBase,
@@ -103,10 +104,10 @@ def _sections(request: HttpRequest) -> dict[str, Any]:
     if only is not None:
         names = [queue_or_404(only).name]
     else:
-        names = sorted(set(data.known_queue_names()) | {q for q, _ in schedules.declared_ids()})
+        names = sorted(set(queues.known_queue_names()) | {q for q, _ in schedules.declared_ids()})
     sections: list[dict[str, Any]] = []
     for name in names:
-        queue = data.queue_or_none(name)
+        queue = queues.queue_or_none(name)
         if queue is not None:
             try:
                 sections.append({"queue": queue, "rows": schedules.rows(queue)})
@@ -163,7 +164,7 @@ class SchedulerForm(forms.Form):
         cleaned = super().clean() or {}
         if self.errors:
             return cleaned
-        queue = data.queue_or_none(cleaned["queue"])
+        queue = queues.queue_or_none(cleaned["queue"])
         if queue is None:
             self.add_error("queue", "not a valid queue name")
             return cleaned

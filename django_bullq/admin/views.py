@@ -31,6 +31,7 @@ from django.urls import reverse
 from django.utils import formats, timezone
 from django.utils.http import urlencode
 
+from .. import queues
 from ..core.errors import BullqError
 from ..core.queue import Queue
 from ..core.worker_clients import ClientLists
@@ -72,8 +73,8 @@ def overview_view(model_admin: ModelAdminBase, request: HttpRequest) -> HttpResp
     require(request, "view_bullqqueue")
     rows = []
     clients = ClientLists()
-    for name in data.known_queue_names():
-        queue = data.queue_or_none(name)
+    for name in queues.known_queue_names():
+        queue = queues.queue_or_none(name)
         if queue is None:
             continue
         try:
@@ -410,7 +411,7 @@ def has_perms(request: HttpRequest, *codenames: str) -> bool:
 
 def queue_or_404(name: str) -> Queue:
     """The queue named ``name``. Raises Http404 for a name ``Queue`` refuses."""
-    queue = data.queue_or_none(name)
+    queue = queues.queue_or_none(name)
     if queue is None:
         raise Http404("invalid queue name")
     return queue

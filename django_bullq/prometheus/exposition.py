@@ -1,9 +1,9 @@
 """The text exposition of every known queue: what the view serves and ``manage.py bullq
 metrics`` prints (docs/observability.md).
 
-The queues are the admin's (:func:`~django_bullq.admin.data.known_queue_names`): those of
-``BULLQ["QUEUES"]``, ``DEFAULT_QUEUE``, the registered tasks', and those found in Redis by a
-bounded ``SCAN``. Each scrape reads Redis afresh; nothing is kept between scrapes.
+The queues are the admin's (:func:`~django_bullq.queues.known_queue_names`): those the
+project declares (settings, tasks, schedulers, ``django.tasks`` backends) and those found in
+Redis by a bounded ``SCAN``. Each scrape reads Redis afresh; nothing is kept between scrapes.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
-from ..admin.data import known_queue_names, queue_or_none
 from ..conf import get_config
 from ..core.queue import Queue
+from ..queues import known_queue_names, queue_or_none
 from .collector import BullqCollector
 
 

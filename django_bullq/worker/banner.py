@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from .. import __version__
 from ..conf import get_queue, worker_options
 from ..core.eventloop import loop_factory
-from .preflight import django_tasks_backends, tasks_by_queue
+from ..queues import django_tasks_backends, tasks_by_queue
 
 
 def event_loop_name(choice: str) -> str:

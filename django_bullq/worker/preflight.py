@@ -1,5 +1,4 @@
-"""What ``manage.py runworker`` checks before its workers start, and the queues a project
-declares (its tasks, settings, schedulers and ``django.tasks`` backends).
+"""What ``manage.py runworker`` checks before its workers start.
 
 :func:`preflight` reaches every Redis of the run once before the workers start: a database
 index the server does not have becomes a :class:`~django_bullq.exceptions.ConfigurationError`
@@ -14,47 +13,9 @@ from collections.abc import Sequence
 
 import redis
 
-from ..conf import bullq_settings, get_queue
+from ..conf import get_queue
 from ..exceptions import ConfigurationError
-from ..producer.registry import registry
-
-
-def tasks_by_queue() -> dict[str, list[str]]:
-    """Registered task names per queue name (a task without ``queue=`` is on
-    ``BULLQ["DEFAULT_QUEUE"]``), each list sorted."""
-    found: dict[str, list[str]] = {}
-    for name in registry.names():
-        task = registry.get(name)
-        if task is not None:
-            found.setdefault(task.queue_name or bullq_settings.DEFAULT_QUEUE, []).append(name)
-    return found
-
-
-def known_queue_names() -> set[str]:
-    """Every queue name the project mentions: its tasks' queues, ``DEFAULT_QUEUE``, the keys
-    of ``BULLQ["QUEUES"]``, the queues of ``BULLQ["SCHEDULERS"]`` and the ``QUEUES`` of a
-    ``TASKS`` backend on django_bullq."""
-    from django.conf import settings
-
-    names = {bullq_settings.DEFAULT_QUEUE, *bullq_settings.QUEUES, *tasks_by_queue()}
-    for entry in bullq_settings.SCHEDULERS.values():
-        if isinstance(entry, dict) and isinstance(entry.get("queue"), str):
-            names.add(entry["queue"])
-    for alias in django_tasks_backends():
-        queues = settings.TASKS[alias].get("QUEUES") or []
-        names.update(q for q in queues if isinstance(q, str))
-    return names
-
-
-def django_tasks_backends() -> list[str]:
-    """Aliases of ``settings.TASKS`` whose backend is django_bullq's, sorted."""
-    from django.conf import settings
-
-    return sorted(
-        alias
-        for alias, backend in getattr(settings, "TASKS", {}).items()
-        if isinstance(backend, dict) and "django_bullq" in str(backend.get("BACKEND", ""))
-    )
+from ..queues import declared_queue_names, tasks_by_queue
 
 
 def preflight(names: Sequence[str]) -> list[str]:
@@ -69,7 +30,7 @@ def preflight(names: Sequence[str]) -> list[str]:
         redis.ConnectionError / redis.TimeoutError: Redis could not be reached.
     """
     tasks = tasks_by_queue()
-    known = known_queue_names()
+    known = declared_queue_names()
     warnings: list[str] = []
     for queue_name in names:
         queue = get_queue(queue_name)

@@ -12,8 +12,8 @@ import pytest
 from django.test import override_settings
 from django.urls import reverse
 
-from django_bullq.admin import discovery
 from django_bullq.conf import get_config
+from django_bullq.core.queue import discovery
 from tests.support.admin_users import staff_client
 
 pytestmark = pytest.mark.django_db

@@ -1,13 +1,13 @@
-"""Queues the admin finds in Redis that no setting names: an incremental ``SCAN`` for
+"""Queues found in Redis that no setting names: an incremental ``SCAN`` for
 ``<prefix>:*:meta`` (BullMQ keeps no list of queues; every queue that was used has its
 ``meta`` hash).
 
 A SCAN costs the whole keyspace: on a million keys one full walk took Redis about 1.7 s, which
-every overview (and its JSON, every 5 s) paid. So each call walks at most
-:data:`KEYS_PER_CALL` keys from where the last one stopped, the names found are kept by the
-process, and a name whose ``meta`` is gone (an obliterated queue) is dropped. A keyspace
-smaller than that is walked whole on every call, as before; on a larger one a queue that no
-setting names shows up once the walk reaches it (a million keys: within
+every admin overview (and its JSON, every 5 s) and every Prometheus scrape paid. So each
+call walks at most :data:`KEYS_PER_CALL` keys from where the last one stopped, the names found
+are kept by the process, and a name whose ``meta`` is gone (an obliterated queue) is dropped.
+A keyspace smaller than that is walked whole on every call, as before; on a larger one a queue
+that no setting names shows up once the walk reaches it (a million keys: within
 ``1_000_000 / KEYS_PER_CALL`` calls).
 """
 
@@ -17,7 +17,7 @@ import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..core.queue import Queue
+    from .queue import Queue
 
 #: Keys one call asks SCAN to look at (its ``COUNT`` summed over the call's SCAN steps).
 KEYS_PER_CALL = 20_000
