@@ -45,10 +45,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoScriptError, RedisError, ResponseError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from .connection import is_cluster
+from .clients import (
+    CLIENT_ERRORS,
+    NOSCRIPT_ERRORS,
+    RESPONSE_ERRORS,
+    UNREACHABLE_ERRORS,
+    is_cluster,
+)
 from .packing import hiredis_packer
 from .scripts import Scripts, raise_on_code, settle_replies
 
@@ -86,7 +90,8 @@ class ThreadPipeline:
     """Group-commits the script calls of the threads using one sync client.
 
     Args:
-        client: a sync ``redis.Redis`` (its pool and settings carry every write).
+        client: a sync ``redis.Redis`` or ``valkey.Valkey`` (its pool and settings carry
+            every write).
         scripts: the :class:`Scripts` registered on ``client``.
 
     Thread-safe; no thread of its own, and one connection (made by the client's pool with its
@@ -197,7 +202,7 @@ class ThreadPipeline:
         """Send ``batch`` in one pipeline and fill each slot with its reply or error."""
         try:
             replies = self._send([slot.command for slot in batch])
-        except (RedisConnectionError, RedisTimeoutError) as exc:
+        except UNREACHABLE_ERRORS as exc:
             for slot in batch:
                 slot.error = exc
             return
@@ -273,7 +278,7 @@ class ThreadPipeline:
         """Calls that met NOSCRIPT: load each script once, send them again in one write; one
         that meets NOSCRIPT again is sent as ``EVAL`` of its source."""
         for name in {slot.name for slot in missing}:
-            with contextlib.suppress(RedisError):  # the EVAL below needs no loaded script
+            with contextlib.suppress(*CLIENT_ERRORS):  # the EVAL below needs no loaded script
                 self._scripts.load(name)
         try:
             replies = self._send([slot.command for slot in missing])
@@ -309,7 +314,7 @@ def _drop_if_closed(conn: Any) -> None:
     try:
         if conn.can_read(timeout=0):
             conn.disconnect()
-    except (RedisConnectionError, RedisTimeoutError, OSError):
+    except (*UNREACHABLE_ERRORS, OSError):
         conn.disconnect()
 
 
@@ -321,7 +326,7 @@ def _exchange(conn: Any, data: list[bytes], count: int) -> list[Any]:
     for _ in range(count):
         try:
             replies.append(conn.read_response())
-        except ResponseError as exc:
+        except RESPONSE_ERRORS as exc:
             replies.append(exc)
     return replies
 
@@ -352,7 +357,7 @@ def _coalesce(packed: list[bytes]) -> list[bytes]:
 
 
 def _noscript(reply: Any) -> bool:
-    return isinstance(reply, NoScriptError)
+    return isinstance(reply, NOSCRIPT_ERRORS)
 
 
 __all__ = ["ThreadPipeline"]

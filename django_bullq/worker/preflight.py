@@ -12,9 +12,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 
-import redis
-
 from ..conf import bullq_settings, get_queue
+from ..core.clients import RESPONSE_ERRORS
 from ..exceptions import ConfigurationError
 from ..producer.registry import registry
 
@@ -75,7 +74,7 @@ def preflight(names: Sequence[str]) -> list[str]:
         queue = get_queue(queue_name)
         try:
             counts = queue.get_job_counts()
-        except redis.ResponseError as exc:
+        except RESPONSE_ERRORS as exc:
             error = queue.connection.database_error(exc)
             if error is None:
                 raise

@@ -13,7 +13,6 @@ from argparse import ArgumentParser
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
-from redis.exceptions import RedisError
 
 from django_bullq.conf import (
     bullq_settings,
@@ -22,6 +21,7 @@ from django_bullq.conf import (
     worker_options,
 )
 from django_bullq.core.capacity import CapacityError, CapacityReport, probe
+from django_bullq.core.clients import CLIENT_ERRORS
 from django_bullq.core.options import JobOptions
 from django_bullq.core.queue import Queue
 from django_bullq.exceptions import ConfigurationError
@@ -74,7 +74,7 @@ def handle(command: BaseCommand, **options: Any) -> int:
         )
     except (ConfigurationError, CapacityError, TypeError, ValueError) as exc:
         raise CommandError(str(exc)) from exc
-    except RedisError as exc:
+    except CLIENT_ERRORS as exc:
         raise CommandError(f"Redis: {exc}") from exc
     if options["json"]:
         command.stdout.write(json.dumps(report.as_dict(), indent=2))
