@@ -14,13 +14,13 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.response import TemplateResponse
 
-from ..core.clients import UNREACHABLE_ERRORS
+from ..core.clients import UNREACHABLE_ERRORS, ErrorClasses
 from ..core.errors import RedisUnavailableError
 
 #: What an unreachable Redis raises: the client library's connection errors (the admin reads
 #: with the connection's client directly: redis-py's or valkey-py's) and ours
 #: (``RedisUnavailableError``, a subclass of redis-py's).
-DOWN = (*UNREACHABLE_ERRORS, RedisUnavailableError)
+DOWN: ErrorClasses = (*UNREACHABLE_ERRORS, RedisUnavailableError)
 
 
 def reason(exc: BaseException) -> str:

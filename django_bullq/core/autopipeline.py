@@ -25,7 +25,8 @@ Failure rules:
 - A caller that stops waiting (cancelled) does not desynchronise the connection: its reply is
   still read and dropped.
 
-Redis Cluster clients (no connection pool) fall back to one :meth:`Scripts.arun` per call.
+Redis Cluster clients (no connection pool), and clients of a library other than redis-py and
+valkey-py, fall back to one :meth:`Scripts.arun` per call.
 """
 
 from __future__ import annotations
@@ -40,7 +41,13 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError
 
 from .calls.call import Call
-from .clients import CLIENT_ERRORS, NOSCRIPT_ERRORS, RESPONSE_ERRORS, UNREACHABLE_ERRORS
+from .clients import (
+    CLIENT_ERRORS,
+    NOSCRIPT_ERRORS,
+    OUTAGE_ERRORS,
+    RESPONSE_ERRORS,
+    can_pipeline,
+)
 from .packing import hiredis_pack
 from .scripts import Scripts, raise_on_code, settle_replies
 
@@ -79,7 +86,7 @@ class AutoPipeline:
     def __init__(self, client: Any, scripts: Scripts) -> None:
         self._client = client
         self._scripts = scripts
-        self._pool = getattr(client, "connection_pool", None)
+        self._pool = getattr(client, "connection_pool", None) if can_pipeline(client) else None
         self._pending: list[tuple[tuple[Any, ...], asyncio.Future[Any]]] = []
         self._writer: asyncio.Task[None] | None = None
         self._link: _Link | None = None
@@ -95,7 +102,8 @@ class AutoPipeline:
     @property
     def enabled(self) -> bool:
         """Whether calls are pipelined; not for a client without a connection pool (Redis
-        Cluster), whose calls go one by one."""
+        Cluster) nor one of a library it does not know
+        (:func:`~django_bullq.core.clients.can_pipeline`), whose calls go one by one."""
         return self._pool is not None
 
     async def run(
@@ -269,7 +277,7 @@ class AutoPipeline:
         if idle and asyncio.get_running_loop().time() - link.used_at > IDLE_CHECK_S:
             try:
                 closed = await _can_read(link.conn)  # EOF, or data nobody asked for
-            except (*UNREACHABLE_ERRORS, OSError):
+            except OUTAGE_ERRORS:
                 closed = True
             if closed:
                 await self._drop(link, RedisConnectionError("closed by the server while idle"))

@@ -23,6 +23,7 @@ import redis.exceptions
 
 from .errors import ConnectionConfigError
 
+_valkey_exceptions: ModuleType | None
 try:
     import valkey.exceptions as _valkey_exceptions
 except ImportError:  # pragma: no cover - valkey-py is an optional extra
@@ -47,13 +48,15 @@ CLIENT_ERRORS: ErrorClasses = (redis.exceptions.RedisError,) + (
 CONNECTION_ERRORS: ErrorClasses = _classes("ConnectionError")
 #: A read or connect timed out.
 TIMEOUT_ERRORS: ErrorClasses = _classes("TimeoutError")
-#: The server could not be reached: a connection error or a timeout (an outage, retried).
+#: The server could not be reached (a connection error or a timeout), an outage to retry.
 UNREACHABLE_ERRORS: ErrorClasses = CONNECTION_ERRORS + TIMEOUT_ERRORS
+#: What the worker rides out as an outage, :data:`UNREACHABLE_ERRORS` and the socket's own.
+OUTAGE_ERRORS: ErrorClasses = (*UNREACHABLE_ERRORS, OSError)
 #: The server answered an error reply (a Lua error, a refused command).
 RESPONSE_ERRORS: ErrorClasses = _classes("ResponseError")
 #: EVALSHA of a script the server does not hold (SCRIPT FLUSH, a restart).
 NOSCRIPT_ERRORS: ErrorClasses = _classes("NoScriptError")
-#: A wrong password or ACL user: no outage, a setting to fix.
+#: A wrong password or ACL user, no outage but a setting to fix.
 AUTHENTICATION_ERRORS: ErrorClasses = _classes("AuthenticationError")
 #: An ACL refused a command (NOPERM).
 NO_PERMISSION_ERRORS: ErrorClasses = _classes("NoPermissionError")
@@ -136,6 +139,41 @@ def is_cluster_pipeline(client: Any) -> bool:
     return "ClusterPipeline" in names and library_of(client) is not None
 
 
+def client_gaps(obj: Any) -> list[str]:
+    """What django_bullq cannot do with client (or client class) ``obj``, one phrase each;
+    ``[]`` for redis-py's and valkey-py's clients (and their subclasses).
+
+    The Lua scripts need ``register_script``; the worker's blocking fetch needs ``bzpopmin``;
+    outage detection, the NOSCRIPT reload and the two pipelines need a library whose error
+    classes and connection internals django_bullq knows (:data:`LIBRARIES`).
+    """
+    cls = obj if isinstance(obj, type) else type(obj)
+    gaps = []
+    if not callable(getattr(cls, "register_script", None)):
+        gaps.append("run the Lua scripts (it has no register_script)")
+    if not callable(getattr(cls, "bzpopmin", None)):
+        gaps.append("block on the queue's marker (it has no bzpopmin)")
+    if library_of(cls) is None:
+        gaps.append(
+            "tell its connection errors from other errors (no outage retry, no NOSCRIPT "
+            "reload) nor pipeline its calls (the auto-pipelining and the thread pipeline "
+            "drive redis-py's connection internals); django_bullq knows "
+            + " and ".join(f"{name}-py" for name in LIBRARIES)
+        )
+    return gaps
+
+
+def can_pipeline(client: Any) -> bool:
+    """Whether the auto-pipelining and the thread pipeline can drive ``client``: a redis-py or
+    valkey-py client with a connection pool that makes connections (not a cluster client)."""
+    pool = getattr(client, "connection_pool", None)
+    return (
+        library_of(client) is not None
+        and callable(getattr(pool, "make_connection", None))
+        and not is_cluster(client)
+    )
+
+
 __all__ = [
     "AUTHENTICATION_ERRORS",
     "CLIENT_ERRORS",
@@ -144,11 +182,14 @@ __all__ = [
     "LOCK_ERRORS",
     "NOSCRIPT_ERRORS",
     "NO_PERMISSION_ERRORS",
+    "OUTAGE_ERRORS",
     "RESPONSE_ERRORS",
     "TIMEOUT_ERRORS",
     "UNREACHABLE_ERRORS",
     "ClientLibrary",
     "ErrorClasses",
+    "can_pipeline",
+    "client_gaps",
     "is_cluster",
     "is_cluster_pipeline",
     "library_name",

@@ -10,6 +10,7 @@ subclasses) or a factory (:data:`ClientFactory`) that builds each client itself.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ import redis.asyncio.cluster
 import redis.cluster
 
 from . import clients
-from .clients import ClientLibrary, library_of
+from .clients import ClientLibrary, client_gaps, library_of
 
 # re-exported: their old paths
 from .clients import is_cluster as is_cluster
@@ -30,6 +31,8 @@ from .deprecation import renamed_kwargs
 from .errors import ConnectionConfigError as ConnectionConfigError
 from .errors import RedisUnavailableError as RedisUnavailableError
 from .packing import use_hiredis_packing
+
+logger = logging.getLogger("django_bullq.connection")
 
 #: redis-py keyword arguments applied unless ``OPTIONS`` set them (s): a dead or silent Redis
 #: makes a call fail instead of hanging (a producer fails fast, a worker's loop moves on).
@@ -89,6 +92,12 @@ def redact_options(options: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+#: Errors :func:`reaching` lets through as they are.
+_NO_OUTAGE: clients.ErrorClasses = (RedisUnavailableError, *clients.AUTHENTICATION_ERRORS)
+#: Errors the database-count probe of :meth:`Connection.database_error` ignores.
+_PROBE_ERRORS: clients.ErrorClasses = (*clients.CLIENT_ERRORS, KeyError, ValueError, TypeError)
+
+
 @contextmanager
 def reaching(connection: Connection, what: str) -> Iterator[None]:
     """Turn redis-py connection errors inside the block into :class:`RedisUnavailableError`,
@@ -100,7 +109,7 @@ def reaching(connection: Connection, what: str) -> Iterator[None]:
     """
     try:
         yield
-    except (RedisUnavailableError, *clients.AUTHENTICATION_ERRORS):
+    except _NO_OUTAGE:
         raise  # a wrong password or ACL user is no outage: the client's error says what is wrong
     except clients.UNREACHABLE_ERRORS as exc:
         raise RedisUnavailableError(
@@ -154,6 +163,9 @@ class Connection:
     client_class: Any = None
     async_client_class: Any = None
     client_factory: ClientFactory | None = None
+    #: the kinds of client whose gaps (:func:`~django_bullq.core.clients.client_gaps`) were
+    #: logged
+    _gaps_said: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
 
     def __repr__(self) -> str:
         # Never the password: reprs end up in logs, tracebacks and debug pages.
@@ -226,10 +238,21 @@ class Connection:
             )
         opts = {**CLIENT_DEFAULTS, **self.options, **overrides}
         if self.client_factory is not None:
-            built = self.client_factory(self.url, opts, kind or ("async" if asyncio_ else "sync"))
+            kind = kind or ("async" if asyncio_ else "sync")
+            built = self.client_factory(self.url, opts, kind)
             if built is None:
                 raise ConnectionConfigError(f"client_factory {self.client_factory!r} gave None")
-            return use_hiredis_packing(built) if asyncio_ else built
+            gaps = client_gaps(built)
+            if gaps and kind not in self._gaps_said:  # once per kind: asyncio ones, per loop
+                self._gaps_said.add(kind)
+                logger.warning(
+                    "the %s client %s built for %s cannot %s",
+                    kind,
+                    type(built).__qualname__,
+                    self.describe(),
+                    "; nor ".join(gaps),
+                )
+            return use_hiredis_packing(built) if asyncio_ and library_of(built) else built
         library = self.library()
         if self.scheme == "redis+sentinel":
             hosts, service, db, password = _sentinel_parts(self.url)
@@ -291,7 +314,7 @@ class Connection:
                 count = f" (databases = {int(reply['databases'])})"
             finally:
                 probe.close()
-        except (*clients.CLIENT_ERRORS, KeyError, ValueError, TypeError):
+        except _PROBE_ERRORS:
             pass
         return ConnectionConfigError(
             f"Redis database {index} does not exist on {self.address()}{count}; "

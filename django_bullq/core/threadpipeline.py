@@ -30,8 +30,8 @@ Failure rules (as :class:`~django_bullq.core.autopipeline.AutoPipeline`'s):
   write (their outcome is unknown, as with any client) with that redis ``ConnectionError`` /
   ``TimeoutError``; calls queued after it go out in the next write.
 
-Redis Cluster clients (their pipeline refuses ``EVALSHA``) fall back to one
-:meth:`Scripts.run` per call.
+Redis Cluster clients (their pipeline refuses ``EVALSHA``), and clients of a library other than
+redis-py and valkey-py, fall back to one :meth:`Scripts.run` per call.
 """
 
 from __future__ import annotations
@@ -49,9 +49,10 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from .clients import (
     CLIENT_ERRORS,
     NOSCRIPT_ERRORS,
+    OUTAGE_ERRORS,
     RESPONSE_ERRORS,
     UNREACHABLE_ERRORS,
-    is_cluster,
+    can_pipeline,
 )
 from .packing import hiredis_packer
 from .scripts import Scripts, raise_on_code, settle_replies
@@ -109,9 +110,10 @@ class ThreadPipeline:
         #: monotonic s of the connection's last exchange
         self._used_at = 0.0
         _pipelines.add(self)
-        self._hiredis = hiredis_packer(self._pool)
-        #: Whether calls are group-committed; on Redis Cluster they go one by one.
-        self.enabled = self._pool is not None and not is_cluster(client)
+        #: Whether calls are group-committed; on Redis Cluster (and a client of a library
+        #: other than redis-py and valkey-py) they go one by one.
+        self.enabled = can_pipeline(client)
+        self._hiredis = hiredis_packer(self._pool) if self.enabled else None
         #: writes sent and calls carried (for tests and benchmarks)
         self.writes = 0
         self.calls = 0
@@ -314,7 +316,7 @@ def _drop_if_closed(conn: Any) -> None:
     try:
         if conn.can_read(timeout=0):
             conn.disconnect()
-    except (*UNREACHABLE_ERRORS, OSError):
+    except OUTAGE_ERRORS:
         conn.disconnect()
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..conf import get_queue
-from ..core.clients import UNREACHABLE_ERRORS
+from ..core.clients import OUTAGE_ERRORS
 
 #: Delayed jobs read to count the retries among them (the ones due first).
 BURST_SAMPLE = 1000
@@ -78,7 +78,7 @@ def summary(names: Sequence[str], tally: Tally, processes: int = 1) -> str | Non
             count = queue.get_job_counts("delayed")["delayed"]
             # a retry is a delayed job with an attempt made (the next ones due first)
             sample = queue.get_jobs("delayed", end=BURST_SAMPLE - 1, asc=True)
-        except (*UNREACHABLE_ERRORS, OSError):
+        except OUTAGE_ERRORS:
             return None
         delayed += count
         retries += sum(1 for job in sample if job.attempts_made > 0)

@@ -169,9 +169,11 @@ def test_a_client_class_that_cannot_be_imported_is_a_configuration_error(
     redis_url: str,
 ) -> None:
     entry = {"URL": redis_url, "CLIENT_CLASS": "valkey.NoSuchClient"}
-    with override_settings(BULLQ={"CONNECTIONS": {"default": entry}}):
-        with pytest.raises(ConfigurationError, match="CLIENT_CLASS.*cannot import"):
-            conf.get_connection()
+    with (
+        override_settings(BULLQ={"CONNECTIONS": {"default": entry}}),
+        pytest.raises(ConfigurationError, match="CLIENT_CLASS.*cannot import"),
+    ):
+        conf.get_connection()
 
 
 def test_a_valkey_py_producer_reports_an_unreachable_server() -> None:
@@ -228,3 +230,61 @@ async def test_a_valkey_py_worker_rides_out_an_outage(
             proxy.close()
     loud = [m.getMessage() for m in caplog.records if m.levelno >= logging.WARNING]
     assert not [m for m in loud if "crashed" in m or "Traceback" in m], loud
+
+
+class ForeignClient:
+    """A client class of a library django_bullq does not know (never built here)."""
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> ForeignClient:
+        return cls()
+
+
+def _check(entry: dict[str, Any]) -> list[tuple[str, str]]:
+    from django_bullq.checks import check_clients
+
+    with override_settings(BULLQ={"CONNECTIONS": {"default": entry}}):
+        return [(m.id or "", m.msg) for m in check_clients()]
+
+
+def test_the_check_accepts_valkey_py_and_redis_py_classes_and_factories(redis_url: str) -> None:
+    assert _check({"URL": redis_url, "CLIENT_CLASS": "valkey.Valkey"}) == []
+    assert _check({"URL": redis_url, "ASYNC_CLIENT_CLASS": "redis.asyncio.Redis"}) == []
+    assert _check({"URL": redis_url, "CLIENT_FACTORY": build_client}) == []
+    assert (
+        _check({"URL": redis_url, "CLIENT_FACTORY": "tests.django.test_clients.build_client"}) == []
+    )
+
+
+def test_the_check_reports_what_a_client_class_cannot_do(redis_url: str) -> None:
+    (found,) = _check({"URL": redis_url, "CLIENT_CLASS": "valkey.NoSuch"})
+    assert found[0] == "django_bullq.E013" and "cannot import 'valkey.NoSuch'" in found[1]
+    (found,) = _check({"URL": redis_url, "CLIENT_CLASS": "collections.OrderedDict"})
+    assert found[0] == "django_bullq.E013" and "from_url" in found[1]
+    (found,) = _check({"URL": redis_url, "CLIENT_FACTORY": "math.pi"})
+    assert found[0] == "django_bullq.E013" and "not callable" in found[1]
+    (found,) = _check({"URL": redis_url, "CLIENT_CLASS": "tests.django.test_clients.ForeignClient"})
+    assert found[0] == "django_bullq.W005"
+    for gap in ("run the Lua scripts", "bzpopmin", "connection errors", "pipeline its calls"):
+        assert gap in found[1], gap
+    both = {"URL": redis_url, "CLIENT_CLASS": "valkey.Valkey", "CLIENT_FACTORY": build_client}
+    assert [m[0] for m in _check(both)] == ["django_bullq.W005"]
+
+
+def test_a_factory_building_a_foreign_client_is_logged_and_not_pipelined(
+    redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    from django_bullq.core.autopipeline import AutoPipeline
+    from django_bullq.core.clients import can_pipeline
+    from django_bullq.core.connection import Connection
+
+    connection = Connection(url=redis_url, client_factory=lambda url, opts, kind: ForeignClient())
+    with caplog.at_level(logging.WARNING, logger="django_bullq.connection"):
+        client = connection.sync_client()
+        connection.sync_client()
+    assert isinstance(client, ForeignClient) and not can_pipeline(client)
+    said = [r.getMessage() for r in caplog.records if "ForeignClient" in r.getMessage()]
+    assert len(said) == 1 and "run the Lua scripts" in said[0]
+    assert not AutoPipeline(client, None).enabled  # type: ignore[arg-type]
+    assert can_pipeline(redis.Redis.from_url(redis_url))
+    assert can_pipeline(valkey.Valkey.from_url(redis_url))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 
-from ..clients import AUTHENTICATION_ERRORS, UNREACHABLE_ERRORS
+from ..clients import AUTHENTICATION_ERRORS, OUTAGE_ERRORS
 
 logger = logging.getLogger("django_bullq.worker")
 
@@ -26,7 +26,7 @@ def is_outage(exc: BaseException) -> bool:
     """True when ``exc`` says Redis could not be reached (refused, reset, timed out), which
     the worker rides out by retrying; False for any other error (a script's error, bad data).
     """
-    return isinstance(exc, (*UNREACHABLE_ERRORS, OSError, TimeoutError))
+    return isinstance(exc, OUTAGE_ERRORS)
 
 
 class Outages:

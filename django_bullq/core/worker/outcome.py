@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from .. import backoff, calls, instrument
-from ..clients import UNREACHABLE_ERRORS
+from ..clients import OUTAGE_ERRORS
 from ..errors import (
     BullqError,
     JobNotFound,
@@ -248,7 +248,7 @@ class Outcome(WorkerState):
         while True:
             try:
                 return await self._pipeline.call(call)
-            except (*UNREACHABLE_ERRORS, OSError) as exc:
+            except OUTAGE_ERRORS as exc:
                 failures += 1
                 delay = min(0.05 * 2**failures, 1.0)
                 if loop.time() + delay >= deadline:

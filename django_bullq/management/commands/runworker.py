@@ -19,7 +19,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from django_bullq.checks import sqlite_concurrency_warning, sqlite_deferred_aliases
 from django_bullq.conf import bullq_settings, get_queue
-from django_bullq.core.clients import AUTHENTICATION_ERRORS, UNREACHABLE_ERRORS
+from django_bullq.core.clients import AUTHENTICATION_ERRORS, OUTAGE_ERRORS
 from django_bullq.core.errors import InvalidNameError
 from django_bullq.core.worker.outage import outages
 from django_bullq.exceptions import ConfigurationError
@@ -185,7 +185,7 @@ class Command(BaseCommand):
                 f"Redis at {address} refused the credentials of BULLQ['CONNECTIONS'] "
                 f"({type(exc).__name__}: {exc}); fix the password or ACL user"
             ) from exc
-        except (*UNREACHABLE_ERRORS, OSError) as exc:
+        except OUTAGE_ERRORS as exc:
             if burst or not wait:
                 raise CommandError(self._unreachable(names, exc, burst=burst)) from exc
             outages.failed(get_queue(names[0]).connection.address(), exc)
