@@ -15,7 +15,8 @@ from typing import Any
 from django.core.checks import CheckMessage, Warning
 from django.utils.module_loading import import_string
 
-from ..core.clients import client_gaps
+from ..core.clients import client_gaps, library_name
+from ..core.connection import VALKEY_CLUSTER_REFUSED
 from .settings import _connections, bullq_settings, error
 
 _DOCS = "see docs/configuration.md#client-libraries"
@@ -60,6 +61,17 @@ def _entry_messages(key: str, value: Any, where: str) -> list[CheckMessage]:
     ]
 
 
+def _cluster_messages(key: str, entry: dict[str, Any], where: str) -> list[CheckMessage]:
+    """E013: valkey-py's classes on a ``redis+cluster://`` URL (see
+    :data:`~django_bullq.core.connection.VALKEY_CLUSTER_REFUSED`)."""
+    url = entry.get("URL")
+    if key == "CLIENT_FACTORY" or not isinstance(url, str):
+        return []
+    if not url.startswith("redis+cluster:") or library_name(entry[key]) != "valkey":
+        return []
+    return [error(13, f"{where}: {VALKEY_CLUSTER_REFUSED}.", _DOCS)]
+
+
 def check_clients(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """E013 a client class or factory that cannot be imported or used; W005 a client class
     django_bullq cannot drive fully."""
@@ -74,6 +86,7 @@ def check_clients(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
             if entry.get(key) is not None:
                 where = f"BULLQ['CONNECTIONS'][{alias!r}][{key!r}]"
                 found += _entry_messages(key, entry[key], where)
+                found += _cluster_messages(key, entry, where)
         if entry.get("CLIENT_FACTORY") is not None and entry.get("CLIENT_CLASS") is not None:
             found.append(
                 Warning(

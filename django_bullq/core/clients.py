@@ -111,8 +111,11 @@ LIBRARIES: dict[str, ClientLibrary] = {
 
 
 def library_name(obj: Any) -> str:
-    """The top-level package of ``obj``'s class (of ``obj`` itself when it is a class or a
-    function): ``"redis"`` for a redis-py client, ``"valkey"`` for a valkey-py one."""
+    """The top-level package of ``obj``'s class (of ``obj`` itself when it is a class, of the
+    path when it is a dotted path): ``"redis"`` for a redis-py client, ``"valkey"`` for a
+    valkey-py one."""
+    if isinstance(obj, str):
+        return obj.partition(".")[0]
     module = getattr(obj, "__module__", None) if isinstance(obj, type) else type(obj).__module__
     return str(module or "").partition(".")[0]
 

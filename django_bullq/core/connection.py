@@ -34,6 +34,13 @@ from .packing import use_hiredis_packing
 
 logger = logging.getLogger("django_bullq.connection")
 
+#: Why a ``redis+cluster://`` URL cannot use valkey-py's client classes.
+VALKEY_CLUSTER_REFUSED = (
+    "valkey-py's ValkeyCluster refuses MULTI pipelines (redis-py 6 and later run them on one "
+    "hash slot), which django_bullq's reads need: keep redis-py's classes (the default) for a "
+    "redis+cluster:// URL; they talk to a Valkey cluster as well"
+)
+
 #: redis-py keyword arguments applied unless ``OPTIONS`` set them (s): a dead or silent Redis
 #: makes a call fail instead of hanging (a producer fails fast, a worker's loop moves on).
 #: Blocking reads (worker marker wait, events) use their own, longer socket timeout.
@@ -266,6 +273,8 @@ class Connection:
             master = sentinel.master_for(service)
             return use_hiredis_packing(master) if asyncio_ else master
         if self.scheme == "redis+cluster":
+            if library.name == "valkey":
+                raise ConnectionConfigError(VALKEY_CLUSTER_REFUSED)
             url = "redis" + self.url[len("redis+cluster") :]
             return library.cluster_class(asyncio_=asyncio_).from_url(url, **opts)
         if asyncio_:

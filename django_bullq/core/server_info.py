@@ -179,7 +179,8 @@ def from_info(info: dict[str, Any], config: dict[str, str] | None = None) -> Ser
 
 
 def read_server_info(client: Any) -> ServerInfo:
-    """Read ``INFO`` (the sections of ``SECTIONS``) and, when allowed, ``CONFIG GET`` with a sync client.
+    """Read ``INFO`` (the sections of ``SECTIONS``) and, when allowed, ``CONFIG GET``, with a
+    sync client.
 
     Raises:
         redis.RedisError / valkey.exceptions.ValkeyError: ``INFO`` itself failed (the server

@@ -22,7 +22,7 @@ import valkey.exceptions
 from django.test import override_settings
 
 from django_bullq import Job, conf
-from django_bullq.core.errors import RedisUnavailableError
+from django_bullq.core.errors import ConnectionConfigError, RedisUnavailableError
 from django_bullq.core.queue import Queue
 from django_bullq.exceptions import ConfigurationError
 from tests.support.redis_server import free_port
@@ -288,3 +288,67 @@ def test_a_factory_building_a_foreign_client_is_logged_and_not_pipelined(
     assert not AutoPipeline(client, None).enabled  # type: ignore[arg-type]
     assert can_pipeline(redis.Redis.from_url(redis_url))
     assert can_pipeline(valkey.Valkey.from_url(redis_url))
+
+
+def test_valkey_py_classes_are_refused_on_redis_cluster() -> None:
+    """valkey-py 6's ValkeyCluster refuses the MULTI pipelines django_bullq's reads send
+    (``transaction is deprecated in cluster mode``): said by the check and at first use."""
+    entry = {"URL": "redis+cluster://127.0.0.1:7000", "CLIENT_CLASS": "valkey.Valkey"}
+    (found,) = _check(entry)
+    assert found[0] == "django_bullq.E013" and "ValkeyCluster refuses MULTI" in found[1]
+    with (
+        override_settings(BULLQ={"CONNECTIONS": {"default": entry}}),
+        pytest.raises(ConnectionConfigError, match="keep redis-py's classes"),
+    ):
+        conf.get_connection().sync_client()
+
+
+async def test_a_ready_valkey_py_client_is_a_connection(redis_url: str, queue_name: str) -> None:
+    """Queue(name, valkey.Valkey(...)): its asyncio twin is valkey-py's too."""
+    client = valkey.Valkey.from_url(redis_url)
+    queue = Queue(queue_name, client)
+    try:
+        job = queue.add("double", {"i": 4})
+        assert queue.client is client and type(queue.aclient) is valkey.asyncio.Valkey
+        worker = make_worker(queue, lambda job: job.data["i"] * 2)
+        await run_until(worker, lambda: queue.get_job_state(job.id) == "completed")
+        assert queue.get_job(job.id).returnvalue == 8
+    finally:
+        queue.close()
+
+
+async def test_a_valkey_py_connection_serves_sentinel(queue_name: str) -> None:
+    """redis+sentinel:// on a valkey-py connection: valkey-py's Sentinel finds the master; a
+    job is added, run and completed through the pipelines."""
+    import valkey.asyncio.sentinel
+    import valkey.sentinel
+
+    from tests.support.redis_sentinel import SentinelSet
+
+    deployment = SentinelSet().start()
+    try:
+        entry = {"URL": deployment.url, "CLIENT_CLASS": "valkey.Valkey"}
+        with override_settings(BULLQ={"CONNECTIONS": {"default": entry}}):
+            queue = conf.get_queue(queue_name)
+            try:
+                assert isinstance(
+                    queue.client.connection_pool, valkey.sentinel.SentinelConnectionPool
+                )
+                assert isinstance(
+                    queue.aclient.connection_pool, valkey.asyncio.sentinel.SentinelConnectionPool
+                )
+                job = queue.add("double", {"i": 5})
+                worker = make_worker(queue, lambda job: job.data["i"] * 2)
+                await run_until(worker, lambda: queue.get_job_state(job.id) == "completed")
+                assert queue.get_job(job.id).returnvalue == 10
+                assert worker._pipe.enabled and worker._pipe.writes > 0
+            finally:
+                # closed on this loop, not left to the garbage collector as the queue's asyncio
+                # clients are: valkey-py 6's asyncio Sentinel connection cannot say its repr
+                # once its pool is gone, which the ResourceWarning of an unclosed one needs
+                # ("Exception ignored in __del__: ReferenceError")
+                await queue.apipeline.aclose()
+                await queue.aclient.aclose()
+                queue.close()
+    finally:
+        deployment.cleanup()
