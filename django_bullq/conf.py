@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
+from django.utils.module_loading import import_string
 
 from .core.connection import Connection
 from .core.options import JobOptions
@@ -26,7 +27,10 @@ from .exceptions import ConfigurationError  # re-exported: its documented path
 #: Every ``BULLQ`` key with its default. Units: ms for durations stored in Redis (BullMQ's
 #: unit), s for the worker's own waits (drain delay, grace period).
 DEFAULTS: dict[str, Any] = {
-    # dict: alias -> {"URL": str, "OPTIONS": dict of redis-py client kwargs}. A plain URL string
+    # dict: alias -> {"URL": str, "OPTIONS": dict of client kwargs, and optionally
+    # "CLIENT_CLASS" / "ASYNC_CLIENT_CLASS" (dotted paths of the sync / asyncio client classes,
+    # default redis-py's; "valkey.Valkey" for valkey-py) or "CLIENT_FACTORY" (dotted path of
+    # f(url, options, kind) -> client, kind "sync" / "async" / "blocking")}. A plain URL string
     # is accepted for {"URL": url}. URL schemes: redis, rediss, unix, redis+sentinel,
     # redis+cluster. Given CONNECTIONS replace this default as a whole.
     "CONNECTIONS": {"default": {"URL": "redis://127.0.0.1:6379/0", "OPTIONS": {}}},
@@ -117,7 +121,9 @@ WORKER_FIELDS: dict[str, str] = {
 #: Keys allowed in one ``BULLQ["QUEUES"][name]`` entry.
 QUEUE_KEYS = ("CONNECTION", "DEFAULT_JOB_OPTIONS", "PREFIX")
 #: Keys allowed in one ``BULLQ["CONNECTIONS"][alias]`` entry.
-CONNECTION_KEYS = ("URL", "OPTIONS")
+CONNECTION_KEYS = ("URL", "OPTIONS", "CLIENT_CLASS", "ASYNC_CLIENT_CLASS", "CLIENT_FACTORY")
+#: The keys of a ``CONNECTIONS`` entry naming a class or a factory (a dotted path or the object).
+CLIENT_KEYS = ("CLIENT_CLASS", "ASYNC_CLIENT_CLASS", "CLIENT_FACTORY")
 #: Field names allowed in ``DEFAULT_JOB_OPTIONS`` (those of :class:`JobOptions`).
 JOB_OPTION_FIELDS = tuple(f.name for f in fields(JobOptions))
 
@@ -134,7 +140,9 @@ def user_config() -> Any:
 
 
 def normalize_connection(alias: str, value: Any) -> dict[str, Any]:
-    """One ``CONNECTIONS`` entry as ``{"URL": str, "OPTIONS": dict}``.
+    """One ``CONNECTIONS`` entry as ``{"URL": str, "OPTIONS": dict}``, with the
+    :data:`CLIENT_KEYS` it sets (as given: dotted paths are imported by
+    :func:`get_connection`).
 
     Raises:
         ConfigurationError: the entry is neither a URL string nor a dict with a string URL.
@@ -145,7 +153,8 @@ def normalize_connection(alias: str, value: Any) -> dict[str, Any]:
         options = value.get("OPTIONS") or {}
         if not isinstance(options, dict):
             raise ConfigurationError(f"BULLQ['CONNECTIONS'][{alias!r}]['OPTIONS'] must be a dict")
-        return {"URL": value["URL"], "OPTIONS": dict(options)}
+        clients = {key: value[key] for key in CLIENT_KEYS if value.get(key) is not None}
+        return {"URL": value["URL"], "OPTIONS": dict(options), **clients}
     raise ConfigurationError(
         f"BULLQ['CONNECTIONS'][{alias!r}] must be a URL string or {{'URL': str, 'OPTIONS': dict}}"
     )
@@ -218,11 +227,34 @@ def get_connection(alias: str = "default") -> Connection:
                     f"(known: {', '.join(sorted(get_config()['CONNECTIONS'])) or 'none'})"
                 )
             try:
-                conn = Connection(url=entry["URL"], options=dict(entry["OPTIONS"]))
+                conn = Connection(
+                    url=entry["URL"],
+                    options=dict(entry["OPTIONS"]),
+                    client_class=client_object(alias, entry, "CLIENT_CLASS"),
+                    async_client_class=client_object(alias, entry, "ASYNC_CLIENT_CLASS"),
+                    client_factory=client_object(alias, entry, "CLIENT_FACTORY"),
+                )
             except ValueError as exc:
                 raise ConfigurationError(f"BULLQ['CONNECTIONS'][{alias!r}]: {exc}") from exc
             _connections[alias] = conn
         return conn
+
+
+def client_object(alias: str, entry: dict[str, Any], key: str) -> Any:
+    """The class or factory ``entry[key]`` names (a dotted path is imported); None if unset.
+
+    Raises:
+        ConfigurationError: the dotted path cannot be imported.
+    """
+    value = entry.get(key)
+    if not isinstance(value, str):
+        return value
+    try:
+        return import_string(value)
+    except ImportError as exc:
+        raise ConfigurationError(
+            f"BULLQ['CONNECTIONS'][{alias!r}][{key!r}]: cannot import {value!r} ({exc})"
+        ) from exc
 
 
 def queue_config(name: str) -> dict[str, Any]:

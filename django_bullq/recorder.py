@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from django.db import close_old_connections
-from redis.exceptions import LockError
 
 from .conf import bullq_settings
+from .core.clients import LOCK_ERRORS
 from .record_upsert import upsert
 
 if TYPE_CHECKING:
@@ -95,7 +95,7 @@ class Recorder:
             try:
                 written = sum(self._record_state(state) for state in RECORDED_STATES)
             finally:
-                with contextlib.suppress(LockError):
+                with contextlib.suppress(*LOCK_ERRORS):
                     self._lease.release()
             if time.monotonic() - self._purged_at >= PURGE_EVERY_S:
                 self._purged_at = time.monotonic()

@@ -1,8 +1,10 @@
 """Facts about each configured Redis server for the overview: server and version, memory,
-eviction policy, clients, uptime (``INFO server``, ``memory``, ``clients``).
+eviction policy, persistence, I/O threads, clients, uptime.
 
-One ``INFO`` pipeline per ``BULLQ["CONNECTIONS"]`` alias; a server that cannot be reached (or a
-connection that cannot be built) is a row saying so, never an error page.
+The facts are read by :func:`django_bullq.core.server_info.read_server_info` (``INFO``, and
+``CONFIG GET`` where allowed: a managed server refusing it shows "unknown"), once per
+``BULLQ["CONNECTIONS"]`` alias; a server that cannot be reached (or a connection that cannot be
+built) is a row saying so, never an error page.
 """
 
 from __future__ import annotations
@@ -12,14 +14,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..conf import get_config, get_connection
-
-#: The eviction policy BullMQ asks for; any other one can evict job keys (BullMQ warns too).
-SAFE_POLICY = "noeviction"
+from ..core import server_info
+from ..core.server_info import SAFE_POLICY as SAFE_POLICY  # re-exported: its old path
+from ..core.server_info import UNKNOWN, ServerInfo
 
 
 @dataclass(frozen=True)
 class ServerFacts:
-    """One connection's server as ``INFO`` reports it.
+    """One connection's server as ``INFO`` (and ``CONFIG GET``) report it.
 
     Attributes:
         alias: the ``BULLQ["CONNECTIONS"]`` key. where: ``host:port/db`` of its URL (no
@@ -28,6 +30,8 @@ class ServerFacts:
             (Valkey reports ``redis_version`` 7.2.4 for compatibility).
         used_memory / maxmemory: bytes (``maxmemory`` 0 = no limit). policy:
             ``maxmemory_policy``. clients: ``connected_clients``. uptime_s: seconds.
+        info: everything read (:class:`~django_bullq.core.server_info.ServerInfo`):
+            persistence and I/O threads too; None when unreachable.
     """
 
     alias: str
@@ -43,6 +47,7 @@ class ServerFacts:
     policy: str = ""
     clients: int | None = None
     uptime_s: int | None = None
+    info: ServerInfo | None = None
 
     @property
     def policy_warning(self) -> bool:
@@ -53,6 +58,24 @@ class ServerFacts:
     def uptime_ms(self) -> int | None:
         """Uptime in ms (for ``display.duration_html``), None when unknown."""
         return None if self.uptime_s is None else self.uptime_s * 1000
+
+    @property
+    def persistence(self) -> str:
+        """``AOF on (appendfsync everysec), RDB save 3600 1`` ("unknown" parts where CONFIG
+        GET was refused); ``""`` when unreachable."""
+        return self.info.persistence.describe() if self.info is not None else ""
+
+    @property
+    def io_threads(self) -> str:
+        """The ``io-threads`` setting and whether they are active, e.g. ``4 (active)``."""
+        if self.info is None:
+            return ""
+        return self.info.describe_io_threads().removeprefix("io-threads ")
+
+    @property
+    def config_unknown(self) -> bool:
+        """True when CONFIG GET was refused (settings it alone knows show "unknown")."""
+        return self.info is not None and not self.info.config_readable
 
 
 def where(url: str) -> str:
@@ -66,53 +89,44 @@ def where(url: str) -> str:
     return f"{parts.scheme}://{host}{port}{parts.path}"
 
 
-def _flat(info: Any) -> dict[str, Any]:
-    """An ``INFO`` reply as one dict (a Cluster client answers per node: the first node's)."""
-    nodes = isinstance(info, dict) and info and all(isinstance(v, dict) for v in info.values())
-    if nodes and "redis_version" not in info:
-        return dict(next(iter(info.values())))
-    return dict(info) if isinstance(info, dict) else {}
-
-
-def _int(value: Any) -> int | None:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
-
-
 def facts(alias: str, url: str) -> ServerFacts:
     """The facts of connection ``alias`` (``url`` only names it), reading its sync client."""
     try:
-        client = get_connection(alias).client
-        info: dict[str, Any] = {}
-        for section in ("server", "memory", "clients"):
-            info.update(_flat(client.info(section)))
+        found = server_info.read_server_info(get_connection(alias).sync_client())
     except Exception as exc:  # noqa: BLE001 - any failure is "unreachable", shown as such
         return ServerFacts(alias, where(url), reachable=False, error=f"{type(exc).__name__}: {exc}")
-    return from_info(alias, url, info)
+    return _facts(alias, url, found)
 
 
-def from_info(alias: str, url: str, info: dict[str, Any]) -> ServerFacts:
-    """The facts in one server's parsed ``INFO`` fields (``{"redis_version": "7.0.15", ...}``)."""
-    valkey = info.get("valkey_version")
-    server_name = str(info.get("server_name") or ("valkey" if valkey else "redis"))
+def from_info(
+    alias: str, url: str, info: dict[str, Any], config: dict[str, str] | None = None
+) -> ServerFacts:
+    """The facts in one server's parsed ``INFO`` fields (``{"redis_version": "7.0.15", ...}``)
+    and ``CONFIG GET`` values (None: CONFIG refused, those settings "unknown")."""
+    return _facts(alias, url, server_info.from_info(info, config))
+
+
+def _facts(alias: str, url: str, found: ServerInfo) -> ServerFacts:
     return ServerFacts(
         alias,
         where(url),
         reachable=True,
-        server="Valkey" if server_name.lower() == "valkey" else server_name.capitalize(),
-        version=str(valkey or info.get("redis_version") or ""),
-        used_memory=_int(info.get("used_memory")),
-        used_memory_human=str(info.get("used_memory_human") or ""),
-        maxmemory=_int(info.get("maxmemory")),
-        maxmemory_human=str(info.get("maxmemory_human") or ""),
-        policy=str(info.get("maxmemory_policy") or ""),
-        clients=_int(info.get("connected_clients")),
-        uptime_s=_int(info.get("uptime_in_seconds")),
+        server=found.server,
+        version=found.version,
+        used_memory=found.used_memory,
+        used_memory_human=found.used_memory_human,
+        maxmemory=found.maxmemory,
+        maxmemory_human=found.maxmemory_human,
+        policy=found.policy,
+        clients=found.clients,
+        uptime_s=found.uptime_s,
+        info=found,
     )
 
 
 def all_facts() -> list[ServerFacts]:
     """:func:`facts` of every ``BULLQ["CONNECTIONS"]`` alias, in settings order."""
     return [facts(alias, entry["URL"]) for alias, entry in get_config()["CONNECTIONS"].items()]
+
+
+__all__ = ["SAFE_POLICY", "UNKNOWN", "ServerFacts", "all_facts", "facts", "from_info", "where"]

@@ -13,14 +13,14 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.response import TemplateResponse
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from ..core.clients import UNREACHABLE_ERRORS, ErrorClasses
 from ..core.errors import RedisUnavailableError
 
-#: What an unreachable Redis raises: redis-py's connection errors (the admin reads with
-#: redis-py directly) and ours (``RedisUnavailableError``, a subclass of the first).
-DOWN = (RedisConnectionError, RedisTimeoutError, RedisUnavailableError)
+#: What an unreachable Redis raises: the client library's connection errors (the admin reads
+#: with the connection's client directly: redis-py's or valkey-py's) and ours
+#: (``RedisUnavailableError``, a subclass of redis-py's).
+DOWN: ErrorClasses = (*UNREACHABLE_ERRORS, RedisUnavailableError)
 
 
 def reason(exc: BaseException) -> str:

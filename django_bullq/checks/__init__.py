@@ -3,7 +3,10 @@
 The checks never connect to Redis: they validate shapes, names and references only. One
 module per subject, as Django's own ``django.core.checks``: :mod:`.settings` (E001-E009),
 :mod:`.runworker` (W001), :mod:`.sqlite` (W002), :mod:`.schedulers` (E010),
-:mod:`.prometheus` (W003, W004), :mod:`.telemetry` (E012).
+:mod:`.prometheus` (W003, W004), :mod:`.telemetry` (E012), :mod:`.clients` (E013, W005).
+
+:mod:`.clients` imports the client classes and factories ``CONNECTIONS`` names (it never
+builds a client).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from collections.abc import Callable
 
 from django.core.checks import CheckMessage
 
+from .clients import check_clients
 from .prometheus import check_prometheus
 from .runworker import (
     FOREIGN_RUNWORKER_ENV,
@@ -37,6 +41,7 @@ from .telemetry import check_telemetry
 ALL_CHECKS: tuple[Callable[..., list[CheckMessage]], ...] = (
     check_settings_shape,
     check_connections,
+    check_clients,
     check_queues,
     check_default_queue,
     check_task_queues,
@@ -52,6 +57,7 @@ __all__ = [
     "FOREIGN_RUNWORKER_ENV",
     "TAG",
     "URL_SCHEMES",
+    "check_clients",
     "check_connections",
     "check_default_queue",
     "check_prometheus",

@@ -19,12 +19,14 @@ Failure rules:
 - An argument that cannot be packed is its own caller's error; the others still go out.
 - A connection error or timeout fails every call sent on that connection (their outcome is
   unknown, as with any client) and the connection is dropped; calls queued after it go out on a
-  new one. Whatever the transport raised, callers see a redis ``ConnectionError`` (or
-  ``TimeoutError``), the errors they retry.
+  new one. Whatever the transport raised, callers see a client ``ConnectionError`` (or
+  ``TimeoutError``), the errors they retry: the client library's own (redis-py's or
+  valkey-py's, :mod:`~django_bullq.core.clients`), or redis-py's for a reset.
 - A caller that stops waiting (cancelled) does not desynchronise the connection: its reply is
   still read and dropped.
 
-Redis Cluster clients (no connection pool) fall back to one :meth:`Scripts.arun` per call.
+Redis Cluster clients (no connection pool), and clients of a library other than redis-py and
+valkey-py, fall back to one :meth:`Scripts.arun` per call.
 """
 
 from __future__ import annotations
@@ -36,9 +38,16 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoScriptError, RedisError, ResponseError
+from redis.exceptions import NoScriptError
 
 from .calls.call import Call
+from .clients import (
+    CLIENT_ERRORS,
+    NOSCRIPT_ERRORS,
+    OUTAGE_ERRORS,
+    RESPONSE_ERRORS,
+    can_pipeline,
+)
 from .packing import hiredis_pack
 from .scripts import Scripts, raise_on_code, settle_replies
 
@@ -67,8 +76,8 @@ class AutoPipeline:
     """Pipelines the script calls of one asyncio client over one of its connections.
 
     Args:
-        client: a ``redis.asyncio.Redis`` (its pool supplies the connection and its settings:
-            encoding, timeouts, TLS, Sentinel).
+        client: a ``redis.asyncio.Redis`` or ``valkey.asyncio.Valkey`` (its pool supplies
+            the connection and its settings: encoding, timeouts, TLS, Sentinel).
         scripts: the :class:`Scripts` registered on ``client``.
 
     Use one per event loop; :meth:`aclose` closes its connection.
@@ -77,7 +86,7 @@ class AutoPipeline:
     def __init__(self, client: Any, scripts: Scripts) -> None:
         self._client = client
         self._scripts = scripts
-        self._pool = getattr(client, "connection_pool", None)
+        self._pool = getattr(client, "connection_pool", None) if can_pipeline(client) else None
         self._pending: list[tuple[tuple[Any, ...], asyncio.Future[Any]]] = []
         self._writer: asyncio.Task[None] | None = None
         self._link: _Link | None = None
@@ -93,7 +102,8 @@ class AutoPipeline:
     @property
     def enabled(self) -> bool:
         """Whether calls are pipelined; not for a client without a connection pool (Redis
-        Cluster), whose calls go one by one."""
+        Cluster) nor one of a library it does not know
+        (:func:`~django_bullq.core.clients.can_pipeline`), whose calls go one by one."""
         return self._pool is not None
 
     async def run(
@@ -114,7 +124,7 @@ class AutoPipeline:
             return await self._scripts.arun(name, keys, args, job_id=job_id)
         try:
             result = await self._submit(name, keys, args)
-        except NoScriptError:
+        except NOSCRIPT_ERRORS:
             # SCRIPT FLUSH or a restarted Redis: the script did not run; load it, send again.
             result = (await self._rerun(name, [(keys, args)]))[0]
             if isinstance(result, BaseException):
@@ -144,7 +154,7 @@ class AutoPipeline:
             return [await self._scripts.arun(name, keys, args) for keys, args in calls]
         futures = [self._submit(name, keys, args) for keys, args in calls]
         replies: list[Any] = list(await asyncio.gather(*futures, return_exceptions=True))
-        missing = [i for i, reply in enumerate(replies) if isinstance(reply, NoScriptError)]
+        missing = [i for i, reply in enumerate(replies) if isinstance(reply, NOSCRIPT_ERRORS)]
         if missing:
             # Those did not run: load the script and run them, before raising any error.
             again = await self._rerun(name, [calls[i] for i in missing])
@@ -163,7 +173,7 @@ class AutoPipeline:
         as ``EVAL`` of its source (:meth:`Scripts.aeval`), which no flush can refuse.
         """
         replies: list[Any] = [NoScriptError("NOSCRIPT")] * len(calls)
-        with contextlib.suppress(RedisError):  # Scripts.arun below loads it then
+        with contextlib.suppress(*CLIENT_ERRORS):  # Scripts.arun below loads it then
             await self._load(name)
         if not self._closed:
             replies = list(
@@ -173,7 +183,7 @@ class AutoPipeline:
                 )
             )
         for i, (keys, args) in enumerate(calls):
-            if isinstance(replies[i], NoScriptError):
+            if isinstance(replies[i], NOSCRIPT_ERRORS):
                 try:
                     replies[i] = await self._scripts.aeval(name, keys, args)
                 except Exception as exc:  # noqa: BLE001 - this call's own outcome
@@ -267,7 +277,7 @@ class AutoPipeline:
         if idle and asyncio.get_running_loop().time() - link.used_at > IDLE_CHECK_S:
             try:
                 closed = await _can_read(link.conn)  # EOF, or data nobody asked for
-            except (RedisConnectionError, OSError):
+            except OUTAGE_ERRORS:
                 closed = True
             if closed:
                 await self._drop(link, RedisConnectionError("closed by the server while idle"))
@@ -312,7 +322,7 @@ class AutoPipeline:
             while link.inflight and not link.dead:
                 try:
                     reply: Any = await link.conn.read_response()
-                except ResponseError as exc:
+                except RESPONSE_ERRORS as exc:
                     reply = exc
                 except BaseException as exc:
                     await self._drop(link, _connection_error(exc))
@@ -323,7 +333,7 @@ class AutoPipeline:
                     return
                 future = link.inflight.popleft()
                 if not future.done():
-                    if isinstance(reply, ResponseError):
+                    if isinstance(reply, RESPONSE_ERRORS):
                         future.set_exception(reply)
                     else:
                         future.set_result(reply)
@@ -392,7 +402,7 @@ def _connection_error(exc: BaseException) -> BaseException:
     """``exc`` as callers should see a failed connection: redis errors and cancellation as they
     are, anything else (CPython's ``writelines`` on a transport already lost raises
     AttributeError or TypeError, python/cpython#136234) as a redis ``ConnectionError``."""
-    if isinstance(exc, RedisError | asyncio.CancelledError):
+    if isinstance(exc, (*CLIENT_ERRORS, asyncio.CancelledError)):
         return exc
     error = RedisConnectionError(f"connection lost ({type(exc).__name__}: {exc})")
     error.__cause__ = exc

@@ -27,7 +27,7 @@ from .connection import is_cluster
 from .errors import CapacityError as CapacityError  # re-exported: its old path
 from .job import Job
 from .queue import Queue
-from .serialization import to_str
+from .server_info import Persistence, ServerInfo, read_server_info
 from .worker import Worker, WorkerOptions
 
 #: Fraction of one core above which Redis's main thread counts as saturated.
@@ -41,27 +41,6 @@ AGREEMENT = 0.15
 PLAN_SHARE = (0.5, 0.6)
 SCRATCH_PREFIX = "bullq-capacity-"
 FILL_CHUNK = 1000
-
-
-@dataclass(frozen=True, slots=True)
-class Persistence:
-    """What the server persists while it works.
-
-    Attributes:
-        aof_enabled: the append-only file is on. appendfsync: ``always`` | ``everysec`` |
-            ``no``, or ``"unknown"`` when CONFIG GET is not allowed.
-        rdb_save: the ``save`` rules (``""`` = no snapshots; ``"unknown"`` as above).
-        busy: an AOF rewrite or RDB save ran at the end of the run.
-    """
-
-    aof_enabled: bool
-    appendfsync: str
-    rdb_save: str
-    busy: bool
-
-    @property
-    def fsync_per_write(self) -> bool:
-        return self.aof_enabled and self.appendfsync == "always"
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +58,9 @@ class CapacityReport:
         redis_cpu_pct: the Redis main thread's CPU over the run.
         worker_cpu_pct: this process's CPU over the run (the probe's worker runs here).
         rtt_ms: median PING round trip.
-        persistence: see :class:`Persistence`.
+        persistence: see :class:`~django_bullq.core.server_info.Persistence`.
+        server: the server's name, version, memory policy, persistence and I/O threads
+            (:class:`~django_bullq.core.server_info.ServerInfo`), read after the run.
         bound: ``"cpu (redis)"`` | ``"cpu (worker)"`` | ``"persistence"`` | ``"network"``.
         agree: the three figures tell the same story (see :func:`verdict`).
         explanation: one paragraph saying why.
@@ -105,6 +86,7 @@ class CapacityReport:
     plan_jobs_per_s: tuple[int, int]
     workers_for_plan: int
     by_command: dict[str, float] = field(default_factory=dict)
+    server: ServerInfo | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready fields (the persistence block as a nested dict)."""
@@ -134,25 +116,9 @@ def round_trip_ms(client: Any, pings: int = 20) -> float:
 
 
 def persistence(client: Any) -> Persistence:
-    """Read ``INFO persistence`` and, when allowed, ``CONFIG GET appendfsync`` / ``save``."""
-    info = client.info("persistence")
-
-    def config(name: str) -> str:
-        try:
-            reply = client.config_get(name)
-        except Exception:  # noqa: BLE001 - managed Redis often forbids CONFIG
-            return "unknown"
-        return str(to_str(next(iter(reply.values()), "")) if reply else "unknown")
-
-    busy = bool(
-        int(info.get("aof_rewrite_in_progress", 0)) or int(info.get("rdb_bgsave_in_progress", 0))
-    )
-    return Persistence(
-        aof_enabled=bool(int(info.get("aof_enabled", 0))),
-        appendfsync=config("appendfsync"),
-        rdb_save=config("save"),
-        busy=busy,
-    )
+    """Read ``INFO`` and, when allowed, ``CONFIG GET appendfsync`` / ``save``
+    (:func:`~django_bullq.core.server_info.read_server_info`)."""
+    return read_server_info(client).persistence
 
 
 def verdict(
@@ -253,7 +219,7 @@ def probe(
         before, cpu_before = redis_cost.snapshot(client), time.process_time()
         span = _run_worker(queue, options)
         after, cpu_after = redis_cost.snapshot(client), time.process_time()
-        persist = persistence(client)
+        server = read_server_info(client)
     finally:
         queue.obliterate(force=True)
     if span.count < jobs:
@@ -266,7 +232,7 @@ def probe(
         jobs / max(span.last - span.first, 1e-9),
         (cpu_after - cpu_before) * 100 / max(after.at - before.at, 1e-9),
         rtt,
-        persist,
+        server,
     )
 
 
@@ -278,8 +244,9 @@ def _report(
     plateau: float,
     worker_cpu: float,
     rtt: float,
-    persist: Persistence,
+    server: ServerInfo,
 ) -> CapacityReport:
+    persist = server.persistence
     if cost.cpu_us_per_job <= 0:
         raise CapacityError("Redis's CPU counters did not move: run more jobs")
     ceiling = round(cost.ceiling_jobs_per_s)  # the plan is computed from the figure shown
@@ -305,7 +272,16 @@ def _report(
         plan_jobs_per_s=plan,
         workers_for_plan=max(1, -(-plan[1] // max(round(plateau), 1))),
         by_command={k: round(v, 2) for k, v in sorted(cost.by_command.items())},
+        server=server,
     )
 
 
-__all__ = ["CapacityError", "CapacityReport", "Persistence", "probe", "scratch_name", "verdict"]
+__all__ = [
+    "CapacityError",
+    "CapacityReport",
+    "Persistence",
+    "ServerInfo",
+    "probe",
+    "scratch_name",
+    "verdict",
+]

@@ -1,13 +1,17 @@
 """Redis clients from a URL or from objects the caller built: sync, asyncio and blocking ones.
 
-URL forms (all read by redis-py): ``redis://``, ``rediss://``, ``unix://``; plus
+URL forms (all read by redis-py and valkey-py): ``redis://``, ``rediss://``, ``unix://``; plus
 ``redis+sentinel://[:password@]host:port[,host:port...]/<service_name>[/<db>]`` for Sentinel and
 ``redis+cluster://host:port`` for Redis Cluster.
+
+The clients are redis-py's unless the connection names other classes (valkey-py's, or
+subclasses) or a factory (:data:`ClientFactory`) that builds each client itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import logging
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,20 +20,41 @@ from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 import redis
 import redis.asyncio
 import redis.asyncio.cluster
-import redis.asyncio.sentinel
 import redis.cluster
-import redis.sentinel
+
+from . import clients
+from .clients import ClientLibrary, client_gaps, library_of
 
 # re-exported: their old paths
+from .clients import is_cluster as is_cluster
 from .deprecation import renamed_kwargs
 from .errors import ConnectionConfigError as ConnectionConfigError
 from .errors import RedisUnavailableError as RedisUnavailableError
 from .packing import use_hiredis_packing
 
+logger = logging.getLogger("django_bullq.connection")
+
+#: Why a ``redis+cluster://`` URL cannot use valkey-py's client classes.
+VALKEY_CLUSTER_REFUSED = (
+    "valkey-py's ValkeyCluster refuses MULTI pipelines (redis-py 6 and later run them on one "
+    "hash slot), which django_bullq's reads need: keep redis-py's classes (the default) for a "
+    "redis+cluster:// URL; they talk to a Valkey cluster as well"
+)
+
 #: redis-py keyword arguments applied unless ``OPTIONS`` set them (s): a dead or silent Redis
 #: makes a call fail instead of hanging (a producer fails fast, a worker's loop moves on).
 #: Blocking reads (worker marker wait, events) use their own, longer socket timeout.
 CLIENT_DEFAULTS: dict[str, Any] = {"socket_connect_timeout": 5.0, "socket_timeout": 30.0}
+
+
+#: ``factory(url, options, kind)`` -> a client: ``kind`` is ``"sync"`` (the shared sync
+#: client, built once), ``"async"`` (one per event loop) or ``"blocking"`` (a worker's
+#: dedicated asyncio client for ``BZPOPMIN`` / ``XREAD BLOCK``, its ``socket_timeout`` in
+#: ``options`` raised above the longest block); ``options`` are :data:`CLIENT_DEFAULTS`
+#: under the connection's own.
+ClientFactory = Callable[[str, dict[str, Any], str], Any]
+#: The kinds of client a :data:`ClientFactory` is asked for.
+CLIENT_KINDS = ("sync", "async", "blocking")
 
 
 #: Shown instead of a secret.
@@ -74,6 +99,12 @@ def redact_options(options: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+#: Errors :func:`reaching` lets through as they are.
+_NO_OUTAGE: clients.ErrorClasses = (RedisUnavailableError, *clients.AUTHENTICATION_ERRORS)
+#: Errors the database-count probe of :meth:`Connection.database_error` ignores.
+_PROBE_ERRORS: clients.ErrorClasses = (*clients.CLIENT_ERRORS, KeyError, ValueError, TypeError)
+
+
 @contextmanager
 def reaching(connection: Connection, what: str) -> Iterator[None]:
     """Turn redis-py connection errors inside the block into :class:`RedisUnavailableError`,
@@ -85,13 +116,13 @@ def reaching(connection: Connection, what: str) -> Iterator[None]:
     """
     try:
         yield
-    except (RedisUnavailableError, redis.AuthenticationError):
-        raise  # a wrong password or ACL user is no outage: redis-py's error says what is wrong
-    except (redis.ConnectionError, redis.TimeoutError) as exc:
+    except _NO_OUTAGE:
+        raise  # a wrong password or ACL user is no outage: the client's error says what is wrong
+    except clients.UNREACHABLE_ERRORS as exc:
         raise RedisUnavailableError(
             f"cannot reach Redis at {connection.describe()} to {what}: {type(exc).__name__}: {exc}"
         ) from exc
-    except redis.ResponseError as exc:
+    except clients.RESPONSE_ERRORS as exc:
         missing = connection.database_error(exc)  # redis://host/99 on a server of 16
         if missing is None:
             raise
@@ -113,11 +144,6 @@ def _sentinel_parts(url: str) -> tuple[list[tuple[str, int]], str, int, str | No
     return hosts, path[0], db, password
 
 
-def is_cluster(client: Any) -> bool:
-    """True for redis-py cluster clients (sync or asyncio)."""
-    return isinstance(client, redis.cluster.RedisCluster | redis.asyncio.cluster.RedisCluster)
-
-
 @dataclass
 class Connection:
     """How to reach one Redis deployment; makes the clients django_bullq needs from it.
@@ -128,12 +154,25 @@ class Connection:
         client: a ready sync client to use instead of building one (any
             ``decode_responses`` setting works; replies are normalised).
         async_client: the same for asyncio.
+        client_class: the sync client class built from ``url`` (``cls.from_url(url,
+            **options)``); default ``redis.Redis``. A valkey-py class (``valkey.Valkey``)
+            makes the asyncio, Sentinel and Cluster clients valkey-py's too.
+        async_client_class: the asyncio client class; default the asyncio twin of
+            ``client_class``'s library.
+        client_factory: a :data:`ClientFactory` building every client instead (a custom
+            pool, ``Retry``, health checks); ``url`` is what it is given.
     """
 
     url: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
     client: Any = None
     async_client: Any = None
+    client_class: Any = None
+    async_client_class: Any = None
+    client_factory: ClientFactory | None = None
+    #: the kinds of client whose gaps (:func:`~django_bullq.core.clients.client_gaps`) were
+    #: logged
+    _gaps_said: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
 
     def __repr__(self) -> str:
         # Never the password: reprs end up in logs, tracebacks and debug pages.
@@ -144,6 +183,12 @@ class Connection:
     def __post_init__(self) -> None:
         if self.url is None and self.client is None and self.async_client is None:
             raise ConnectionConfigError("a Connection needs a url or a client")
+        for name in ("client_class", "async_client_class"):
+            cls = getattr(self, name)
+            if cls is not None and not callable(getattr(cls, "from_url", None)):
+                raise ConnectionConfigError(f"{name} {cls!r} has no from_url(url, **options)")
+        if self.client_factory is not None and not callable(self.client_factory):
+            raise ConnectionConfigError(f"client_factory {self.client_factory!r} is not callable")
         if self.url is not None:
             scheme = urlsplit(self.url).scheme
             if scheme not in ("redis", "rediss", "unix", "redis+sentinel", "redis+cluster"):
@@ -154,6 +199,16 @@ class Connection:
     @property
     def scheme(self) -> str:
         return urlsplit(self.url).scheme if self.url else ""
+
+    def library(self) -> ClientLibrary:
+        """The client library whose Sentinel and Cluster classes serve this connection's
+        ``redis+sentinel`` / ``redis+cluster`` URLs: that of ``client_class`` (or
+        ``async_client_class``), redis-py by default."""
+        for cls in (self.client_class, self.async_client_class):
+            found = library_of(cls) if cls is not None else None
+            if found is not None:
+                return found
+        return clients.LIBRARIES["redis"]
 
     def sync_client(self) -> Any:
         """The shared synchronous client (built once)."""
@@ -181,18 +236,34 @@ class Connection:
         timeout_s = self.options.get("socket_timeout")
         if timeout_s is None or timeout_s < min_socket_timeout_s:
             timeout_s = min_socket_timeout_s
-        return self._build(asyncio_=True, socket_timeout=timeout_s)
+        return self._build(asyncio_=True, kind="blocking", socket_timeout=timeout_s)
 
-    def _build(self, *, asyncio_: bool, **overrides: Any) -> Any:
+    def _build(self, *, asyncio_: bool, kind: str = "", **overrides: Any) -> Any:
         if self.url is None:
             raise ConnectionConfigError(
                 "this Connection has no URL to build an asyncio client from"
             )
         opts = {**CLIENT_DEFAULTS, **self.options, **overrides}
+        if self.client_factory is not None:
+            kind = kind or ("async" if asyncio_ else "sync")
+            built = self.client_factory(self.url, opts, kind)
+            if built is None:
+                raise ConnectionConfigError(f"client_factory {self.client_factory!r} gave None")
+            gaps = client_gaps(built)
+            if gaps and kind not in self._gaps_said:  # once per kind: asyncio ones, per loop
+                self._gaps_said.add(kind)
+                logger.warning(
+                    "the %s client %s built for %s cannot %s",
+                    kind,
+                    type(built).__qualname__,
+                    self.describe(),
+                    "; nor ".join(gaps),
+                )
+            return use_hiredis_packing(built) if asyncio_ and library_of(built) else built
+        library = self.library()
         if self.scheme == "redis+sentinel":
             hosts, service, db, password = _sentinel_parts(self.url)
-            module = redis.asyncio.sentinel if asyncio_ else redis.sentinel
-            sentinel = module.Sentinel(
+            sentinel = library.sentinel_class(asyncio_=asyncio_)(
                 hosts,
                 sentinel_kwargs=opts.pop("sentinel_kwargs", None),
                 password=password,
@@ -202,12 +273,16 @@ class Connection:
             master = sentinel.master_for(service)
             return use_hiredis_packing(master) if asyncio_ else master
         if self.scheme == "redis+cluster":
+            if library.name == "valkey":
+                raise ConnectionConfigError(VALKEY_CLUSTER_REFUSED)
             url = "redis" + self.url[len("redis+cluster") :]
-            cls = redis.asyncio.cluster.RedisCluster if asyncio_ else redis.cluster.RedisCluster
-            return cls.from_url(url, **opts)
+            return library.cluster_class(asyncio_=asyncio_).from_url(url, **opts)
         if asyncio_:
-            return use_hiredis_packing(redis.asyncio.Redis.from_url(self.url, **opts))
-        return redis.Redis.from_url(self.url, **opts)
+            cls = self.async_client_class or library.client_class(asyncio_=True)
+            return use_hiredis_packing(cls.from_url(self.url, **opts))
+        return (self.client_class or library.client_class(asyncio_=False)).from_url(
+            self.url, **opts
+        )
 
     def address(self) -> str:
         """Where this connection points, as ``host:port`` (several ``host:port`` joined by
@@ -241,13 +316,14 @@ class Connection:
         count = ""
         try:
             url = urlsplit(self.url)._replace(path="/0").geturl()
-            probe = redis.Redis.from_url(url, **{**CLIENT_DEFAULTS, **self.options})
+            probe_class = self.client_class or self.library().client_class(asyncio_=False)
+            probe = probe_class.from_url(url, **{**CLIENT_DEFAULTS, **self.options})
             try:
                 reply: Any = probe.config_get("databases")
                 count = f" (databases = {int(reply['databases'])})"
             finally:
                 probe.close()
-        except (redis.RedisError, KeyError, ValueError, TypeError):
+        except _PROBE_ERRORS:
             pass
         return ConnectionConfigError(
             f"Redis database {index} does not exist on {self.address()}{count}; "
@@ -262,7 +338,8 @@ class Connection:
 
 
 def as_connection(value: Any) -> Connection:
-    """A :class:`Connection` from a URL string, a redis-py client, or a Connection.
+    """A :class:`Connection` from a URL string, a redis-py or valkey-py client, or a
+    Connection.
 
     Raises:
         ConnectionConfigError: anything else.
@@ -275,6 +352,13 @@ def as_connection(value: Any) -> Connection:
         return Connection(async_client=value, url=_url_of(value))
     if isinstance(value, redis.Redis | redis.cluster.RedisCluster):
         return Connection(client=value, url=_url_of(value))
+    library = library_of(value)
+    if library is not None and hasattr(value, "execute_command"):  # a valkey-py client
+        is_async = type(value).__module__.startswith(f"{library.name}.asyncio")
+        url = _url_of(value)
+        if is_async:
+            return Connection(async_client=value, url=url, async_client_class=type(value))
+        return Connection(client=value, url=url, client_class=type(value))
     raise ConnectionConfigError(f"cannot use {value!r} as a Redis connection")
 
 

@@ -16,9 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
-import redis.asyncio.cluster
-import redis.cluster
-
+from .clients import is_cluster_pipeline
 from .errors import BullqError, script_error
 from .errors import ScriptSourceError as ScriptSourceError  # re-exported: its old path
 
@@ -195,7 +193,7 @@ class Scripts:
 
 
 def _is_cluster_pipeline(client: Any) -> bool:
-    return isinstance(client, redis.cluster.ClusterPipeline | redis.asyncio.cluster.ClusterPipeline)
+    return is_cluster_pipeline(client)
 
 
 def _eval_in_cluster_pipeline(

@@ -30,8 +30,8 @@ Failure rules (as :class:`~django_bullq.core.autopipeline.AutoPipeline`'s):
   write (their outcome is unknown, as with any client) with that redis ``ConnectionError`` /
   ``TimeoutError``; calls queued after it go out in the next write.
 
-Redis Cluster clients (their pipeline refuses ``EVALSHA``) fall back to one
-:meth:`Scripts.run` per call.
+Redis Cluster clients (their pipeline refuses ``EVALSHA``), and clients of a library other than
+redis-py and valkey-py, fall back to one :meth:`Scripts.run` per call.
 """
 
 from __future__ import annotations
@@ -45,10 +45,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoScriptError, RedisError, ResponseError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from .connection import is_cluster
+from .clients import (
+    CLIENT_ERRORS,
+    NOSCRIPT_ERRORS,
+    OUTAGE_ERRORS,
+    RESPONSE_ERRORS,
+    UNREACHABLE_ERRORS,
+    can_pipeline,
+)
 from .packing import hiredis_packer
 from .scripts import Scripts, raise_on_code, settle_replies
 
@@ -86,7 +91,8 @@ class ThreadPipeline:
     """Group-commits the script calls of the threads using one sync client.
 
     Args:
-        client: a sync ``redis.Redis`` (its pool and settings carry every write).
+        client: a sync ``redis.Redis`` or ``valkey.Valkey`` (its pool and settings carry
+            every write).
         scripts: the :class:`Scripts` registered on ``client``.
 
     Thread-safe; no thread of its own, and one connection (made by the client's pool with its
@@ -104,9 +110,10 @@ class ThreadPipeline:
         #: monotonic s of the connection's last exchange
         self._used_at = 0.0
         _pipelines.add(self)
-        self._hiredis = hiredis_packer(self._pool)
-        #: Whether calls are group-committed; on Redis Cluster they go one by one.
-        self.enabled = self._pool is not None and not is_cluster(client)
+        #: Whether calls are group-committed; on Redis Cluster (and a client of a library
+        #: other than redis-py and valkey-py) they go one by one.
+        self.enabled = can_pipeline(client)
+        self._hiredis = hiredis_packer(self._pool) if self.enabled else None
         #: writes sent and calls carried (for tests and benchmarks)
         self.writes = 0
         self.calls = 0
@@ -197,7 +204,7 @@ class ThreadPipeline:
         """Send ``batch`` in one pipeline and fill each slot with its reply or error."""
         try:
             replies = self._send([slot.command for slot in batch])
-        except (RedisConnectionError, RedisTimeoutError) as exc:
+        except UNREACHABLE_ERRORS as exc:
             for slot in batch:
                 slot.error = exc
             return
@@ -273,7 +280,7 @@ class ThreadPipeline:
         """Calls that met NOSCRIPT: load each script once, send them again in one write; one
         that meets NOSCRIPT again is sent as ``EVAL`` of its source."""
         for name in {slot.name for slot in missing}:
-            with contextlib.suppress(RedisError):  # the EVAL below needs no loaded script
+            with contextlib.suppress(*CLIENT_ERRORS):  # the EVAL below needs no loaded script
                 self._scripts.load(name)
         try:
             replies = self._send([slot.command for slot in missing])
@@ -309,7 +316,7 @@ def _drop_if_closed(conn: Any) -> None:
     try:
         if conn.can_read(timeout=0):
             conn.disconnect()
-    except (RedisConnectionError, RedisTimeoutError, OSError):
+    except OUTAGE_ERRORS:
         conn.disconnect()
 
 
@@ -321,7 +328,7 @@ def _exchange(conn: Any, data: list[bytes], count: int) -> list[Any]:
     for _ in range(count):
         try:
             replies.append(conn.read_response())
-        except ResponseError as exc:
+        except RESPONSE_ERRORS as exc:
             replies.append(exc)
     return replies
 
@@ -352,7 +359,7 @@ def _coalesce(packed: list[bytes]) -> list[bytes]:
 
 
 def _noscript(reply: Any) -> bool:
-    return isinstance(reply, NoScriptError)
+    return isinstance(reply, NOSCRIPT_ERRORS)
 
 
 __all__ = ["ThreadPipeline"]

@@ -28,11 +28,10 @@ from typing import Any
 
 from django.db import close_old_connections, connections, transaction
 from django.utils import timezone
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .. import telemetry
 from ..conf import bullq_settings, get_queue
+from ..core.clients import UNREACHABLE_ERRORS
 from ..core.flow import FlowProducer, FlowTree
 from ..core.options import JobOptions, now_ms, to_delay_ms
 from ..core.serialization import Encoded, data_text, dumps, loads
@@ -40,7 +39,7 @@ from ..core.serialization import Encoded, data_text, dumps, loads
 logger = logging.getLogger("django_bullq.outbox")
 
 #: What a write meets when Redis cannot be reached (``RedisUnavailableError`` is the first).
-_UNREACHABLE = (RedisConnectionError, RedisTimeoutError)
+_UNREACHABLE = UNREACHABLE_ERRORS
 
 #: ``OutboxJob.kind`` of each write.
 KIND_JOB, KIND_FLOW, KIND_SCHEDULER = "job", "flow", "scheduler"

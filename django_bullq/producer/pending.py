@@ -11,9 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from redis.exceptions import RedisError
-
 from ..conf import get_queue
+from ..core.clients import CLIENT_ERRORS
 from ..core.job import Job
 from .transaction import Pending
 
@@ -71,7 +70,7 @@ class PendingEnqueue(Pending[Job]):
         if state in ("outbox", "rolled back") and self.outbox_pk is not None:
             try:
                 job = get_queue(self.queue_name).get_job(self.id)
-            except RedisError:  # Redis still down: the row waits for the relay
+            except CLIENT_ERRORS:  # Redis still down: the row waits for the relay
                 return state
             if job is not None:  # relayed: done, without this process's on_added listeners
                 self.result, self._state = job, "done"

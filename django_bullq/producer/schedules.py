@@ -13,9 +13,8 @@ import importlib
 import logging
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from redis.exceptions import RedisError
-
 from ..conf import bullq_settings, get_queue
+from ..core.clients import CLIENT_ERRORS
 from ..core.errors import SchedulerIterationExists, SchedulerSlotsBusy
 from ..core.scheduler import upsert_call
 from ..exceptions import ConfigurationError
@@ -183,7 +182,7 @@ def upsert_declared() -> list[str]:
                 "job scheduler %s on queue %s left as it is: %s", scheduler_id, queue, exc
             )
             continue
-        except RedisError as exc:
+        except CLIENT_ERRORS as exc:
             logger.error("could not upsert job scheduler %s: %s", scheduler_id, exc)
             break
         done.append(scheduler_id)

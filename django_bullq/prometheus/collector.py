@@ -28,8 +28,8 @@ from prometheus_client.core import (
     Metric,
 )
 from prometheus_client.registry import Collector
-from redis.exceptions import RedisError
 
+from ..core.clients import CLIENT_ERRORS
 from ..core.job import STATES
 from ..core.metrics import store
 from ..core.metrics.histogram import merge
@@ -168,7 +168,7 @@ class BullqCollector(Collector):
         for queue in self._queues():
             try:
                 snap = read_snapshot(queue, clients, now_ms)
-            except RedisError as exc:
+            except CLIENT_ERRORS as exc:
                 logger.warning("prometheus: cannot read queue %s: %s", queue.name, exc)
                 families.up.add_metric([queue.name], 0)
                 continue

@@ -13,10 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
-
 from ..conf import get_queue
+from ..core.clients import OUTAGE_ERRORS
 
 #: Delayed jobs read to count the retries among them (the ones due first).
 BURST_SAMPLE = 1000
@@ -80,7 +78,7 @@ def summary(names: Sequence[str], tally: Tally, processes: int = 1) -> str | Non
             count = queue.get_job_counts("delayed")["delayed"]
             # a retry is a delayed job with an attempt made (the next ones due first)
             sample = queue.get_jobs("delayed", end=BURST_SAMPLE - 1, asc=True)
-        except (RedisConnectionError, RedisTimeoutError, OSError):
+        except OUTAGE_ERRORS:
             return None
         delayed += count
         retries += sum(1 for job in sample if job.attempts_made > 0)

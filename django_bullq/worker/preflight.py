@@ -11,9 +11,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 
-import redis
-
 from ..conf import get_queue
+from ..core.clients import RESPONSE_ERRORS
 from ..exceptions import ConfigurationError
 from ..queues import declared_queue_names, tasks_by_queue
 
@@ -36,7 +35,7 @@ def preflight(names: Sequence[str]) -> list[str]:
         queue = get_queue(queue_name)
         try:
             counts = queue.get_job_counts()
-        except redis.ResponseError as exc:
+        except RESPONSE_ERRORS as exc:
             error = queue.connection.database_error(exc)
             if error is None:
                 raise

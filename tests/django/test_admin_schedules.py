@@ -452,15 +452,16 @@ def test_overview_shows_each_connections_server_memory_policy_clients_uptime(
     row = re.search(r'<tr data-connection="default">(.*?)</tr>', page, re.S)
     assert row is not None
     cells = re.findall(r"<td[^>]*>(.*?)</td>", row.group(1), re.S)
-    assert len(cells) == 6
+    assert len(cells) == 8
     assert cells[1] in (f"Redis {info['redis_version']}", f"Valkey {info.get('valkey_version')}")
     # used_memory moves between two INFO calls: its shape, and "no limit" for maxmemory 0
     memory = re.fullmatch(r'<span title="(\d+) bytes">([\d.]+[BKMGT]?)</span> / no limit', cells[2])
     assert memory is not None and int(memory.group(1)) > 0, cells[2]
     assert memory.group(2)[-1] == info["used_memory_human"][-1]
     assert cells[3] == "noeviction" and "data-bullq-eviction-warning" not in page
-    assert cells[4].isdigit() and int(cells[4]) >= 1
-    uptime = re.fullmatch(r'<span title="(\d+) ms">(.+)</span>', cells[5])
+    assert cells[4] == "AOF off, RDB save off" and cells[5] == "1 (inactive)"
+    assert cells[6].isdigit() and int(cells[6]) >= 1
+    uptime = re.fullmatch(r'<span title="(\d+) ms">(.+)</span>', cells[7])
     assert uptime is not None and int(uptime.group(1)) % 1000 == 0
     assert uptime.group(2) == duration_text(int(uptime.group(1)))
 

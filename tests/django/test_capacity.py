@@ -32,6 +32,7 @@ REPORT_FIELDS = {
     "plan_jobs_per_s",
     "workers_for_plan",
     "by_command",
+    "server",
 }
 NO_PERSISTENCE = Persistence(aof_enabled=False, appendfsync="everysec", rdb_save="", busy=False)
 

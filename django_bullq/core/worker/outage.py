@@ -13,9 +13,7 @@ from __future__ import annotations
 import logging
 import time
 
-from redis.exceptions import AuthenticationError as RedisAuthenticationError
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
+from ..clients import AUTHENTICATION_ERRORS, OUTAGE_ERRORS
 
 logger = logging.getLogger("django_bullq.worker")
 
@@ -28,7 +26,7 @@ def is_outage(exc: BaseException) -> bool:
     """True when ``exc`` says Redis could not be reached (refused, reset, timed out), which
     the worker rides out by retrying; False for any other error (a script's error, bad data).
     """
-    return isinstance(exc, RedisConnectionError | RedisTimeoutError | OSError | TimeoutError)
+    return isinstance(exc, OUTAGE_ERRORS)
 
 
 class Outages:
@@ -54,7 +52,7 @@ class Outages:
                 no outage: a pooled connection that died in an outage (or was closed by the
                 server while idle) fails its first use after it, and the retry succeeds.
         """
-        if isinstance(exc, RedisAuthenticationError) and address not in self.refused:
+        if isinstance(exc, AUTHENTICATION_ERRORS) and address not in self.refused:
             # a password rotated under a running worker: not a network fault, so it is said
             # once even inside an outage already logged (the old connections were dropped)
             self.refused.add(address)

@@ -14,10 +14,8 @@ import traceback
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
-
 from .. import backoff, calls, instrument
+from ..clients import OUTAGE_ERRORS
 from ..errors import (
     BullqError,
     JobNotFound,
@@ -250,7 +248,7 @@ class Outcome(WorkerState):
         while True:
             try:
                 return await self._pipeline.call(call)
-            except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+            except OUTAGE_ERRORS as exc:
                 failures += 1
                 delay = min(0.05 * 2**failures, 1.0)
                 if loop.time() + delay >= deadline:

@@ -16,12 +16,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from redis.exceptions import AuthenticationError as RedisAuthenticationError
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from django_bullq.checks import sqlite_concurrency_warning, sqlite_deferred_aliases
 from django_bullq.conf import bullq_settings, get_queue
+from django_bullq.core.clients import AUTHENTICATION_ERRORS, OUTAGE_ERRORS
 from django_bullq.core.errors import InvalidNameError
 from django_bullq.core.worker.outage import outages
 from django_bullq.exceptions import ConfigurationError
@@ -181,13 +179,13 @@ class Command(BaseCommand):
             yield
         except (ConfigurationError, InvalidNameError) as exc:
             raise CommandError(str(exc)) from exc
-        except RedisAuthenticationError as exc:  # a setting to fix: waiting would not help
+        except AUTHENTICATION_ERRORS as exc:  # a setting to fix: waiting would not help
             address = get_queue(names[0]).connection.address()
             raise CommandError(
                 f"Redis at {address} refused the credentials of BULLQ['CONNECTIONS'] "
                 f"({type(exc).__name__}: {exc}); fix the password or ACL user"
             ) from exc
-        except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+        except OUTAGE_ERRORS as exc:
             if burst or not wait:
                 raise CommandError(self._unreachable(names, exc, burst=burst)) from exc
             outages.failed(get_queue(names[0]).connection.address(), exc)

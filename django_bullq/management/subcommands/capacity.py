@@ -13,7 +13,6 @@ from argparse import ArgumentParser
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
-from redis.exceptions import RedisError
 
 from django_bullq.conf import (
     bullq_settings,
@@ -22,6 +21,7 @@ from django_bullq.conf import (
     worker_options,
 )
 from django_bullq.core.capacity import CapacityError, CapacityReport, probe
+from django_bullq.core.clients import CLIENT_ERRORS
 from django_bullq.core.options import JobOptions
 from django_bullq.core.queue import Queue
 from django_bullq.exceptions import ConfigurationError
@@ -74,7 +74,7 @@ def handle(command: BaseCommand, **options: Any) -> int:
         )
     except (ConfigurationError, CapacityError, TypeError, ValueError) as exc:
         raise CommandError(str(exc)) from exc
-    except RedisError as exc:
+    except CLIENT_ERRORS as exc:
         raise CommandError(f"Redis: {exc}") from exc
     if options["json"]:
         command.stdout.write(json.dumps(report.as_dict(), indent=2))
@@ -86,7 +86,24 @@ def handle(command: BaseCommand, **options: Any) -> int:
 def format_report(r: CapacityReport) -> str:
     """The report as aligned text lines (units in the labels)."""
     p = r.persistence
+    server = r.server
+    facts: list[tuple[str, str]] = []
+    if server is not None:
+        facts = [
+            (
+                "server",
+                f"{server.server} {server.version}" + (f" ({server.mode})" * bool(server.mode)),
+            ),
+            (
+                "memory policy",
+                server.policy or "unknown"
+                if not server.policy_warning
+                else f"{server.policy} (WARNING: keys may be evicted; BullMQ needs noeviction)",
+            ),
+            ("I/O threads", server.describe_io_threads().removeprefix("io-threads ")),
+        ]
     rows = [
+        *facts,
         (
             "scratch queue",
             f"{r.queue} ({r.jobs:,} no-op jobs, concurrency {r.concurrency}; deleted)",
@@ -101,11 +118,7 @@ def format_report(r: CapacityReport) -> str:
         ("Redis main thread", f"{r.redis_cpu_pct:.0f}% of a core"),
         ("worker process", f"{r.worker_cpu_pct:.0f}% of a core"),
         ("round trip", f"{r.rtt_ms:.3f} ms (PING)"),
-        (
-            "persistence",
-            f"AOF {'on' if p.aof_enabled else 'off'} (appendfsync "
-            f"{p.appendfsync}), RDB save {p.rdb_save or 'off'!s}",
-        ),
+        ("persistence", p.describe()),
         ("bound", r.bound),
         ("figures agree", "yes" if r.agree else "no"),
         (
@@ -117,4 +130,5 @@ def format_report(r: CapacityReport) -> str:
     ]
     width = max(len(label) for label, _ in rows)
     lines = [f"{label:<{width}}  {value}" for label, value in rows]
-    return "\n".join([*lines, "", r.explanation])
+    said = [f"warning: {w}." for w in (server.warnings() if server is not None else [])]
+    return "\n".join([*lines, "", r.explanation, *said])

@@ -15,9 +15,9 @@ from argparse import ArgumentParser
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
-from redis.exceptions import RedisError
 
 from django_bullq.conf import bullq_settings, get_queue
+from django_bullq.core.clients import CLIENT_ERRORS
 from django_bullq.core.errors import InvalidNameError
 from django_bullq.core.heartbeat import WorkerBeat, read_workers
 
@@ -79,7 +79,7 @@ def handle(
             raise CommandError(f"--queue {name!r}: {exc}") from exc
         try:
             report[name] = read_workers(queue.client, queue.keys)
-        except RedisError as exc:
+        except CLIENT_ERRORS as exc:
             command.stderr.write(
                 f"cannot reach Redis at {queue.connection.describe()} for queue {name!r}: {exc}"
             )
