@@ -45,6 +45,14 @@ SLOW_TESTS = frozenset(
 TESTS = Path(__file__).resolve().parent
 
 
+def pytest_report_header() -> str:
+    """Which server the session runs on (``BULLQ_TEST_SERVER``), on the first lines of a run."""
+    server = session_server()
+    if isinstance(server, RedisServer):
+        return f"test server: {server.kind} {server.version} ({server.binary}) at {server.url}"
+    return f"test server: {server.url} (started by the parent process)"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark the slow tier, and every browser test (tests/browser/) ``browser``."""
     for item in items:

@@ -98,7 +98,8 @@ class QueueEvents:
     trimmed: it yields ``QueueEvent("gap", last, None, {"first": ..., "last": ...})`` before
     the entries it did get, and logs a warning. (Stream ids are not dense, so when trimming
     stops exactly at the reader's position a gap of zero entries can be reported; a loss is
-    never silent.) Entries removed with XDEL are caught through ``max-deleted-entry-id``.
+    never silent.) Entries removed with XDEL are caught through ``max-deleted-entry-id``
+    (Redis >= 7.0 and Valkey; Redis 6.2 has no such field, and an XDEL goes unseen there).
     """
 
     def __init__(

