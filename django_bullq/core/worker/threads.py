@@ -6,23 +6,17 @@ futex call and a GIL hand-over; about 35 µs a call with one wake-up each way, m
 
 * a call is appended to a deque; the loop wakes a sleeping thread (the last to sleep, by
   releasing its own lock), or starts one up to ``size``, only when no thread is *searching*,
-  that is awake and about to take a call;
+  that is awake and about to take a call. A
+  thread that takes a call and sees more waiting wakes the next one before it runs its own,
+  so calls that block still run ``size`` at once;
 * a thread that finishes a call takes the next one without sleeping;
-* while calls are short (their moving average under :data:`SHORT_CALL_S`), a thread that is
-  running one is as good as searching: it will take the next in microseconds, so neither the
-  loop nor that thread wakes another for it. While calls are long, a thread that takes a call
-  and sees more waiting wakes the next one before it runs its own, so calls that block still
-  run ``size`` at once;
-* a call that waits in the deque with no thread waking for it (queued behind a short-looking
-  call that blocks after all) is watched from the loop: every :data:`WATCH_S` seconds, a deque
-  whose oldest call has not moved wakes one more thread;
 * results go back to the loop in batches: the first result posts one ``call_soon_threadsafe``
   callback, which sets every result that has arrived by the time it runs.
 
 So a stream of short calls is served by a few threads that seldom sleep, and calls that block
-get a thread each (a call waits for a thread only while ``size`` calls run, or for at most
-about :data:`WATCH_S` behind a call that blocked unexpectedly). Like ``ThreadPoolExecutor``,
-its threads are not daemons: the interpreter waits at exit for a call still running in one.
+get a thread each (a call waits for a thread only while ``size`` calls run). Like
+``ThreadPoolExecutor``, its threads are not daemons: the interpreter waits at exit for a call
+still running in one.
 """
 
 from __future__ import annotations
@@ -30,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -74,14 +67,6 @@ class _HandBack:
                 future.set_exception(error)
 
 
-#: calls whose moving average lasts less than this (seconds) are chained on the running
-#: threads instead of waking more: a wake-up costs about as much as a no-op job
-SHORT_CALL_S = 0.0002
-#: how often (seconds) the loop checks that a call left waiting behind a running one moves
-WATCH_S = 0.001
-#: weight of the newest call in the moving average of call durations
-_AVERAGE_WEIGHT = 0.1
-
 _Item = tuple[_HandBack, "asyncio.Future[Any]", Callable[..., Any], tuple[Any, ...]]
 
 
@@ -106,13 +91,6 @@ class JobThreads:
         self._threads: list[threading.Thread] = []
         self._hand_backs: dict[asyncio.AbstractEventLoop, _HandBack] = {}
         self._closed = False
-        #: threads running a call; changed under _lock
-        self._running = 0
-        #: moving average of call durations in seconds; calls count as long until one ended
-        self._average_s = SHORT_CALL_S * 1000
-        #: the watch timer is armed; the oldest call it saw (None: the deque was empty)
-        self._watching = False
-        self._watched: _Item | None = None
 
     def run(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
         """``fn(*args)`` in one of the threads; the future (of the running loop) gets its
@@ -132,14 +110,9 @@ class JobThreads:
         self._calls.append((hand_back, future, fn, args))
         # A searching thread takes the call. Read without the lock: a thread stops searching
         # only after it re-checked the deque (see _park), so the call is never stranded.
-        short = self._average_s < SHORT_CALL_S
-        if self._searching == 0 and not (short and self._running):
+        if self._searching == 0:
             with self._lock:
                 self._wake_one()
-        elif short and not self._watching:
-            # A searching or running thread takes it next, and none wakes another for it
-            # (calls are short): the watch wakes one if the call ahead of it blocks.
-            self._watch_from(loop)
         return future
 
     def shutdown(self, *, wait: bool) -> None:
@@ -157,26 +130,6 @@ class JobThreads:
         if wait:
             for thread in self._threads:
                 thread.join()
-
-    def _watch_from(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Arm the watch timer on ``loop``, remembering the oldest waiting call."""
-        self._watching = True
-        calls = self._calls
-        self._watched = calls[0] if calls else None
-        loop.call_later(WATCH_S, self._watch, loop)
-
-    def _watch(self, loop: asyncio.AbstractEventLoop) -> None:
-        """On the loop: wake one more thread when the oldest waiting call has not moved since
-        the last look and no thread searches; look again while calls wait."""
-        self._watching = False
-        calls = self._calls
-        if not calls or self._closed:
-            self._watched = None
-            return
-        if calls[0] is self._watched and self._searching == 0:
-            with self._lock:
-                self._wake_one()
-        self._watch_from(loop)
 
     def _wake_one(self) -> None:
         """Under _lock: make one more thread search (wake a sleeper, or start a thread)."""
@@ -218,29 +171,22 @@ class JobThreads:
                 return
             with self._lock:
                 self._searching -= 1
-                self._running += 1
-                if calls and self._searching == 0 and self._average_s >= SHORT_CALL_S:
-                    self._wake_one()  # more wait, and calls are long: the next thread takes them
+                if calls and self._searching == 0:  # more wait: the next thread takes them
+                    self._wake_one()
             error: BaseException | None = None
             value: Any = None
             if self._closed or future.cancelled():
                 error = asyncio.CancelledError()
             else:
-                started = time.perf_counter()
                 try:
                     value = fn(*args)
                 except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task
                     # as an Exception: a SystemExit or CancelledError set on the loop's future
                     # would stop the worker's loop, or cancel the task awaiting it
                     error = contained(exc)
-                average = self._average_s  # threads race here; a lost update is harmless
-                self._average_s = average + (time.perf_counter() - started - average) * (
-                    _AVERAGE_WEIGHT
-                )
             hand_back.put(future, error, value)
             del hand_back, future, fn, args, error, value  # hold no job while searching
             with self._lock:
-                self._running -= 1
                 self._searching += 1
 
 
