@@ -15,13 +15,15 @@
   Returns the list of stalled job ids requeued by this call ({} when another worker checked
   within the interval).
   Events: waiting (jobId, prev active) per stalled job, then stalled (jobId) for each one that
-  will run again. The stall that exhausts maxStalledCount emits no `stalled`: the `failed`
+  will run again; failed (jobId, failedReason, prev active) for a stalled id whose key is not a
+  hash (failUnreadableJob: it goes to failed, not back to wait). The stall that exhausts maxStalledCount emits no `stalled`: the `failed`
   (prev active) written by the worker that fetches it is its one event (case B23 contract).
 ]]
 -- @include getMaxEvents
 -- @include incrJobCounter
 -- @include isQueuePausedOrMaxed
 -- @include addBaseMarkerIfNeeded
+-- @include failUnreadableJob
 if redis.call("EXISTS", KEYS[4]) == 1 then
   return {}
 end
@@ -42,24 +44,29 @@ if #candidates > 0 then
       local jobKey = keyPrefix .. jobId
       if redis.call("EXISTS", jobKey .. ":lock") == 0
           and redis.call("LREM", KEYS[3], 1, jobId) > 0 then
-        local stalledCount = incrJobCounter(jobKey, "stc")
-        local failing = false
-        if stalledCount > maxStalledCount then
-          local rjk = redis.call("HGET", jobKey, "rjk")
-          local liveScheduler = rjk and (redis.call("EXISTS", keyPrefix .. "repeat:" .. rjk) == 1
-            or redis.call("ZSCORE", keyPrefix .. "repeat", rjk))
-          if not liveScheduler then
-            redis.call("HSET", jobKey, "defa", "job stalled more than allowable limit")
-            failing = true
+        local keyType = redis.call("TYPE", jobKey).ok
+        if keyType ~= "hash" and keyType ~= "none" then
+          failUnreadableJob(keyPrefix, jobId, KEYS[8], ARGV[3], keyType)
+        else
+          local stalledCount = incrJobCounter(jobKey, "stc")
+          local failing = false
+          if stalledCount > maxStalledCount then
+            local rjk = redis.call("HGET", jobKey, "rjk")
+            local liveScheduler = rjk and (redis.call("EXISTS", keyPrefix .. "repeat:" .. rjk) == 1
+              or redis.call("ZSCORE", keyPrefix .. "repeat", rjk))
+            if not liveScheduler then
+              redis.call("HSET", jobKey, "defa", "job stalled more than allowable limit")
+              failing = true
+            end
           end
+          redis.call("RPUSH", KEYS[2], jobId)
+          addBaseMarkerIfNeeded(KEYS[7], isQueuePausedOrMaxed(KEYS[5], KEYS[3]))
+          redis.call("XADD", KEYS[8], "*", "event", "waiting", "jobId", jobId, "prev", "active")
+          if not failing then
+            redis.call("XADD", KEYS[8], "*", "event", "stalled", "jobId", jobId)
+          end
+          table.insert(requeued, jobId)
         end
-        redis.call("RPUSH", KEYS[2], jobId)
-        addBaseMarkerIfNeeded(KEYS[7], isQueuePausedOrMaxed(KEYS[5], KEYS[3]))
-        redis.call("XADD", KEYS[8], "*", "event", "waiting", "jobId", jobId, "prev", "active")
-        if not failing then
-          redis.call("XADD", KEYS[8], "*", "event", "stalled", "jobId", jobId)
-        end
-        table.insert(requeued, jobId)
       end
     end
   end

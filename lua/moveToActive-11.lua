@@ -14,9 +14,12 @@
     {fields, jobId, 0, 0}  job activated and locked
     {0, 0, ttl, 0}         rate limited, retry in ttl ms
     {0, 0, 0, dueMs}       nothing ready; next delayed job due at dueMs
-    {0, 0, 0, 0}           nothing ready, or queue paused / at global concurrency
+    {0, 0, 0, 0}           nothing ready, or queue paused / at global concurrency, or the
+                           id taken had a key that is not a hash: that job went to failed
+                           and the marker is set, so the worker fetches again at once
 
-  Events: waiting (prev delayed) per promoted job; active (prev waiting).
+  Events: waiting (prev delayed) per promoted job; active (prev waiting); failed (failedReason,
+  prev active) for a taken id whose key is not a hash.
 ]]
 -- @include fetchKeys
 -- @include fetchNextJob

@@ -37,7 +37,8 @@
           added + waiting / delayed for a keepLastIfActive job parked in `dn:<deid>`;
           drained when wait, active and prioritized are empty (not after a fetch-next that
           found the queue paused or at global concurrency);
-          fetch-next: waiting (jobId, prev delayed) per promoted job, active (jobId, prev waiting);
+          fetch-next: waiting (jobId, prev delayed) per promoted job, active (jobId, prev waiting),
+          or failed (jobId, failedReason, prev active) for a next id whose key is not a hash;
           on the parent's queue when this child releases its parent (updateParentOnFinish):
           waiting (jobId, prev waiting-children) or delayed (jobId, delay = due ms).
 ]]

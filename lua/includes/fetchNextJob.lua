@@ -9,12 +9,15 @@
 --   {fields, jobId, 0, 0}  a job was activated (fields = HGETALL of the job)
 --   {0, 0, ttl, 0}         rate limited for ttl ms
 --   {0, 0, 0, dueMs}       nothing ready; next delayed job due at dueMs
---   {0, 0, 0, 0}           nothing ready, or paused / maxed
+--   {0, 0, 0, 0}           nothing ready, or paused / maxed, or the taken id's key was not a
+--                          hash: that job went to failed (failUnreadableJob) and the marker
+--                          is set so that the worker fetches again at once
 -- Events: `waiting prev delayed` per promoted job, `active prev waiting` for the taken job.
 -- @include promoteDelayedJobs
 -- @include incrJobCounter
 -- @include isQueuePausedOrMaxed
 -- @include addBaseMarkerIfNeeded
+-- @include failUnreadableJob
 local function fetchNextJob(k, keyPrefix, token, lockDuration, now, limiterMax, limiterDuration, workerName)
   local pausedOrMaxed, globalMax, globalDuration = isQueuePausedOrMaxed(k.meta, k.active)
   local promoted = promoteDelayedJobs(k.delayed, k.wait, k.prioritized, k.pc, k.events, keyPrefix,
@@ -68,6 +71,19 @@ local function fetchNextJob(k, keyPrefix, token, lockDuration, now, limiterMax, 
   end
 
   local jobKey = keyPrefix .. jobId
+  -- the first write to the job key; an error reply means it is not a hash (WRONGTYPE)
+  local started
+  if workerName ~= "" then
+    started = redis.pcall("HSET", jobKey, "processedOn", now, "pb", workerName)
+  else
+    started = redis.pcall("HSET", jobKey, "processedOn", now)
+  end
+  if type(started) == "table" and started.err then
+    redis.call("LREM", k.active, 1, jobId)
+    failUnreadableJob(keyPrefix, jobId, k.events, now, redis.call("TYPE", jobKey).ok)
+    redis.call("ZADD", k.marker, "0", "0")
+    return {0, 0, 0, 0}
+  end
   if maxJobs and redis.call("HEXISTS", jobKey, "defa") == 0 then
     local duration = tonumber(limiterDuration) or 0
     if duration <= 0 then
@@ -81,11 +97,6 @@ local function fetchNextJob(k, keyPrefix, token, lockDuration, now, limiterMax, 
     redis.call("SET", jobKey .. ":lock", token, "PX", lockDuration)
   end
   redis.call("XADD", k.events, "*", "event", "active", "jobId", jobId, "prev", "waiting")
-  if workerName ~= "" then
-    redis.call("HSET", jobKey, "processedOn", now, "pb", workerName)
-  else
-    redis.call("HSET", jobKey, "processedOn", now)
-  end
   incrJobCounter(jobKey, "ats")
   redis.call("ZADD", k.marker, "0", "0")
   return {redis.call("HGETALL", jobKey), jobId, 0, 0}

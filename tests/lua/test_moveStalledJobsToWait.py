@@ -152,3 +152,29 @@ def test_final_stall_emits_waiting_but_no_stalled_event(lq: LuaQueue) -> None:
     assert check(lq, max_stalled=2, next_round=True) == ["a"]
     assert lq.job("a")["defa"] == LIMIT_TEXT
     assert lq.events() == [("event", "waiting", "jobId", "a", "prev", "active")]
+
+
+def test_a_stalled_id_whose_key_is_not_a_hash_is_failed_not_lost(lq: LuaQueue) -> None:
+    """Trial finding: the check LREMed such an id from active, then HINCRBY raised WRONGTYPE,
+    so the id was in no list at all and the other candidates of that pass (whose stalled set
+    was already deleted) were recovered a pass late. Now it goes to failed with its reason and
+    the rest of the pass goes on."""
+    lq.add_active("a")
+    lq.add_active("bad")
+    lq.add_active("b")
+    lq.r.delete(*(lq.keys.job(i) + ":lock" for i in ("a", "bad", "b")))
+    check(lq)
+    lq.r.delete(lq.keys.job("bad"))
+    lq.r.set(lq.keys.job("bad"), "overwritten")
+    lq.clear_events()
+
+    assert check(lq, now=NOW + 40_000, next_round=True) == ["a", "b"]
+
+    assert sorted(lq.lst("wait")) == ["a", "b"]
+    assert lq.lst("active") == []
+    assert lq.zset("failed") == [("bad", NOW + 40_000)]
+    reason = f"job key {lq.keys.job('bad')} holds a string, not a job hash"
+    assert ("event", "failed", "jobId", "bad", "failedReason", reason, "prev", "active") in (
+        lq.events()
+    )
+    assert lq.r.get(lq.keys.job("bad")) == "overwritten"

@@ -201,3 +201,42 @@ def test_next_due_time_is_whole_ms_even_with_a_sequence(lq: LuaQueue) -> None:
     reply = lq.activate()
     assert reply == [0, 0, 0, NOW + 77]
     assert isinstance(reply[3], int)
+
+
+def test_a_job_key_that_is_not_a_hash_fails_that_job_and_the_next_fetch_goes_on(
+    lq: LuaQueue,
+) -> None:
+    """Trial finding: a string at the job key made HGETALL raise WRONGTYPE after the id had
+    moved to active, so the fetch errored (reported against the previous job) and the id was
+    stranded. Now that job goes to failed with its reason, and the queue goes on."""
+    lq.add(job_id="bad")
+    lq.add(job_id="good")
+    lq.r.delete(lq.keys.job("bad"))
+    lq.r.set(lq.keys.job("bad"), "not a hash")
+    lq.r.delete(lq.keys["marker"])
+    lq.clear_events()
+
+    assert lq.activate() == [0, 0, 0, 0]
+
+    assert lq.lst("active") == []
+    assert lq.zset("failed") == [("bad", NOW)]
+    assert lq.r.get(lq.keys.job("bad")) == "not a hash"  # the operator's data is left alone
+    assert lq.lock("bad") is None
+    reason = f"job key {lq.keys.job('bad')} holds a string, not a job hash"
+    assert lq.events() == [
+        ("event", "failed", "jobId", "bad", "failedReason", reason, "prev", "active")
+    ]
+    assert lq.zset("marker") == [("0", 0)]  # so the worker fetches again at once
+
+    assert lq.activate()[1] == "good"
+
+
+def test_a_job_key_that_is_not_a_hash_takes_no_rate_limit_slot(lq: LuaQueue) -> None:
+    lq.add(job_id="bad")
+    lq.r.delete(lq.keys.job("bad"))
+    lq.r.rpush(lq.keys.job("bad"), "x")
+
+    assert lq.activate(limiter_max=5, limiter_duration=1000) == [0, 0, 0, 0]
+
+    assert lq.r.get(lq.keys["limiter"]) is None
+    assert lq.zset("failed") == [("bad", NOW)]
