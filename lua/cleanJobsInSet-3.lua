@@ -34,7 +34,10 @@ local removed = {}
 local isList = state == "wait" or state == "paused" or state == "active"
 
 local function ageOf(jobId)
-  local f = redis.call("HMGET", keyPrefix .. jobId, "finishedOn", "processedOn", "timestamp")
+  local f = redis.pcall("HMGET", keyPrefix .. jobId, "finishedOn", "processedOn", "timestamp")
+  if f.err then
+    return nil  -- the key is not a hash: no age, so it is cleaned with the rest
+  end
   if isList then
     return tonumber(f[1] or f[2] or f[3])
   elseif state == "delayed" then

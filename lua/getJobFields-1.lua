@@ -13,7 +13,7 @@
 
   Returns
     one row per job id, in order: its F field values (each nil when absent; a job that does
-    not exist is a row of nils)
+    not exist, or whose key is not a hash, is a row of nils)
 
   Events: none.
 ]]
@@ -24,6 +24,10 @@ for i = 1, count do
 end
 local rows = {}
 for i = count + 2, #ARGV do
-  rows[#rows + 1] = redis.call("HMGET", KEYS[1] .. ARGV[i], unpack(names))
+  local row = redis.pcall("HMGET", KEYS[1] .. ARGV[i], unpack(names))
+  if row.err then
+    row = {}  -- WRONGTYPE: a key written by hand; it reads as a job that does not exist
+  end
+  rows[#rows + 1] = row
 end
 return rows

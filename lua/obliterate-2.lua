@@ -28,6 +28,7 @@
 -- @include removeJob
 -- @include getParentLink
 -- @include detachFromParent
+-- @include hashField
 local keyPrefix, budget, cursor = ARGV[1], tonumber(ARGV[2]), ARGV[4] or "0"
 if redis.call("HEXISTS", KEYS[1], "paused") == 0 then
   return -1
@@ -38,7 +39,10 @@ end
 
 local function obliterateJob(jobId)
   local jobKey = keyPrefix .. jobId
-  local parentKey = getParentLink(jobKey) or redis.call("HGET", jobKey, "parentKey")
+  local parentKey = getParentLink(jobKey)
+  if not parentKey then
+    parentKey = hashField(jobKey, "parentKey")
+  end
   if parentKey and string.sub(parentKey, 1, #keyPrefix) ~= keyPrefix then
     detachFromParent(jobKey)
   end

@@ -20,12 +20,13 @@
 -- @include hasLockedDescendant
 -- @include removeDescendants
 -- @include detachFromParent
+-- @include hashField
 local keyPrefix, jobId = ARGV[1], ARGV[2]
 local jobKey = KEYS[1]
 if redis.call("EXISTS", jobKey) == 0 then
   return -1
 end
-local rjk = redis.call("HGET", jobKey, "rjk")
+local rjk = hashField(jobKey, "rjk")
 if rjk then
   local score = redis.call("ZSCORE", KEYS[2], rjk)
   if score and jobId == "repeat:" .. rjk .. ":" .. score then

@@ -3,10 +3,11 @@
 -- parent is released from waiting-children (protocol §5.10).
 -- @include getParentLink
 -- @include releaseParent
+-- @include hashField
 local function detachFromParent(jobKey)
   local parentKey, pq, parentId = getParentLink(jobKey)
   if not parentKey then
-    parentKey = redis.call("HGET", jobKey, "parentKey")
+    parentKey = hashField(jobKey, "parentKey")
     if not parentKey then
       return
     end

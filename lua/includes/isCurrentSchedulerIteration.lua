@@ -1,8 +1,9 @@
 -- isCurrentSchedulerIteration(keyPrefix, jobId) -> boolean
 -- True when the job is the pending iteration of a job scheduler (`rjk` set and the id equals
 -- "repeat:<rjk>:<ZSCORE repeat rjk>"): maintenance operations must leave it in place.
+-- @include hashField
 local function isCurrentSchedulerIteration(keyPrefix, jobId)
-  local rjk = redis.call("HGET", keyPrefix .. jobId, "rjk")
+  local rjk = hashField(keyPrefix .. jobId, "rjk")
   if not rjk then
     return false
   end

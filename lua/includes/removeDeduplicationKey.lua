@@ -4,8 +4,9 @@
 -- removeOnComplete / removeOnFail, trimming, clean of completed / failed) a key that has a TTL
 -- is left to run out its ttl: a throttle outlives its owner (BullMQ keeps it too). A key
 -- without TTL was already released at finish (releaseDeduplicationKey).
+-- @include hashField
 local function removeDeduplicationKey(keyPrefix, jobKey, jobId, keepTtl)
-  local deid = redis.call("HGET", jobKey, "deid")
+  local deid = hashField(jobKey, "deid")
   if deid then
     local deKey = keyPrefix .. "de:" .. deid
     if redis.call("GET", deKey) == jobId and not (keepTtl and redis.call("PTTL", deKey) > 0) then

@@ -5,9 +5,10 @@
 -- finished: the job completed / failed before (clean of those sets), so its dedup key keeps
 -- its TTL (removeJob).
 -- @include removeJob
+-- @include hashField
 local function removeJobWithParentLink(keyPrefix, jobId, finished)
   local jobKey = keyPrefix .. jobId
-  local parentKey = redis.call("HGET", jobKey, "parentKey")
+  local parentKey = hashField(jobKey, "parentKey")
   removeJob(keyPrefix, jobId, finished)
   if not parentKey then
     return

@@ -66,3 +66,17 @@ def test_skips_current_scheduler_iteration(lq: LuaQueue) -> None:
     lq.r.lpush(lq.keys["wait"], it)
     assert clean(lq, "wait", NOW, 10) == []
     assert lq.lst("wait") == [it]
+
+
+def test_a_job_key_that_is_not_a_hash_is_cleaned_with_the_rest(lq: LuaQueue) -> None:
+    ids = seed_finished(lq, "failed", [NOW - 300])
+    lq.r.set(lq.keys.job("s"), "written by hand")
+    lq.r.zadd(lq.keys["failed"], {"s": NOW - 200})
+    lq.r.rpush(lq.keys["wait"], "w")
+    lq.r.rpush(lq.keys.job("w"), "a list")
+
+    assert sorted(clean(lq, "failed", NOW, 10)) == sorted([ids[0], "s"])
+    assert clean(lq, "wait", NOW, 10) == ["w"]
+
+    assert lq.zset("failed") == [] and lq.lst("wait") == []
+    assert lq.r.exists(lq.keys.job("s"), lq.keys.job("w")) == 0

@@ -240,3 +240,18 @@ def test_a_job_key_that_is_not_a_hash_takes_no_rate_limit_slot(lq: LuaQueue) -> 
 
     assert lq.r.get(lq.keys["limiter"]) is None
     assert lq.zset("failed") == [("bad", NOW)]
+
+
+def test_a_due_delayed_job_whose_key_is_not_a_hash_does_not_block_the_fetch(
+    lq: LuaQueue,
+) -> None:
+    lq.add(job_id="bad", delay=1)
+    lq.add(job_id="good")
+    lq.r.delete(lq.keys.job("bad"))
+    lq.r.set(lq.keys.job("bad"), "not a hash")
+
+    replies = [lq.activate(now=NOW + 10), lq.activate(now=NOW + 10)]
+
+    assert sorted(str(r[1]) for r in replies) == ["0", "good"]
+    assert lq.zset("failed") == [("bad", NOW + 10)]
+    assert lq.zset("delayed") == [] and lq.lst("active") == ["good"]

@@ -155,3 +155,14 @@ def test_parent_with_a_pending_child_elsewhere_keeps_waiting(lq: LuaQueue) -> No
 
     assert [m for m, _ in other.zset("waiting-children")] == ["p"]
     assert lq.r.smembers(parent_key + ":dependencies") == {other.keys.job("sib")}
+
+
+def test_a_job_key_that_is_not_a_hash_goes_with_the_queue(lq: LuaQueue) -> None:
+    lq.add()
+    lq.r.set(lq.keys.job("s"), "written by hand")
+    lq.r.zadd(lq.keys["failed"], {"s": 1})
+    lq.r.hset(lq.keys["meta"], "paused", "1")
+
+    assert obliterate(lq, 10, force=True)[-1] == 0
+
+    assert keys_of(lq) == []

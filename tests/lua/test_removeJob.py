@@ -113,3 +113,13 @@ def test_current_scheduler_iteration_returns_minus_8(lq: LuaQueue) -> None:
 
     lq.r.zadd(lq.keys["repeat"], {"sched": NOW + 1000})  # the schedule moved on: removable
     assert remove(lq, job_id) == 1
+
+
+def test_a_job_key_that_is_not_a_hash_is_removed_not_an_error(lq: LuaQueue) -> None:
+    lq.r.set(lq.keys.job("s"), "written by hand")
+    lq.r.zadd(lq.keys["failed"], {"s": NOW})
+
+    assert remove(lq, "s") == 1
+
+    assert lq.job_keys_exist("s") == 0
+    assert lq.zset("failed") == []
