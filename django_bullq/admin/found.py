@@ -43,7 +43,7 @@ def jobs_of_records(queue: Queue, page: list[JobRecord]) -> tuple[list[Job], set
     for row in page:
         pipe.hgetall(queue.keys.job(row.job_id))
     jobs, gone = [], set()
-    for row, raw in zip(page, pipe.execute(), strict=True):
+    for row, raw in zip(page, pipe.execute(raise_on_error=False), strict=True):
         if raw:
             jobs.append(Job.from_hash(queue, row.job_id, raw))
             continue

@@ -71,7 +71,11 @@ def load(queue: Queue, ids: list[str]) -> list[Job]:
     pipe = queue.client.pipeline(transaction=False)
     for job_id in ids:
         pipe.hgetall(queue.keys.job(job_id))
-    return [Job.from_hash(queue, i, raw) for i, raw in zip(ids, pipe.execute(), strict=True) if raw]
+    return [
+        Job.from_hash(queue, i, raw)
+        for i, raw in zip(ids, pipe.execute(raise_on_error=False), strict=True)
+        if raw
+    ]
 
 
 def _text(value: Any) -> str:

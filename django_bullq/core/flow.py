@@ -232,7 +232,7 @@ class FlowProducer:
 
     def _read_flow(self, queue_name: str, job_id: str, depth: int) -> Steps[JobNode | None]:
         """The reads of :meth:`get_flow`, depth first (all queues share one connection)."""
-        job: Job | None = yield self.queue(queue_name)._job_command(job_id)
+        job: Job | None = yield self.queue(queue_name)._job_read(job_id)
         if job is None:
             return None
         node = JobNode(job)

@@ -104,8 +104,12 @@ class Job:
         """Build a Job from ``HGETALL`` output (a dict or a flat list, bytes or str).
 
         Never raises for bad content: problems are collected in :attr:`corrupt`. Only the
-        fields the hash holds are decoded (the worker decodes every job it fetches).
+        fields the hash holds are decoded (the worker decodes every job it fetches). ``raw``
+        may also be the error reply of an ``HGETALL`` on a key that is not a hash
+        (WRONGTYPE): the Job then has no fields, and :attr:`corrupt` says so.
         """
+        if isinstance(raw, Exception):
+            return cls.from_hash(queue, job_id, {"name": ""}).unreadable(raw)
         fields = as_dict(raw)
         # Built without the 28-argument __init__: the unset fields read their dataclass
         # defaults from the class, the mutable ones (_FRESH) get their own objects here.
@@ -127,6 +131,13 @@ class Job:
         if problems:
             state["corrupt"] = "; ".join(problems)
         return job
+
+    def unreadable(self, error: Exception) -> Job:
+        """This job marked as one whose key could not be read as a hash (``error``: the
+        reply's exception); returns self."""
+        self.raw = {}
+        self.corrupt = f"the job key is not a hash ({error})"
+        return self
 
     @property
     def options(self) -> JobOptions:
@@ -169,7 +180,7 @@ class Job:
         return await self._queue()._adrive(self._refresh())
 
     def _refresh(self) -> Steps[Job]:
-        fresh: Job = yield self._queue()._job_command(self.id, required=True)
+        fresh: Job = yield self._queue()._job_read(self.id, required=True)
         for name in self.__dataclass_fields__:
             if name not in ("queue", "token", "cancel_token"):
                 setattr(self, name, getattr(fresh, name))

@@ -55,11 +55,14 @@ class Read[T]:
         commands: each command as its name and arguments (``("LLEN", key)``).
         parse: turns the list of replies, in order, into the result.
         transaction: send them in MULTI/EXEC (atomic) or as a plain pipeline.
+        raise_on_error: raise the first error reply; when false, an error reply reaches
+            ``parse`` as its exception object (a job key that is not a hash: WRONGTYPE).
     """
 
     commands: tuple[tuple[Any, ...], ...]
     parse: Callable[[list[Any]], T]
     transaction: bool = True
+    raise_on_error: bool = True
 
 
 @dataclass(frozen=True, slots=True)

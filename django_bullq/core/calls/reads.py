@@ -82,9 +82,10 @@ def job_ids(
 def job_hashes(
     keys: QueueKeys, states: Sequence[str], start: int, end: int, *, asc: bool
 ) -> Steps[list[tuple[str, Any]]]:
-    """:func:`job_ids`, then each job's hash: ``[(id, raw hash)]`` of the jobs that exist."""
+    """:func:`job_ids`, then each job's hash: ``[(id, raw hash)]`` of the jobs that exist (the
+    raw hash of a key that is not a hash is its WRONGTYPE error, for :meth:`Job.from_hash`)."""
     ids: list[str] = yield job_ids(keys, states, start, end, asc=asc)
     raws: list[Any] = yield Read(
-        tuple(("HGETALL", keys.job(i)) for i in ids), list, transaction=False
+        tuple(("HGETALL", keys.job(i)) for i in ids), list, transaction=False, raise_on_error=False
     )
     return [(i, raw) for i, raw in zip(ids, raws, strict=True) if raw]

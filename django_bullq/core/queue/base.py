@@ -209,14 +209,14 @@ class QueueBase:
         pipe = self.client.pipeline(transaction=read.transaction)
         for command in read.commands:
             pipe.execute_command(*command)
-        return read.parse(pipe.execute())
+        return read.parse(pipe.execute(raise_on_error=read.raise_on_error))
 
     async def _aread(self, read: Read[T]) -> T:
         """Async twin of :meth:`_read`."""
         pipe = self.aclient.pipeline(transaction=read.transaction)
         for command in read.commands:
             pipe.execute_command(*command)
-        return read.parse(await pipe.execute())
+        return read.parse(await pipe.execute(raise_on_error=read.raise_on_error))
 
     def _command(self, command: Command[T]) -> T:
         """Call one method of the sync client; its parsed return value."""
@@ -235,25 +235,35 @@ class QueueBase:
     # --- one job (BullMQ ``Job.fromId``; the job schedulers return one too) ---------------
 
     def get_job(self, job_id: str, *, required: bool = False) -> Job | None:
-        """The job with id ``job_id``, or None (``required=True``: raise JobNotFound)."""
-        return self._command(self._job_command(job_id, required=required))
+        """The job with id ``job_id``, or None (``required=True``: raise JobNotFound).
+
+        A key that is not a hash (written there by hand) gives a Job with no fields whose
+        :attr:`~django_bullq.core.job.Job.corrupt` says so, not an error."""
+        return self._read(self._job_read(job_id, required=required))
 
     async def aget_job(self, job_id: str, *, required: bool = False) -> Job | None:
         """Async twin of :meth:`get_job`."""
-        return await self._acommand(self._job_command(job_id, required=required))
+        return await self._aread(self._job_read(job_id, required=required))
 
-    def _job_command(self, job_id: str, *, required: bool = False) -> Command[Job | None]:
-        """``HGETALL`` of the job's hash, read as a :class:`Job` (or None, or JobNotFound)."""
+    def _job_read(self, job_id: str, *, required: bool = False) -> Read[Job | None]:
+        """``HGETALL`` of the job's hash, read as a :class:`Job` (or None, or JobNotFound);
+        its error reply (WRONGTYPE) is read as an unreadable Job."""
         job_id = str(job_id)
 
-        def job_or_none(raw: Any) -> Job | None:
+        def job_or_none(replies: list[Any]) -> Job | None:
+            raw = replies[0]
             if not raw:
                 if required:
                     raise JobNotFound(-1, job_id, "get_job")
                 return None
             return self._job(job_id, raw)
 
-        return Command("hgetall", (self.keys.job(job_id),), parse=job_or_none)
+        return Read(
+            (("HGETALL", self.keys.job(job_id)),),
+            job_or_none,
+            transaction=False,
+            raise_on_error=False,
+        )
 
     def _job(self, job_id: str, raw: Any) -> Job:
         """A :class:`Job` of this queue from its raw hash (a Job calls :class:`Queue` methods;

@@ -112,7 +112,7 @@ class JobSchedulers(QueueBase):
         """The upsert's call (none when the schedule is over), then its pending iteration."""
         call = upsert_call(self.keys, scheduler_id, repeat, template, dict(options))
         job_id = None if call is None else _iteration_id((yield call))
-        job: Job | None = None if job_id is None else (yield self._job_command(job_id))
+        job: Job | None = None if job_id is None else (yield self._job_read(job_id))
         return job
 
     def get_job_scheduler(self, scheduler_id: str) -> JobScheduler | None:
