@@ -427,10 +427,40 @@ def _epoch_ms(value: datetime, what: str) -> int:
     return int(round(value.timestamp() * 1000))
 
 
+def relay_backlog() -> int:
+    """:func:`relay_all` passes until one moves nothing, so a backlog larger than
+    ``BATCH_SIZE`` goes in one go (a ``--burst`` run relays every row, not the first batch).
+
+    Returns:
+        Jobs added. A row that fails to relay is logged and left for the next call; the passes
+        end when one moves no row, so such rows cannot keep this running.
+    """
+    moved = 0
+    while passed := relay_all():
+        moved += passed
+    return moved
+
+
+def rows_left() -> int:
+    """The outbox rows of every database of ``BULLQ["OUTBOX"]["DATABASES"]`` not yet relayed
+    (0 for a database that cannot be read: its error is logged)."""
+    from ..models import OutboxJob
+
+    left = 0
+    for database in bullq_settings.OUTBOX["DATABASES"]:
+        try:
+            left += OutboxJob.objects.using(database).count()
+        except Exception:
+            logger.exception("outbox: counting the rows of database %r failed", database)
+    close_old_connections()
+    return left
+
+
 async def arelay_forever(interval_s: float) -> None:
-    """Run :func:`relay_all` in a thread every ``interval_s`` s until cancelled (``runworker``)."""
+    """Run :func:`relay_backlog` in a thread every ``interval_s`` s until cancelled
+    (``runworker``)."""
     while True:
-        await asyncio.to_thread(relay_all)
+        await asyncio.to_thread(relay_backlog)
         await asyncio.sleep(interval_s)
 
 
@@ -444,8 +474,10 @@ __all__ = [
     "push",
     "relay",
     "relay_all",
+    "relay_backlog",
     "relay_jobs",
     "relay_row",
+    "rows_left",
     "write",
     "write_many",
     "write_flow",

@@ -64,9 +64,12 @@ def read_tallies(directory: str) -> Tally:
     return total
 
 
-def summary(names: Sequence[str], tally: Tally, processes: int = 1) -> str | None:
-    """The closing line of a ``--burst`` run of queues ``names``: the jobs processed, and the
-    jobs left delayed (retries waiting out their backoff, delayed jobs) that no worker ran.
+def summary(
+    names: Sequence[str], tally: Tally, processes: int = 1, outbox_rows: int = 0
+) -> str | None:
+    """The closing line of a ``--burst`` run of queues ``names``: the jobs processed, the
+    jobs left delayed (retries waiting out their backoff, delayed jobs) that no worker ran, and
+    ``outbox_rows``, the outbox rows still not relayed (a relay error, or written meanwhile).
 
     Returns:
         The line, or None when Redis cannot be reached to count what is left.
@@ -95,6 +98,8 @@ def summary(names: Sequence[str], tally: Tally, processes: int = 1) -> str | Non
         text += f", {delayed} delayed job(s) in all"
     if delayed:
         text += "; run again once they are due, or run without --burst"
+    if outbox_rows:
+        text += f"; {outbox_rows} outbox row(s) not relayed"
     return text
 
 

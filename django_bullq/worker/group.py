@@ -173,14 +173,14 @@ async def _record_last(group: WorkerGroup) -> None:
 
 
 async def _start_outbox_relay(*, burst: bool) -> asyncio.Task[None] | None:
-    """With ``BULLQ["OUTBOX"]["ENABLED"]``: one relay pass now (so a burst run sees the rows),
-    then, unless ``burst``, a pass every ``POLL_INTERVAL`` s while the workers run."""
+    """With ``BULLQ["OUTBOX"]["ENABLED"]``: relay the whole backlog now (so a burst run sees
+    every row), then, unless ``burst``, again every ``POLL_INTERVAL`` s while the workers run."""
     settings = bullq_settings.OUTBOX
     if not settings["ENABLED"]:
         return None
-    from ..producer.outbox import arelay_forever, relay_all
+    from ..producer.outbox import arelay_forever, relay_backlog
 
-    await asyncio.to_thread(relay_all)
+    await asyncio.to_thread(relay_backlog)
     if burst:
         return None
     return asyncio.create_task(arelay_forever(float(settings["POLL_INTERVAL"])))

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 import threading
 import time
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.core.management import call_command
 from django.db import transaction
 
 from django_bullq.conf import ConfigurationError, get_queue
@@ -293,3 +295,43 @@ def test_running_worker_relays_rows_committed_later(outbox: Any, queue_name: str
         worker.join(timeout=20)
     assert not worker.is_alive()
     assert runs(queue_name, key) == 1
+
+
+@pytest.mark.django_db(transaction=True, databases=BOTH)
+def test_a_burst_run_relays_a_backlog_larger_than_one_batch(
+    outbox: Any, queue_name: str, key: str
+) -> None:
+    """Trial finding: ``runworker --burst`` relayed one ``BATCH_SIZE`` batch (100 of 150 rows)
+    and said nothing of the rest."""
+    outbox(BATCH_SIZE=10)
+    bound = sample.count_calls.using(queue=queue_name)
+    with pytest.raises(SimulatedCrash), transaction.atomic():
+        crash_after_commit()  # the rows stay for the relay
+        bound.enqueue_many([bound.bind(key) for _ in range(25)])
+    assert OutboxJob.objects.count() == 25
+
+    out = io.StringIO()
+    call_command("runworker", queue_name, "--burst", stdout=out)
+
+    assert not OutboxJob.objects.exists()
+    assert runs(queue_name, key) == 25
+    assert "not relayed" not in out.getvalue()
+
+
+@pytest.mark.django_db(transaction=True, databases=BOTH)
+def test_a_burst_run_says_how_many_outbox_rows_it_could_not_relay(
+    outbox: Any, queue_name: str, key: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django_bullq.producer import outbox as outbox_module
+
+    bound = sample.count_calls.using(queue=queue_name)
+    with pytest.raises(SimulatedCrash), transaction.atomic():
+        crash_after_commit()
+        bound.enqueue_many([bound.bind(key) for _ in range(3)])
+    monkeypatch.setattr(outbox_module, "relay_all", lambda: 0)  # every row fails to relay
+
+    out = io.StringIO()
+    call_command("runworker", queue_name, "--burst", stdout=out)
+
+    assert "3 outbox row(s) not relayed" in out.getvalue()
+    assert OutboxJob.objects.count() == 3

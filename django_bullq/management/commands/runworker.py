@@ -204,7 +204,7 @@ class Command(BaseCommand):
         if processes == 1 and tally_dir and os.environ.get("BULLQ_SUPERVISED") == "1":
             write_tally(tally_dir, tally)
             return
-        text = summary(names, tally, processes)
+        text = summary(names, tally, processes, _outbox_rows_left())
         if text is not None and self._verbosity >= 1:
             self.stdout.write(text)
 
@@ -272,3 +272,12 @@ class Command(BaseCommand):
 def _worker_shape(options: dict[str, Any]) -> dict[str, Any]:
     """The options the banner shows and the worker group runs with, spelled once."""
     return {key: options[key] for key in ("burst", "concurrency", "name")}
+
+
+def _outbox_rows_left() -> int:
+    """With ``BULLQ["OUTBOX"]["ENABLED"]``, the outbox rows a burst run left unrelayed."""
+    if not bullq_settings.OUTBOX["ENABLED"]:
+        return 0
+    from django_bullq.producer.outbox import rows_left
+
+    return rows_left()
