@@ -145,7 +145,18 @@ def start_worker(*args: str, worker: dict[str, Any] | None = None) -> subprocess
     )
 
 
-def wait_for(predicate: Callable[[], bool], timeout: float = 8.0) -> None:
+def worker_connected(queue_name: str) -> bool:
+    """Whether a worker of ``queue_name`` holds its named blocking connection (BullMQ's
+    ``<prefix>:<base64(queue)>[:w:<name>]`` client name, as ``getWorkers`` lists them)."""
+    queue = get_queue(queue_name)
+    name = f"{queue.prefix}:{base64.b64encode(queue_name.encode()).decode()}"
+    return any(
+        c.get("name") == name or str(c.get("name", "")).startswith(name + ":w:")
+        for c in queue.client.client_list()
+    )
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 20.0) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
@@ -282,9 +293,12 @@ def test_case_b10_sigkill_job_is_recovered_by_a_fresh_worker(queue_name: str, co
         assert job.get_state() == "active"  # nobody holds it; its lock expires in <= 1 s
         fresh = start_worker(queue_name, worker=fast)
         try:
+            # timed from the fresh worker's first marker wait (its named connection), not
+            # from its process start, which a loaded machine makes take seconds
+            wait_for(lambda: worker_connected(queue_name), timeout=30)
             started = time.monotonic()
             wait_for(lambda: job.get_state() == "completed")
-            # lockDuration + stalledInterval, plus the fresh process's start-up
+            # lockDuration + stalledInterval, with room for a loaded machine
             assert time.monotonic() - started < 1.0 + 0.5 + 3.0
         finally:
             fresh.send_signal(signal.SIGTERM)
