@@ -72,9 +72,44 @@ def _cluster_messages(key: str, entry: dict[str, Any], where: str) -> list[Check
     return [error(13, f"{where}: {VALKEY_CLUSTER_REFUSED}.", _DOCS)]
 
 
+#: URL schemes whose client is built without connecting (Cluster and Sentinel clients connect
+#: when they are built, so their OPTIONS are not tried here).
+_LAZY_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+def _options_messages(entry: dict[str, Any], where: str) -> list[CheckMessage]:
+    """E003: ``OPTIONS`` the client library does not take (``{"bogus": 1}``). redis-py (and
+    valkey-py) keep unknown keyword arguments until the first connection, where they raise a
+    bare ``TypeError``; a connection object is built here (no socket is opened) to find them.
+    Skipped under ``CLIENT_FACTORY``, whose options are the factory's business."""
+    url, options = entry.get("URL"), entry.get("OPTIONS") or {}
+    if entry.get("CLIENT_FACTORY") is not None or not options or not isinstance(options, dict):
+        return []
+    if not isinstance(url, str) or not url.startswith(_LAZY_SCHEMES):
+        return []
+    cls = entry.get("CLIENT_CLASS") or "redis.Redis"
+    try:
+        client_class = import_string(cls) if isinstance(cls, str) else cls
+        client = client_class.from_url(url, **options)
+        client.connection_pool.make_connection().disconnect()
+        client.close()
+    except TypeError as exc:
+        return [
+            error(
+                3,
+                f"{where}['OPTIONS'] holds an argument the client does not take ({exc}).",
+                "OPTIONS are keyword arguments of redis-py's Redis.from_url (or of "
+                "CLIENT_CLASS's); " + _DOCS,
+            )
+        ]
+    except (ImportError, ValueError, AttributeError):  # E013 or E004 report those
+        return []
+    return []
+
+
 def check_clients(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """E013 a client class or factory that cannot be imported or used; W005 a client class
-    django_bullq cannot drive fully."""
+    django_bullq cannot drive fully; E003 OPTIONS the client does not take."""
     raw = bullq_settings()
     if raw is None:
         return []
@@ -82,6 +117,7 @@ def check_clients(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     for alias, entry in _connections(raw).items():
         if not isinstance(entry, dict):
             continue
+        found += _options_messages(entry, f"BULLQ['CONNECTIONS'][{alias!r}]")
         for key in ("CLIENT_CLASS", "ASYNC_CLIENT_CLASS", "CLIENT_FACTORY"):
             if entry.get(key) is not None:
                 where = f"BULLQ['CONNECTIONS'][{alias!r}][{key!r}]"

@@ -238,7 +238,8 @@ def check_connections(app_configs: Any = None, **kwargs: Any) -> list[CheckMessa
 
 def _url_errors(url: str, where: str) -> list[CheckMessage]:
     """E004: a scheme the core cannot use; a ``redis://`` / ``rediss://`` URL whose port or
-    database index is not a number (redis-py would refuse it only at the first call)."""
+    database index is not a number, or whose port is out of range (redis-py would refuse it
+    only at the first call)."""
     parts = urlsplit(url)
     if parts.scheme not in URL_SCHEMES:
         return [
@@ -253,7 +254,9 @@ def _url_errors(url: str, where: str) -> list[CheckMessage]:
     hint = "Use redis://[[user]:password@]host[:port][/db], e.g. redis://127.0.0.1:6379/0."
     try:
         parts.port  # noqa: B018 - raises ValueError for a port that is not a number
-    except ValueError:
+    except ValueError as exc:
+        if "out of range" in str(exc):
+            return [error(4, f"{where} has a URL whose port is out of range 0-65535.", hint)]
         return [error(4, f"{where} has a URL whose port is not a number.", hint)]
     db = parts.path.lstrip("/")
     if db and not db.isdigit():

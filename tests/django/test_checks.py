@@ -239,3 +239,26 @@ def test_every_id_is_documented() -> None:
         assert f"django_bullq.E{n:03d}" in text
     assert "django_bullq.W001" in text
     assert "django_bullq.W002" in text
+
+
+def test_options_the_client_does_not_take_are_an_error_not_a_crash_at_start() -> None:
+    """Trial finding: ``OPTIONS={"bogus": 1}`` passed ``check``, then ``runworker`` crashed with
+    a bare TypeError at the first connection."""
+    with override_settings(
+        BULLQ={"CONNECTIONS": {"default": {"URL": URL, "OPTIONS": {"bogus": 1}}}}
+    ):
+        messages = [m for m in run_checks() if m.id == "django_bullq.E003"]
+    assert len(messages) == 1
+    assert "BULLQ['CONNECTIONS']['default']['OPTIONS']" in messages[0].msg
+    assert "bogus" in messages[0].msg
+    ok = {"URL": URL, "OPTIONS": {"socket_timeout": 5, "health_check_interval": 10}}
+    assert ids({"CONNECTIONS": {"default": ok}}) == []
+
+
+def test_a_port_out_of_range_says_so() -> None:
+    """Trial finding: ``redis://h:99999`` was reported as a port that "is not a number"."""
+    with override_settings(BULLQ={"CONNECTIONS": {"default": "redis://127.0.0.1:99999/0"}}):
+        messages = [m for m in run_checks() if m.id == "django_bullq.E004"]
+    assert [m.msg for m in messages] == [
+        "BULLQ['CONNECTIONS']['default'] has a URL whose port is out of range 0-65535."
+    ]
