@@ -86,17 +86,17 @@ class SelectionForm(JobListForm):
 
 class CleanForm(forms.Form):
     """Input of "Clean by age": ``clean_state`` (a state ``Queue.clean`` accepts, default
-    ``completed``) and ``grace_s``, the age in seconds (0 to :data:`MAX_GRACE_S`, default 0)."""
+    ``completed``) and ``grace_s``, the age in seconds (0 to :data:`MAX_GRACE_S`), required: a
+    post without it is refused, not read as 0 (which would clean every job of the state)."""
 
     clean_state = forms.ChoiceField(choices=[(s, s) for s in CLEAN_STATES], required=False)
-    grace_s = forms.FloatField(min_value=0, max_value=MAX_GRACE_S, required=False)
+    grace_s = forms.FloatField(min_value=0, max_value=MAX_GRACE_S)
 
     def clean_clean_state(self) -> str:
         return str(self.cleaned_data["clean_state"] or "completed")
 
     def clean_grace_s(self) -> float:
-        grace_s = self.cleaned_data["grace_s"]
-        return 0.0 if grace_s is None else float(grace_s)
+        return float(self.cleaned_data["grace_s"])
 
 
 class DrainForm(forms.Form):

@@ -361,6 +361,8 @@ def test_tampered_action_forms_get_an_answer_not_a_500(
     "action, fields, why",
     [
         ("clean", {"clean_state": "failed", "grace_s": "nan"}, "grace_s"),
+        # trial finding: a post without grace_s cleaned with a grace of 0 (every failed job)
+        ("clean", {"clean_state": "failed"}, "grace_s"),
         ("clean", {"clean_state": "everything"}, "clean_state"),
         ("change_priority", {"priority": "-1"}, "priority"),
         ("retry", {"state": "bogus"}, "state"),

@@ -117,7 +117,7 @@ def test_every_choice_field_refuses_an_unknown_value(
     [
         (forms.JobListForm, {}, {"state": "waiting", "page": 1, "q": ""}),
         (forms.JobListForm, {"state": "failed", "page": "7", "q": " x "}, {"page": 7, "q": "x"}),
-        (forms.CleanForm, {}, {"clean_state": "completed", "grace_s": 0.0}),
+        (forms.CleanForm, {"grace_s": "0"}, {"clean_state": "completed", "grace_s": 0.0}),
         (forms.CleanForm, {"grace_s": "1.5", "clean_state": "wait"}, {"grace_s": 1.5}),
         (forms.CleanForm, {"grace_s": str(forms.MAX_GRACE_S)}, {}),
         (forms.PriorityForm, {}, {"priority": 0}),
