@@ -26,38 +26,22 @@ class ServerFacts:
     Attributes:
         alias: the ``BULLQ["CONNECTIONS"]`` key. where: ``host:port/db`` of its URL (no
             credentials). reachable: False when INFO failed; ``error`` then says why.
-        server: ``Redis`` or ``Valkey``. version: ``valkey_version`` or ``redis_version``
-            (Valkey reports ``redis_version`` 7.2.4 for compatibility).
-        used_memory / maxmemory: bytes (``maxmemory`` 0 = no limit). policy:
-            ``maxmemory_policy``. clients: ``connected_clients``. uptime_s: seconds.
-        info: everything read (:class:`~django_bullq.core.server_info.ServerInfo`):
-            persistence and I/O threads too; None when unreachable.
+        info: what was read (:class:`~django_bullq.core.server_info.ServerInfo`: server and
+            version, memory in bytes, policy, clients, uptime, persistence, I/O threads);
+            None when unreachable. The properties below are its text for the page.
     """
 
     alias: str
     where: str
     reachable: bool
     error: str = ""
-    server: str = ""
-    version: str = ""
-    used_memory: int | None = None
-    used_memory_human: str = ""
-    maxmemory: int | None = None
-    maxmemory_human: str = ""
-    policy: str = ""
-    clients: int | None = None
-    uptime_s: int | None = None
     info: ServerInfo | None = None
-
-    @property
-    def policy_warning(self) -> bool:
-        """True when the policy is known and not ``noeviction`` (jobs may be evicted)."""
-        return bool(self.policy) and self.policy != SAFE_POLICY
 
     @property
     def uptime_ms(self) -> int | None:
         """Uptime in ms (for ``display.duration_html``), None when unknown."""
-        return None if self.uptime_s is None else self.uptime_s * 1000
+        uptime_s = None if self.info is None else self.info.uptime_s
+        return None if uptime_s is None else uptime_s * 1000
 
     @property
     def persistence(self) -> str:
@@ -107,21 +91,7 @@ def from_info(
 
 
 def _facts(alias: str, url: str, found: ServerInfo) -> ServerFacts:
-    return ServerFacts(
-        alias,
-        where(url),
-        reachable=True,
-        server=found.server,
-        version=found.version,
-        used_memory=found.used_memory,
-        used_memory_human=found.used_memory_human,
-        maxmemory=found.maxmemory,
-        maxmemory_human=found.maxmemory_human,
-        policy=found.policy,
-        clients=found.clients,
-        uptime_s=found.uptime_s,
-        info=found,
-    )
+    return ServerFacts(alias, where(url), reachable=True, info=found)
 
 
 def all_facts() -> list[ServerFacts]:

@@ -557,12 +557,18 @@ def test_a_valkey_server_is_named_with_its_own_version() -> None:
         "uptime_in_seconds": 90061,
     }
     facts = from_info("cache", "redis://:pw@valkey.example:6380/2", info)
-    assert (facts.server, facts.version, facts.where) == (
+    assert facts.info is not None
+    assert (facts.info.server, facts.info.version, facts.where) == (
         "Valkey",
         "8.0.2",
         "redis://valkey.example:6380/2",
     )
-    assert facts.policy_warning and facts.uptime_ms == 90_061_000
+    assert facts.info.policy_warning and facts.uptime_ms == 90_061_000
     assert duration_text(facts.uptime_ms) == "1 d 1 h"
     plain = from_info("default", "redis://h/0", {"redis_version": "7.0.15"})
-    assert (plain.server, plain.version, plain.policy_warning) == ("Redis", "7.0.15", False)
+    assert plain.info is not None
+    assert (plain.info.server, plain.info.version, plain.info.policy_warning) == (
+        "Redis",
+        "7.0.15",
+        False,
+    )

@@ -95,8 +95,13 @@ def test_valkey_info_is_named_valkey_with_its_io_threads() -> None:
         "maxmemory_policy": "volatile-lru",
     }
     facts = from_info("v", "redis://127.0.0.1:6390/0", info, {"io-threads": "4", "save": ""})
-    assert (facts.server, facts.version, facts.io_threads) == ("Valkey", "9.1.2", "4 (active)")
-    assert facts.policy_warning and facts.persistence.startswith("AOF off, RDB save off")
+    assert facts.info is not None
+    assert (facts.info.server, facts.info.version, facts.io_threads) == (
+        "Valkey",
+        "9.1.2",
+        "4 (active)",
+    )
+    assert facts.info.policy_warning and facts.persistence.startswith("AOF off, RDB save off")
 
 
 def _overview(url: str) -> str:
