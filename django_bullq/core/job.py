@@ -106,9 +106,12 @@ class Job:
         Never raises for bad content: problems are collected in :attr:`corrupt`. Only the
         fields the hash holds are decoded (the worker decodes every job it fetches). ``raw``
         may also be the error reply of an ``HGETALL`` on a key that is not a hash
-        (WRONGTYPE): the Job then has no fields, and :attr:`corrupt` says so.
+        (WRONGTYPE): the Job then has no fields, and :attr:`corrupt` says so. Any other
+        error reply (an ACL's NOPERM, say) is raised.
         """
         if isinstance(raw, Exception):
+            if not str(raw).startswith("WRONGTYPE"):
+                raise raw
             return cls.from_hash(queue, job_id, {"name": ""}).unreadable(raw)
         fields = as_dict(raw)
         # Built without the 28-argument __init__: the unset fields read their dataclass

@@ -9,6 +9,8 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
+import pytest
+
 from django_bullq import Job
 
 #: A fetched no-op job as moveToFinished / moveToActive return it: a flat list of bytes.
@@ -145,3 +147,14 @@ def test_corrupt_hash_gives_readable_reasons_and_never_raises() -> None:
     )
     undecodable = Job.from_hash(None, "6", [b"name", b"\xff", b"data", b"1"])
     assert undecodable.name == "\ufffd" and undecodable.data == 1
+
+
+def test_a_wrongtype_reply_reads_as_an_unreadable_job_and_other_errors_raise() -> None:
+    from redis.exceptions import ResponseError
+
+    wrong = ResponseError("WRONGTYPE Operation against a key holding the wrong kind of value")
+    job = Job.from_hash(None, "7", wrong)
+    assert job.id == "7" and job.raw == {}
+    assert job.corrupt == f"the job key is not a hash ({wrong})"
+    with pytest.raises(ResponseError, match="NOPERM"):
+        Job.from_hash(None, "7", ResponseError("NOPERM this user has no permissions"))
