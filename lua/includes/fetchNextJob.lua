@@ -12,7 +12,8 @@
 --   {0, 0, 0, 0}           nothing ready, or paused / maxed, or the taken id's key was not a
 --                          hash: that job went to failed (failUnreadableJob) and the marker
 --                          is set so that the worker fetches again at once
--- Events: `waiting prev delayed` per promoted job, `active prev waiting` for the taken job.
+-- Events: `waiting prev delayed` per promoted job, `active prev waiting` for the taken job
+-- (`failed prev active`, with failedReason, when its key was not a hash).
 -- @include promoteDelayedJobs
 -- @include incrJobCounter
 -- @include isQueuePausedOrMaxed
