@@ -50,9 +50,12 @@ def waiting_latency_ms(queue: Queue) -> int | None:
     ids = queue.get_job_ids("waiting", start=0, end=0, asc=True)
     if not ids:
         return None
-    ts = queue.client.hget(queue.keys.job(ids[0]), "timestamp")
+    # getJobFields: a key that is not a hash reads as a job without fields, not an error
+    (row,) = queue.get_job_fields(ids[:1], ["timestamp"])
+    if row is None:
+        return None
     try:
-        return max(0, int(time.time() * 1000) - int(ts))
+        return max(0, int(time.time() * 1000) - int(row[0]))
     except (TypeError, ValueError):
         return None
 

@@ -1,9 +1,11 @@
 -- getKeepAge(jobKey, optsField, defaultAge) -> seconds (0 = no age rule), removeNow (boolean)
 -- A job's own retention age from opts[optsField] ("removeOnComplete" / "removeOnFail"):
 -- {age = s} gives s; true means "do not keep"; another value (false, a count, {count}) means
--- no age rule (0); only an absent option falls back to defaultAge.
+-- no age rule (0); only an absent option falls back to defaultAge, as does a job key that is
+-- not a hash (hashField).
+-- @include hashField
 local function getKeepAge(jobKey, optsField, defaultAge)
-  local raw = redis.call("HGET", jobKey, "opts")
+  local raw = hashField(jobKey, "opts")
   if raw then
     local ok, opts = pcall(cjson.decode, raw)
     if ok and type(opts) == "table" then

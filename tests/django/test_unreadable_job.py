@@ -98,3 +98,22 @@ def test_the_admin_shows_a_job_key_that_is_not_a_hash_instead_of_raising(
     body = page.content.decode()
     assert "the job key is not a hash" in body and "WRONGTYPE" in body
     assert "<b>not</b>" not in body
+
+
+def test_the_admin_overview_reads_an_unreadable_oldest_waiting_job(queue_name: str) -> None:
+    """Trial finding: with the oldest waiting job's key overwritten, the overview, the queue's
+    pages and their live JSON raised WRONGTYPE (the oldest-waiting latency's HGET)."""
+    bound = sample.add.using(queue=queue_name, on_commit=False)
+    oldest, _ = bound.enqueue(1), bound.enqueue(2)
+    queue = get_queue(queue_name)
+    queue.client.delete(queue.keys.job(oldest.id))
+    queue.client.set(queue.keys.job(oldest.id), WRITTEN)
+    client: Client = staff_client(every=True)
+    try:
+        pages = [
+            reverse("admin:django_bullq_bullqqueue_changelist"),
+            reverse("admin:django_bullq_queue", kwargs={"queue": queue_name}),
+        ]
+        assert [client.get(url).status_code for url in pages] == [200, 200]
+    finally:
+        queue.obliterate(force=True)

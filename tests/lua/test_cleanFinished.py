@@ -81,3 +81,16 @@ def test_limit_bounds_the_jobs_examined_per_call(lq: LuaQueue) -> None:
     seed_finished(lq, "completed", [NOW - 120_000 + i for i in range(5)])
     assert clean(lq, "completed", age=60, limit=2) == 2
     assert len(remaining(lq, "completed")) == 3
+
+
+def test_a_job_key_that_is_not_a_hash_is_swept_by_the_queue_rule(lq: LuaQueue) -> None:
+    """Trial finding: getKeepAge's HGET raised WRONGTYPE, so retention of the queue stopped and
+    a worker logged the error on every pass."""
+    ids = seed_finished(lq, "failed", [NOW - 4, NOW - 3])
+    lq.r.set(lq.keys.job("s"), "written by hand")
+    lq.r.zadd(lq.keys["failed"], {"s": NOW - 5})
+
+    assert clean(lq, "failed", count=1) == 2
+
+    assert remaining(lq, "failed") == [ids[1]]
+    assert lq.r.exists(lq.keys.job("s")) == 0
