@@ -107,8 +107,9 @@ def edit_retry_view(
         if request.method == "POST"
         else EditedDataForm(initial={"job_data": pretty(job.data)}, task=task)
     )
-    if state != "failed":
-        form.add_error(None, f"job {job_id} is {state}, not failed: only a failed job is retried")
+    refusal = ""
+    if state != "failed":  # said beside the form: an unbound (GET) form takes no errors
+        refusal = f"job {job_id} is {state}, not failed: only a failed job is retried"
     elif request.method == "POST" and form.is_valid():
         try:
             job.update_data(form.cleaned_data["job_data"])
@@ -129,6 +130,7 @@ def edit_retry_view(
             state=state,
             task_name=task.name if task is not None else None,
             form=form,
+            refusal=refusal,
         ),
     )
 

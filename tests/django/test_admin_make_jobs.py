@@ -173,6 +173,17 @@ def test_only_a_failed_job_is_retried_with_edited_data(admin_client: Client, qna
     assert get_queue(qname).get_job(job.id).data == {"args": [1], "kwargs": {}}  # type: ignore[union-attr]
 
 
+def test_the_edit_page_of_a_job_that_is_not_failed_says_so_instead_of_a_500(
+    admin_client: Client, qname: str
+) -> None:
+    """Trial finding: GET of edit-retry for a waiting or completed job raised AttributeError
+    (an error added to an unbound form)."""
+    job = sample.add.using(queue=qname).enqueue(1)
+    response = admin_client.get(edit_url(qname, job.id))
+    assert response.status_code == 200
+    assert f"job {job.id} is waiting, not failed" in response.content.decode()
+
+
 def test_hostile_data_is_escaped_in_the_edit_form(admin_client: Client, qname: str) -> None:
     job_id = failed_job(qname, "</textarea><script>alert(1)</script>")
     body = admin_client.get(edit_url(qname, job_id)).content.decode()
