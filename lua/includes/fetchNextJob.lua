@@ -9,9 +9,10 @@
 --   {fields, jobId, 0, 0}  a job was activated (fields = HGETALL of the job)
 --   {0, 0, ttl, 0}         rate limited for ttl ms
 --   {0, 0, 0, dueMs}       nothing ready; next delayed job due at dueMs
---   {0, 0, 0, 0}           nothing ready, or paused / maxed, or the taken id's key was not a
---                          hash: that job went to failed (failUnreadableJob) and the marker
---                          is set so that the worker fetches again at once
+--   {0, 0, 0, 0}           nothing ready, or paused / maxed
+-- An id taken whose key is not a hash goes to failed (failUnreadableJob) and the next one is
+-- taken, up to 100 a call; when those 100 leave no job, the marker is set so that the worker
+-- fetches again.
 -- Events: `waiting prev delayed` per promoted job, `active prev waiting` for the taken job
 -- (`failed prev active`, with failedReason, when its key was not a hash).
 -- @include promoteDelayedJobs
@@ -19,6 +20,7 @@
 -- @include isQueuePausedOrMaxed
 -- @include addBaseMarkerIfNeeded
 -- @include failUnreadableJob
+-- @include takeNextJobId
 local function fetchNextJob(k, keyPrefix, token, lockDuration, now, limiterMax, limiterDuration, workerName)
   local pausedOrMaxed, globalMax, globalDuration = isQueuePausedOrMaxed(k.meta, k.active)
   local promoted = promoteDelayedJobs(k.delayed, k.wait, k.prioritized, k.pc, k.events, keyPrefix,
@@ -47,23 +49,35 @@ local function fetchNextJob(k, keyPrefix, token, lockDuration, now, limiterMax, 
     return {0, 0, 0, 0}
   end
 
-  local jobId = redis.call("RPOPLPUSH", k.wait, k.active)
-  if jobId and string.sub(jobId, 1, 2) == "0:" then
-    -- pre-5.0 marker id: discard it and take the next one
-    redis.call("LREM", k.active, 1, jobId)
-    jobId = redis.call("RPOPLPUSH", k.wait, k.active)
-  end
-  if not jobId then
-    local popped = redis.call("ZPOPMIN", k.prioritized)
-    if popped[1] then
-      jobId = popped[1]
-      redis.call("LPUSH", k.active, jobId)
-    else
-      redis.call("DEL", k.pc)
+  -- take the next id; one whose key is not a hash (the first write to it, a pcall'd HSET,
+  -- errors with WRONGTYPE) goes to failed and the next is taken, up to 100 of them a call
+  local jobId, jobKey
+  local unreadable = 0
+  while unreadable < 100 do
+    jobId = takeNextJobId(k)
+    if not jobId then
+      break
     end
+    jobKey = keyPrefix .. jobId
+    local started
+    if workerName ~= "" then
+      started = redis.pcall("HSET", jobKey, "processedOn", now, "pb", workerName)
+    else
+      started = redis.pcall("HSET", jobKey, "processedOn", now)
+    end
+    if not (type(started) == "table" and started.err) then
+      break
+    end
+    redis.call("LREM", k.active, 1, jobId)
+    failUnreadableJob(keyPrefix, jobId, k.events, now, redis.call("TYPE", jobKey).ok)
+    unreadable = unreadable + 1
+    jobId = nil
   end
 
   if not jobId then
+    if unreadable >= 100 then
+      redis.call("ZADD", k.marker, "0", "0")  -- more may be left: the worker fetches again
+    end
     local first = redis.call("ZRANGE", k.delayed, 0, 0, "WITHSCORES")
     if first[2] then
       return {0, 0, 0, math.floor(tonumber(first[2]) / 4096)}
@@ -71,20 +85,6 @@ local function fetchNextJob(k, keyPrefix, token, lockDuration, now, limiterMax, 
     return {0, 0, 0, 0}
   end
 
-  local jobKey = keyPrefix .. jobId
-  -- the first write to the job key; an error reply means it is not a hash (WRONGTYPE)
-  local started
-  if workerName ~= "" then
-    started = redis.pcall("HSET", jobKey, "processedOn", now, "pb", workerName)
-  else
-    started = redis.pcall("HSET", jobKey, "processedOn", now)
-  end
-  if type(started) == "table" and started.err then
-    redis.call("LREM", k.active, 1, jobId)
-    failUnreadableJob(keyPrefix, jobId, k.events, now, redis.call("TYPE", jobKey).ok)
-    redis.call("ZADD", k.marker, "0", "0")
-    return {0, 0, 0, 0}
-  end
   if maxJobs and redis.call("HEXISTS", jobKey, "defa") == 0 then
     local duration = tonumber(limiterDuration) or 0
     if duration <= 0 then

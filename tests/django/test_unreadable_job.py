@@ -117,3 +117,20 @@ def test_the_admin_overview_reads_an_unreadable_oldest_waiting_job(queue_name: s
         assert [client.get(url).status_code for url in pages] == [200, 200]
     finally:
         queue.obliterate(force=True)
+
+
+def test_one_burst_run_gets_past_unreadable_jobs_to_the_rest(queue_name: str) -> None:
+    """Trial finding: with jobs 1 and 2 unreadable and 3 healthy, each ``--burst`` run failed
+    one unreadable job, saw an empty fetch and stopped: three runs to empty the queue."""
+    bound = sample.add.using(queue=queue_name, on_commit=False)
+    jobs = [bound.enqueue(n) for n in (1, 2, 3)]
+    queue = get_queue(queue_name)
+    for job in jobs[:2]:
+        queue.client.delete(queue.keys.job(job.id))
+        queue.client.set(queue.keys.job(job.id), WRITTEN)
+    try:
+        burst(queue_name)
+        assert jobs[2].wait(timeout=5) == 3
+        assert queue.get_job_counts("waiting", "failed") == {"waiting": 0, "failed": 2}
+    finally:
+        queue.obliterate(force=True)

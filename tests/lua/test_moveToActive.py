@@ -203,32 +203,45 @@ def test_next_due_time_is_whole_ms_even_with_a_sequence(lq: LuaQueue) -> None:
     assert isinstance(reply[3], int)
 
 
-def test_a_job_key_that_is_not_a_hash_fails_that_job_and_the_next_fetch_goes_on(
+def test_a_job_key_that_is_not_a_hash_fails_that_job_and_the_fetch_takes_the_next(
     lq: LuaQueue,
 ) -> None:
     """Trial finding: a string at the job key made HGETALL raise WRONGTYPE after the id had
     moved to active, so the fetch errored (reported against the previous job) and the id was
-    stranded. Now that job goes to failed with its reason, and the queue goes on."""
+    stranded. Now that job goes to failed with its reason, and the same fetch takes the next
+    job (so a ``--burst`` run does not stop at it)."""
     lq.add(job_id="bad")
     lq.add(job_id="good")
     lq.r.delete(lq.keys.job("bad"))
     lq.r.set(lq.keys.job("bad"), "not a hash")
-    lq.r.delete(lq.keys["marker"])
     lq.clear_events()
 
-    assert lq.activate() == [0, 0, 0, 0]
+    reply = lq.activate()
 
-    assert lq.lst("active") == []
+    assert reply[1:] == ["good", 0, 0]
+    assert lq.lst("active") == ["good"]
     assert lq.zset("failed") == [("bad", NOW)]
     assert lq.r.get(lq.keys.job("bad")) == "not a hash"  # the operator's data is left alone
     assert lq.lock("bad") is None
     reason = f"job key {lq.keys.job('bad')} holds a string, not a job hash"
     assert lq.events() == [
-        ("event", "failed", "jobId", "bad", "failedReason", reason, "prev", "active")
+        ("event", "failed", "jobId", "bad", "failedReason", reason, "prev", "active"),
+        ("event", "active", "jobId", "good", "prev", "waiting"),
     ]
-    assert lq.zset("marker") == [("0", 0)]  # so the worker fetches again at once
 
-    assert lq.activate()[1] == "good"
+
+def test_a_hundred_unreadable_ids_in_a_row_leave_the_marker_set(lq: LuaQueue) -> None:
+    for i in range(101):
+        lq.add(job_id=f"bad{i}")
+        lq.r.delete(lq.keys.job(f"bad{i}"))
+        lq.r.set(lq.keys.job(f"bad{i}"), "x")
+    lq.r.delete(lq.keys["marker"])
+
+    assert lq.activate() == [0, 0, 0, 0]
+
+    assert len(lq.zset("failed")) == 100 and lq.lst("wait") == ["bad100"]
+    assert lq.zset("marker") == [("0", 0)]  # so the worker fetches again at once
+    assert lq.activate() == [0, 0, 0, 0] and len(lq.zset("failed")) == 101
 
 
 def test_a_job_key_that_is_not_a_hash_takes_no_rate_limit_slot(lq: LuaQueue) -> None:
@@ -252,6 +265,6 @@ def test_a_due_delayed_job_whose_key_is_not_a_hash_does_not_block_the_fetch(
 
     replies = [lq.activate(now=NOW + 10), lq.activate(now=NOW + 10)]
 
-    assert sorted(str(r[1]) for r in replies) == ["0", "good"]
+    assert [r[1] for r in replies] == ["good", 0]  # the promoted one queues behind it
     assert lq.zset("failed") == [("bad", NOW + 10)]
     assert lq.zset("delayed") == [] and lq.lst("active") == ["good"]
