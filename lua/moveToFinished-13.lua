@@ -29,7 +29,8 @@
     0                         finished, nothing fetched
     {fields, jobId, 0, 0}     finished and the next job was activated (see moveToActive)
     {0, 0, ttl, 0} / {0, 0, 0, dueMs} / {0, 0, 0, 0}   finished; fetch-next found nothing ready
-    -1 job missing, -2 lock missing, -3 not in active, -4 pending children,
+    -1 job missing (or its key is not a hash: the job then went to failed, with a failed
+       event naming why), -2 lock missing, -3 not in active, -4 pending children,
     -6 lock owned by another token, -9 failed children
 
   Events: completed (jobId, returnvalue, prev active) or failed (jobId, failedReason, prev active);
@@ -48,6 +49,7 @@
 -- @include isQueuePausedOrMaxed
 -- @include getMaxEvents
 -- @include releaseActiveJob
+-- @include failUnreadableJob
 -- @include trimFinishedSet
 -- @include removeJob
 -- @include releaseDeduplicationKey
@@ -58,7 +60,18 @@ local k = fetchKeys()
 local keyPrefix, jobId, now, target = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local jobKey = KEYS[13]
 
-if redis.call("EXISTS", jobKey) == 0 then
+local keyType = redis.call("TYPE", jobKey).ok
+if keyType == "none" then
+  return -1
+end
+if keyType ~= "hash" then
+  -- overwritten while it ran (a string written there by hand): it cannot be finished the
+  -- usual way, so it leaves active for failed with the reason (failUnreadableJob)
+  local released = releaseActiveJob(jobKey, jobId, ARGV[6], k.stalled, k.active, nil)
+  if released < 0 then
+    return released
+  end
+  failUnreadableJob(keyPrefix, jobId, k.events, ARGV[3], keyType)
   return -1
 end
 if target == "completed" then

@@ -14,15 +14,28 @@
 --     (false when absent); see parseParentLink.
 --   removing (the child is deleted by its retention rule): a child still listed in
 --   :dependencies is dropped, and the parent released if it was the last one.
+--   A parent key that is not a hash: the child is dropped from :dependencies, and a parent in
+--   waiting-children goes to failed (failUnreadableJob; its `failed` event on its queue).
 -- @include parseParentLink
 -- @include releaseParent
 -- @include moveParentToWait
+-- @include failUnreadableJob
 local function updateParentOnFinish(jobKey, parentKeyField, parentJson, target, value, now, removing)
   local parentKey, pq, parentId, flags = parseParentLink(parentKeyField, parentJson)
   if not parentKey then
     return
   end
   local deps = parentKey .. ":dependencies"
+  local parentType = redis.call("TYPE", parentKey).ok
+  if parentType ~= "hash" and parentType ~= "none" then
+    -- the parent's key was written over by hand: the child leaves its dependencies, and a
+    -- parent waiting for its children goes to failed (it could never be run)
+    redis.call("SREM", deps, jobKey)
+    if pq and redis.call("ZREM", pq .. ":waiting-children", parentId) == 1 then
+      failUnreadableJob(pq .. ":", parentId, pq .. ":events", now, parentType)
+    end
+    return
+  end
   if target == "completed" then
     if redis.call("SREM", deps, jobKey) == 1 then
       redis.call("HSET", parentKey .. ":processed", jobKey, value)

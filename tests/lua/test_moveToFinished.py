@@ -336,3 +336,22 @@ def test_removal_on_finish_keeps_a_ttl_dedup_key(lq: LuaQueue) -> None:
     assert lq.finish("1", keep_count=0) == 0
     assert lq.job_keys_exist("1") == 0
     assert lq.r.get(lq.keys.de("k")) == "1" and lq.r.pttl(lq.keys.de("k")) > 0
+
+
+def test_a_job_key_written_over_while_it_ran_is_failed_not_lost(lq: LuaQueue) -> None:
+    """Trial finding: the finish took the job out of active, then its HMGET raised WRONGTYPE:
+    the job was in no state at all."""
+    job_id = lq.add_active()
+    lq.r.delete(lq.keys.job(job_id))
+    lq.r.set(lq.keys.job(job_id), "written by hand")
+    lq.clear_events()
+
+    assert lq.finish(job_id) == -1
+
+    assert lq.lst("active") == [] and lq.zset("completed") == []
+    assert lq.zset("failed") == [(job_id, float(NOW + 1000))]
+    assert lq.lock(job_id) is None
+    reason = f"job key {lq.keys.job(job_id)} holds a string, not a job hash"
+    assert lq.events() == [
+        ("event", "failed", "jobId", job_id, "failedReason", reason, "prev", "active")
+    ]

@@ -94,3 +94,25 @@ def test_remove_last_child_releases_parent(lq: LuaQueue) -> None:
     assert lq.zset("waiting-children") == [("p", float(NOW))]
     assert lq.run("removeJob", keys(d), [lq.prefix, d, "1"]) == 1
     assert lq.lst("wait") == ["p"]
+
+
+def test_a_parent_key_that_is_not_a_hash_fails_the_parent_and_keeps_the_children(
+    lq: LuaQueue,
+) -> None:
+    """Trial finding: with a flow parent's key overwritten (a stream, say), the finish of a
+    child errored after the child had left active, so child and parent were in no state."""
+    c, d = flow(lq)
+    lq.r.delete(lq.keys.job("p"))
+    lq.r.xadd(lq.keys.job("p"), {"written": "by hand"})
+
+    assert lq.finish(c) == 0
+
+    assert lq.zset("completed") == [(c, float(NOW + 1000))]
+    assert lq.lst("wait") == [d]  # the other child is kept, as it was
+    assert lq.zset("waiting-children") == []
+    assert lq.zset("failed") == [("p", float(NOW + 1000))]
+    assert lq.keys.job(c) not in lq.members("p:dependencies")
+    reason = f"job key {lq.keys.job('p')} holds a stream, not a job hash"
+    assert ("event", "failed", "jobId", "p", "failedReason", reason, "prev", "active") in (
+        lq.events()
+    )
