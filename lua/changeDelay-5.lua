@@ -10,12 +10,13 @@
   Returns 0; -1 the job does not exist; -3 the job is not in delayed.
   Events: delayed (jobId, delay = new due time in ms) (MAXLEN ~).
 ]]
+-- @include isJobHash
 -- @include getDelayedScore
 -- @include getMaxEvents
 -- @include addDelayMarker
 local jobKey, jobId = KEYS[1], ARGV[1]
 local now, delay = tonumber(ARGV[2]), tonumber(ARGV[3])
-if redis.call("EXISTS", jobKey) == 0 then
+if not isJobHash(jobKey) then
   return -1
 end
 if not redis.call("ZSCORE", KEYS[2], jobId) then

@@ -15,11 +15,12 @@
   Returns 0; -1 the job does not exist.
   Events: none (as BullMQ).
 ]]
+-- @include isJobHash
 -- @include isQueuePausedOrMaxed
 -- @include addBaseMarkerIfNeeded
 -- @include addJobWithPriority
 local jobKey, jobId, priority, lifo = KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3] == "1"
-if redis.call("EXISTS", jobKey) == 0 then
+if not isJobHash(jobKey) then
   return -1
 end
 local queued = redis.call("ZREM", KEYS[3], jobId) > 0

@@ -16,6 +16,7 @@
   Returns 0; -1 job missing, -2 lock missing, -3 not in active, -6 lock owned by another token.
   Events: delayed (jobId, delay = due time ms).
 ]]
+-- @include isJobHash
 -- @include fetchKeys
 -- @include incrJobCounter
 -- @include getMaxEvents
@@ -25,7 +26,7 @@
 local k = fetchKeys()
 local keyPrefix, jobId, now, delay = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local jobKey = keyPrefix .. jobId
-if redis.call("EXISTS", jobKey) == 0 then
+if not isJobHash(jobKey) then
   return -1
 end
 local released = releaseActiveJob(jobKey, jobId, ARGV[5], k.stalled, k.active,

@@ -13,12 +13,14 @@
 -- @include isQueuePausedOrMaxed
 -- @include addBaseMarkerIfNeeded
 -- @include addJobWithPriority
+-- @include hashField
 local jobId = ARGV[2]
 local jobKey = ARGV[1] .. jobId
 if redis.call("ZREM", KEYS[1], jobId) == 0 then
   return -3
 end
-local priority = tonumber(redis.call("HGET", jobKey, "priority") or 0) or 0
+-- a key that is not a hash (written over by hand) still moves: the fetch fails it with its reason
+local priority = tonumber(hashField(jobKey, "priority") or 0) or 0
 if priority == 0 then
   redis.call("LPUSH", KEYS[2], jobId)
 else
@@ -26,5 +28,5 @@ else
 end
 addBaseMarkerIfNeeded(KEYS[9], isQueuePausedOrMaxed(KEYS[4], KEYS[6]))
 redis.call("XADD", KEYS[8], "*", "event", "waiting", "jobId", jobId, "prev", "delayed")
-redis.call("HSET", jobKey, "delay", 0)
+redis.pcall("HSET", jobKey, "delay", 0)
 return 0

@@ -16,13 +16,14 @@
   Returns 1; -1 the job does not exist; -3 the job is not in the given state.
   Events: waiting (jobId, prev <state>) (MAXLEN ~).
 ]]
+-- @include isJobHash
 -- @include reattachToParent
 -- @include getMaxEvents
 -- @include isQueuePausedOrMaxed
 -- @include addBaseMarkerIfNeeded
 -- @include addJobWithPriority
 local jobKey, jobId, state = KEYS[1], ARGV[2], ARGV[3]
-if redis.call("EXISTS", jobKey) == 0 then
+if not isJobHash(jobKey) then
   return -1
 end
 if redis.call("ZREM", KEYS[3], jobId) == 0 then

@@ -14,6 +14,7 @@
   Returns 0; -1 job missing, -2 lock missing, -3 not in active, -6 lock owned by another token.
   Events: waiting (prev delayed) for promoted jobs; waiting (jobId, prev active).
 ]]
+-- @include isJobHash
 -- @include fetchKeys
 -- @include incrJobCounter
 -- @include getMaxEvents
@@ -26,7 +27,7 @@ local k = fetchKeys()
 local keyPrefix, jobId, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local jobKey = keyPrefix .. jobId
 promoteDelayedJobs(k.delayed, k.wait, k.prioritized, k.pc, k.events, keyPrefix, now)
-if redis.call("EXISTS", jobKey) == 0 then
+if not isJobHash(jobKey) then
   return -1
 end
 local released = releaseActiveJob(jobKey, jobId, ARGV[4], k.stalled, k.active,

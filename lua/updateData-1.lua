@@ -8,7 +8,8 @@
   Returns 0; -1 the job does not exist.
   Events: none (as BullMQ).
 ]]
-if redis.call("EXISTS", KEYS[1]) == 0 then
+-- @include isJobHash
+if not isJobHash(KEYS[1]) then
   return -1
 end
 redis.call("HSET", KEYS[1], "data", ARGV[1])

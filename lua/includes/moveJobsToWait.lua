@@ -11,11 +11,13 @@ local function moveJobsToWait(setKey, waitKey, eventsKey, keyPrefix, maxScore, c
   for _, jobId in ipairs(ids) do
     local jobKey = keyPrefix .. jobId
     redis.call("ZREM", setKey, jobId)
+    -- pcall: a key that is not a hash (written over by hand) still moves to wait, where the
+    -- fetch fails it with its reason (failUnreadableJob), instead of this erroring half-way
     if prevState == "delayed" then
-      redis.call("HSET", jobKey, "delay", 0)
+      redis.pcall("HSET", jobKey, "delay", 0)
     else
       local field = prevState == "failed" and "failedReason" or "returnvalue"
-      redis.call("HDEL", jobKey, "finishedOn", "processedOn", field)
+      redis.pcall("HDEL", jobKey, "finishedOn", "processedOn", field)
       reattachToParent(jobKey)
     end
     redis.call("LPUSH", waitKey, jobId)

@@ -62,3 +62,15 @@ def test_job_not_in_delayed_returns_minus_3(lq: LuaQueue) -> None:
     assert promote(lq, "ghost") == -3
     assert lq.lst("wait") == ["1"]
     assert lq.events() == []
+
+
+def test_a_job_key_that_is_not_a_hash_is_promoted_for_the_fetch_to_fail(lq: LuaQueue) -> None:
+    """Trial finding: promoting such a job took it out of delayed, then errored: it was lost.
+    Now it reaches wait, where the fetch fails it with its reason."""
+    lq.r.set(lq.keys.job("s"), "written by hand")
+    lq.r.zadd(lq.keys["delayed"], {"s": 4096})
+
+    assert promote(lq, "s") == 0
+
+    assert lq.lst("wait") == ["s"] and lq.zset("delayed") == []
+    assert lq.activate() == [0, 0, 0, 0] and [m for m, _ in lq.zset("failed")] == ["s"]

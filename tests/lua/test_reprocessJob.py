@@ -60,3 +60,13 @@ def test_missing_job_and_wrong_state(lq: LuaQueue) -> None:
     assert reprocess(lq, job_id, "failed") == -3
     assert lq.zset("completed") == [(job_id, NOW)]
     assert lq.events() == []
+
+
+def test_a_job_key_that_is_not_a_hash_is_refused_and_stays_where_it_is(lq: LuaQueue) -> None:
+    """Trial finding: retrying such a job took it out of failed, then errored: it was lost."""
+    lq.r.set(lq.keys.job("s"), "written by hand")
+    lq.r.zadd(lq.keys["failed"], {"s": NOW})
+
+    assert reprocess(lq, "s") == -1
+
+    assert lq.zset("failed") == [("s", NOW)] and lq.lst("wait") == []

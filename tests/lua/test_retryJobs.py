@@ -40,3 +40,14 @@ def test_completed_child_rejoins_parent_dependencies(lq: LuaQueue) -> None:
     assert retry_jobs(lq, "completed", 10, NOW) == 1
     assert lq.members("parent:dependencies") == {lq.keys.job(child)}
     assert "returnvalue" not in lq.job(child)
+
+
+def test_a_job_key_that_is_not_a_hash_is_retried_for_the_fetch_to_fail(lq: LuaQueue) -> None:
+    """Trial finding: retry_jobs errored half-way on such a job, with it out of failed."""
+    ids = seed_finished(lq, "failed", [NOW - 2])
+    lq.r.set(lq.keys.job("s"), "written by hand")
+    lq.r.zadd(lq.keys["failed"], {"s": NOW - 1})
+
+    assert retry_jobs(lq, "failed", 10, NOW) == 2
+
+    assert sorted(lq.lst("wait")) == sorted([ids[0], "s"]) and lq.zset("failed") == []
