@@ -320,6 +320,7 @@ def relay(database: str, limit: int | None = None) -> int:
     limit = limit or int(bullq_settings.OUTBOX["BATCH_SIZE"])
     pks = list(
         OutboxJob.objects.using(database)
+        .exclude(pk__in=_held.pks(database))
         .order_by("created_at", "id")
         .values_list("pk", flat=True)[:limit]
     )
@@ -331,12 +332,53 @@ def relay(database: str, limit: int | None = None) -> int:
             _outage.failed(database, len(pks) - index, exc)
             return moved
         except Exception:
+            _held.hold(database, pk)
             logger.exception(
-                "outbox: write of row %s on database %r not moved to Redis yet", pk, database
+                "outbox: write of row %s on database %r not moved to Redis; tried again in %d s",
+                pk,
+                database,
+                HOLD_S,
             )
     if pks:  # an empty outbox says nothing of Redis
         _outage.reached(database, moved)
     return moved
+
+
+#: seconds a row whose move failed (bad data, a refused add) is left out of the relay's
+#: passes before it is tried again, so it neither holds back the rows behind it nor logs a
+#: traceback on every pass
+HOLD_S = 60
+#: at most this many rows are held per database (the oldest hold is dropped first)
+MAX_HELD = 10_000
+
+
+class _HeldRows:
+    """The rows whose move failed recently, per database, left out of the relay's passes for
+    :data:`HOLD_S` s."""
+
+    def __init__(self) -> None:
+        #: database alias -> {pk: monotonic time (s) its move failed}
+        self.since: dict[str, dict[int, float]] = {}
+        #: rows held so far (a pass that moved nothing and held nothing new ends a backlog)
+        self.count = 0
+
+    def hold(self, database: str, pk: int) -> None:
+        held = self.since.setdefault(database, {})
+        held[pk] = time.monotonic()
+        self.count += 1
+        while len(held) > MAX_HELD:
+            del held[next(iter(held))]
+
+    def pks(self, database: str) -> list[int]:
+        """The rows of ``database`` still held (those held longer than HOLD_S are let go)."""
+        held = self.since.get(database, {})
+        now = time.monotonic()
+        for pk in [pk for pk, at in held.items() if now - at >= HOLD_S]:
+            del held[pk]
+        return list(held)
+
+
+_held = _HeldRows()
 
 
 class _RelayOutage:
@@ -432,13 +474,17 @@ def relay_backlog() -> int:
     ``BATCH_SIZE`` goes in one go (a ``--burst`` run relays every row, not the first batch).
 
     Returns:
-        Jobs added. A row that fails to relay is logged and left for the next call; the passes
-        end when one moves no row, so such rows cannot keep this running.
+        Jobs added. A row that fails to relay is logged and held out of the passes for
+        :data:`HOLD_S` s, so the rows behind it still go; the passes end when one moves no row
+        and holds no new one.
     """
     moved = 0
-    while passed := relay_all():
+    while True:
+        held = _held.count
+        passed = relay_all()
         moved += passed
-    return moved
+        if not passed and _held.count == held:
+            return moved
 
 
 def rows_left() -> int:

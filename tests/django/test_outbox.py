@@ -335,3 +335,41 @@ def test_a_burst_run_says_how_many_outbox_rows_it_could_not_relay(
 
     assert "3 outbox row(s) not relayed" in out.getvalue()
     assert OutboxJob.objects.count() == 3
+
+
+@pytest.mark.django_db(transaction=True, databases=BOTH)
+def test_rows_that_fail_to_relay_do_not_hold_back_the_rows_behind_them(
+    outbox: Any, queue_name: str, key: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Trial finding: 10 rows whose data was not JSON at the head of the outbox, BATCH_SIZE 10:
+    every pass took the same 10, moved nothing and stopped, so none of the 30 good rows behind
+    them was ever relayed (and a running worker logged 110 tracebacks in 12 s)."""
+    from django.utils import timezone
+
+    from django_bullq.producer import outbox as outbox_module
+
+    outbox(BATCH_SIZE=10)
+    long_ago = timezone.now() - timezone.timedelta(hours=1)
+    OutboxJob.objects.bulk_create(
+        OutboxJob(
+            job_id=f"bad-{i}",
+            queue=queue_name,
+            name=sample.count_calls.name,
+            data="{not json",
+            created_at=long_ago,
+        )
+        for i in range(10)
+    )
+    bound = sample.count_calls.using(queue=queue_name)
+    with pytest.raises(SimulatedCrash), transaction.atomic():
+        crash_after_commit()
+        bound.enqueue_many([bound.bind(key) for _ in range(5)])
+    out = io.StringIO()
+    call_command("runworker", queue_name, "--burst", stdout=out)
+
+    assert runs(queue_name, key) == 5
+    assert "10 outbox row(s) not relayed" in out.getvalue()
+    assert OutboxJob.objects.count() == 10
+    failures = [r for r in caplog.records if "not moved to Redis" in r.getMessage()]
+    assert len(failures) == 10  # once each, then held for outbox.HOLD_S
+    assert len(outbox_module._held.pks("default")) == 10
