@@ -15,9 +15,9 @@ from typing import Any
 from django.core.checks import CheckMessage, Warning
 from django.utils.module_loading import import_string
 
-from ..core.clients import client_gaps, library_name
-from ..core.connection import VALKEY_CLUSTER_REFUSED
-from .settings import _connections, bullq_settings, error
+from ..core.clients import LIBRARIES, client_gaps, library_name, library_of
+from ..core.connection import VALKEY_CLUSTER_REFUSED, ConnectionConfigError
+from .settings import _connections, _url_errors, bullq_settings, error
 
 _DOCS = "see docs/configuration.md#client-libraries"
 
@@ -78,32 +78,43 @@ _LAZY_SCHEMES = ("redis://", "rediss://", "unix://")
 
 
 def _options_messages(entry: dict[str, Any], where: str) -> list[CheckMessage]:
-    """E003: ``OPTIONS`` the client library does not take (``{"bogus": 1}``). redis-py (and
-    valkey-py) keep unknown keyword arguments until the first connection, where they raise a
-    bare ``TypeError``; a connection object is built here (no socket is opened) to find them.
-    Skipped under ``CLIENT_FACTORY``, whose options are the factory's business."""
+    """E003: ``OPTIONS`` the client library does not take (``{"bogus": 1}``,
+    ``{"max_connections": "ten"}``). redis-py (and valkey-py) keep keyword arguments until they
+    build a connection, where a wrong one raises a bare ``TypeError`` / ``ValueError``; one
+    connection object of the sync and of the asyncio class is built here (no socket is opened)
+    to find them. Skipped under ``CLIENT_FACTORY``, whose options are the factory's business,
+    and for a URL that E004 refuses. A value only a socket refuses (``socket_timeout="abc"``)
+    is not found here."""
     url, options = entry.get("URL"), entry.get("OPTIONS") or {}
     if entry.get("CLIENT_FACTORY") is not None or not options or not isinstance(options, dict):
         return []
-    if not isinstance(url, str) or not url.startswith(_LAZY_SCHEMES):
+    if not isinstance(url, str) or not url.startswith(_LAZY_SCHEMES) or _url_errors(url, where):
         return []
-    cls = entry.get("CLIENT_CLASS") or "redis.Redis"
+    sync_path = entry.get("CLIENT_CLASS") or "redis.Redis"
     try:
-        client_class = import_string(cls) if isinstance(cls, str) else cls
-        client = client_class.from_url(url, **options)
-        client.connection_pool.make_connection().disconnect()
-        client.close()
-    except TypeError as exc:
-        return [
-            error(
-                3,
-                f"{where}['OPTIONS'] holds an argument the client does not take ({exc}).",
-                "OPTIONS are keyword arguments of redis-py's Redis.from_url (or of "
-                "CLIENT_CLASS's); " + _DOCS,
-            )
-        ]
-    except (ImportError, ValueError, AttributeError):  # E013 or E004 report those
+        sync_class = import_string(sync_path) if isinstance(sync_path, str) else sync_path
+        library = library_of(sync_class) or LIBRARIES["redis"]
+        async_path = entry.get("ASYNC_CLIENT_CLASS")
+        async_class = (
+            (import_string(async_path) if isinstance(async_path, str) else async_path)
+            if async_path is not None
+            else library.client_class(asyncio_=True)
+        )
+    except (ImportError, ConnectionConfigError):  # E013 reports a class that cannot be used
         return []
+    for client_class in (sync_class, async_class):
+        try:
+            client_class.from_url(url, **options).connection_pool.make_connection()
+        except (TypeError, ValueError, AttributeError) as exc:
+            name = f"{client_class.__module__}.{client_class.__qualname__}"
+            return [
+                error(
+                    3,
+                    f"{where}['OPTIONS'] holds an argument {name} does not take "
+                    f"({type(exc).__name__}: {exc}).",
+                    "OPTIONS are keyword arguments of the client's from_url; " + _DOCS,
+                )
+            ]
     return []
 
 

@@ -253,11 +253,12 @@ def _url_errors(url: str, where: str) -> list[CheckMessage]:
         return []
     hint = "Use redis://[[user]:password@]host[:port][/db], e.g. redis://127.0.0.1:6379/0."
     try:
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
-    except ValueError as exc:
-        if "out of range" in str(exc):
-            return [error(4, f"{where} has a URL whose port is out of range 0-65535.", hint)]
-        return [error(4, f"{where} has a URL whose port is not a number.", hint)]
+        port = parts.port  # raises ValueError for a port that is not a number, or past 65535
+    except ValueError:
+        port = 0
+    if port == 0 and parts.netloc.rpartition("@")[2].rpartition(":")[1]:
+        # redis-py takes port 0 as "none" and goes to 6379: another server's data
+        return [error(4, f"{where} has a URL whose port is not a number from 1 to 65535.", hint)]
     db = parts.path.lstrip("/")
     if db and not db.isdigit():
         return [error(4, f"{where} has a URL whose database index {db!r} is not a number.", hint)]

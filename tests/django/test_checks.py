@@ -241,24 +241,32 @@ def test_every_id_is_documented() -> None:
     assert "django_bullq.W002" in text
 
 
-def test_options_the_client_does_not_take_are_an_error_not_a_crash_at_start() -> None:
-    """Trial finding: ``OPTIONS={"bogus": 1}`` passed ``check``, then ``runworker`` crashed with
-    a bare TypeError at the first connection."""
-    with override_settings(
-        BULLQ={"CONNECTIONS": {"default": {"URL": URL, "OPTIONS": {"bogus": 1}}}}
-    ):
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [({"bogus": 1}, "bogus"), ({"max_connections": "ten"}, "ValueError")],
+)
+def test_options_the_client_does_not_take_are_an_error_not_a_crash_at_start(
+    options: dict[str, Any], named: str
+) -> None:
+    """Trial findings: ``OPTIONS={"bogus": 1}`` (and ``{"max_connections": "ten"}``) passed
+    ``check``, then ``runworker`` crashed with a bare TypeError (ValueError) at the first
+    connection."""
+    with override_settings(BULLQ={"CONNECTIONS": {"default": {"URL": URL, "OPTIONS": options}}}):
         messages = [m for m in run_checks() if m.id == "django_bullq.E003"]
     assert len(messages) == 1
     assert "BULLQ['CONNECTIONS']['default']['OPTIONS']" in messages[0].msg
-    assert "bogus" in messages[0].msg
+    assert named in messages[0].msg
     ok = {"URL": URL, "OPTIONS": {"socket_timeout": 5, "health_check_interval": 10}}
     assert ids({"CONNECTIONS": {"default": ok}}) == []
 
 
-def test_a_port_out_of_range_says_so() -> None:
-    """Trial finding: ``redis://h:99999`` was reported as a port that "is not a number"."""
-    with override_settings(BULLQ={"CONNECTIONS": {"default": "redis://127.0.0.1:99999/0"}}):
+@pytest.mark.parametrize("port", ["99999", "0", "-1", "abc"])
+def test_a_port_out_of_range_says_so(port: str) -> None:
+    """Trial findings: ``redis://h:99999`` was reported as a port that "is not a number", and
+    ``redis://h:0`` passed, then redis-py took 0 as "no port" and went to 6379."""
+    url = f"redis://127.0.0.1:{port}/0"
+    with override_settings(BULLQ={"CONNECTIONS": {"default": url}}):
         messages = [m for m in run_checks() if m.id == "django_bullq.E004"]
     assert [m.msg for m in messages] == [
-        "BULLQ['CONNECTIONS']['default'] has a URL whose port is out of range 0-65535."
+        "BULLQ['CONNECTIONS']['default'] has a URL whose port is not a number from 1 to 65535."
     ]
