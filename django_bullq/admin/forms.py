@@ -96,7 +96,7 @@ class CleanForm(forms.Form):
         return str(self.cleaned_data["clean_state"] or "completed")
 
     def clean_grace_s(self) -> float:
-        return float(self.cleaned_data["grace_s"])
+        return float(self.cleaned_data["grace_s"]) + 0.0  # + 0.0: -0 reads as 0
 
 
 class DrainForm(forms.Form):

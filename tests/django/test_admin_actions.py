@@ -155,3 +155,9 @@ def test_the_confirmation_page_sends_every_field_of_the_actions_form(name: str) 
     source = get_template("admin/django_bullq/confirm.html").template.source
     for field in ACTIONS[name].form.base_fields:
         assert f'name="{field}"' in source, (name, field)
+
+
+def test_a_grace_of_minus_zero_reads_as_zero() -> None:
+    """Trial finding: ``grace_s=-0`` was reported as "older than -0 s"."""
+    bound = forms.CleanForm({"grace_s": "-0"})
+    assert bound.is_valid() and f"{bound.cleaned_data['grace_s']:g}" == "0"
