@@ -178,7 +178,7 @@ async def _start_outbox_relay(*, burst: bool) -> asyncio.Task[None] | None:
     settings = bullq_settings.OUTBOX
     if not settings["ENABLED"]:
         return None
-    from ..producer.outbox import arelay_forever, relay_backlog
+    from ..producer.relay import arelay_forever, relay_backlog
 
     await asyncio.to_thread(relay_backlog)
     if burst:

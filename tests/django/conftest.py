@@ -20,6 +20,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def _outbox_holds_nothing_from_another_test() -> None:
     """The relay holds a row whose move failed for HOLD_S s, by primary key; a later test's
     row may get the same key after the tables are flushed, so each test starts with none."""
-    from django_bullq.producer import outbox
+    from django_bullq.producer import relay
 
-    outbox._held.since.clear()
+    relay._held.since.clear()

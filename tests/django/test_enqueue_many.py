@@ -14,8 +14,8 @@ from django_bullq.conf import get_queue
 from django_bullq.core.errors import NotEnqueuedError, PayloadTooLargeError, SerializationError
 from django_bullq.core.job import Job
 from django_bullq.models import OutboxJob
-from django_bullq.producer.outbox import relay
 from django_bullq.producer.pending import PendingEnqueue
+from django_bullq.producer.relay import relay
 from tests.support.redis_server import free_port
 from tests.testapp import tasks as sample
 

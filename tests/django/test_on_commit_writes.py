@@ -21,8 +21,9 @@ from django_bullq.core.flow import JobNode
 from django_bullq.core.job import Job
 from django_bullq.models import OutboxJob
 from django_bullq.producer.flows import aadd_flow, add_chain, add_flow, flow_producer
-from django_bullq.producer.outbox import KIND_FLOW, KIND_SCHEDULER, push, relay, relay_all
+from django_bullq.producer.outbox import KIND_FLOW, KIND_SCHEDULER, push
 from django_bullq.producer.pending import PendingEnqueue
+from django_bullq.producer.relay import relay, relay_all
 from django_bullq.producer.transaction import Pending
 from tests.support.helpers_django import burst
 from tests.testapp import tasks as sample

@@ -19,8 +19,9 @@ from django.db import transaction
 from django_bullq.conf import ConfigurationError, get_queue
 from django_bullq.core.job import Job
 from django_bullq.models import OutboxJob
-from django_bullq.producer.outbox import push, relay, relay_all
+from django_bullq.producer.outbox import push
 from django_bullq.producer.pending import PendingEnqueue
+from django_bullq.producer.relay import relay, relay_all
 from django_bullq.worker.group import WorkerGroup, arun_group, build_worker
 from tests.support.helpers_django import burst
 from tests.support.redis_server import free_port
@@ -322,13 +323,13 @@ def test_a_burst_run_relays_a_backlog_larger_than_one_batch(
 def test_a_burst_run_says_how_many_outbox_rows_it_could_not_relay(
     outbox: Any, queue_name: str, key: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from django_bullq.producer import outbox as outbox_module
+    from django_bullq.producer import relay as relay_module
 
     bound = sample.count_calls.using(queue=queue_name)
     with pytest.raises(SimulatedCrash), transaction.atomic():
         crash_after_commit()
         bound.enqueue_many([bound.bind(key) for _ in range(3)])
-    monkeypatch.setattr(outbox_module, "relay_all", lambda: 0)  # every row fails to relay
+    monkeypatch.setattr(relay_module, "relay_all", lambda: 0)  # every row fails to relay
 
     out = io.StringIO()
     call_command("runworker", queue_name, "--burst", stdout=out)
@@ -346,7 +347,7 @@ def test_rows_that_fail_to_relay_do_not_hold_back_the_rows_behind_them(
     them was ever relayed (and a running worker logged 110 tracebacks in 12 s)."""
     from django.utils import timezone
 
-    from django_bullq.producer import outbox as outbox_module
+    from django_bullq.producer import relay as relay_module
 
     outbox(BATCH_SIZE=10)
     long_ago = timezone.now() - timezone.timedelta(hours=1)
@@ -371,5 +372,5 @@ def test_rows_that_fail_to_relay_do_not_hold_back_the_rows_behind_them(
     assert "10 outbox row(s) not relayed" in out.getvalue()
     assert OutboxJob.objects.count() == 10
     failures = [r for r in caplog.records if "not moved to Redis" in r.getMessage()]
-    assert len(failures) == 10  # once each, then held for outbox.HOLD_S
-    assert len(outbox_module._held.pks("default")) == 10
+    assert len(failures) == 10  # once each, then held for relay.HOLD_S
+    assert len(relay_module._held.pks("default")) == 10

@@ -21,7 +21,7 @@ from django_bullq.conf import get_queue
 from django_bullq.core import instrument
 from django_bullq.core import telemetry as core_telemetry
 from django_bullq.core.telemetry.tracing import carrier_of
-from django_bullq.producer import outbox
+from django_bullq.producer import outbox, relay
 from django_bullq.worker.group import build_worker
 from tests.support.helpers_django import burst
 from tests.testapp import tasks as sample
@@ -130,7 +130,7 @@ def test_an_outbox_row_carries_the_requests_trace(
     with override_settings(BULLQ={**settings.BULLQ, "TELEMETRY": True}):
         with tracer.start_as_current_span("POST /orders") as view:
             outbox.write("default", queue_name, "tests.testapp.tasks.add", {"args": [1]}, {})
-        assert outbox.relay("default") == 1  # no current span here
+        assert relay.relay("default") == 1  # no current span here
         burst(queue_name)
     (process,) = [s for s in exporter.get_finished_spans() if s.name == f"process {queue_name}"]
     assert process.context.trace_id == view.get_span_context().trace_id

@@ -30,7 +30,7 @@ def main(queue_name: str) -> None:
     from django_bullq.conf import get_queue
     from django_bullq.models import OutboxJob
     from django_bullq.producer.flows import add_flow
-    from django_bullq.producer.outbox import relay
+    from django_bullq.producer.relay import relay
     from tests.testapp import tasks as sample
     from tests.testapp.models import Note
 

@@ -20,7 +20,8 @@ def main(queue_name: str, rows: int, relays: int) -> None:
     from django.db import connections
 
     from django_bullq.models import OutboxJob
-    from django_bullq.producer.outbox import relay, write
+    from django_bullq.producer.outbox import write
+    from django_bullq.producer.relay import relay
 
     call_command("migrate", verbosity=0)
     OutboxJob.objects.all().delete()

@@ -278,6 +278,6 @@ def _outbox_rows_left() -> int:
     """With ``BULLQ["OUTBOX"]["ENABLED"]``, the outbox rows a burst run left unrelayed."""
     if not bullq_settings.OUTBOX["ENABLED"]:
         return 0
-    from django_bullq.producer.outbox import rows_left
+    from django_bullq.producer.relay import rows_left
 
     return rows_left()
