@@ -167,9 +167,12 @@ class WorkerPool:
             code = proc.wait()
         return name, code
 
-    def stop_all(self) -> list[str]:
-        """SIGTERM every worker; returns those that did not exit 0."""
-        for _, proc in self.procs.values():
+    def stop_all(self, client: Any) -> list[str]:
+        """SIGTERM every worker once it is fetching (a replacement still importing Django has
+        no handler yet and would end with -15, as the chaos loop's signals also wait for);
+        returns those that did not exit 0."""
+        for slot, (_, proc) in self.procs.items():
+            self.wait_ready(slot, client)
             proc.send_signal(signal.SIGTERM)
         bad = []
         for name, proc in self.procs.values():
@@ -413,7 +416,7 @@ def run(config: RunConfig, logdir: Path | None = None) -> dict[str, Any]:
         seconds = _chaos(config, pool, server, client, effects, counters, producer, queue)
         stop.set()
         producer.join(30)
-        counters.bad_term_exits += pool.stop_all()
+        counters.bad_term_exits += pool.stop_all(client)
         figures = _count(config, client, effects, counters, seconds)
     finally:
         stop.set()
