@@ -869,24 +869,51 @@ async def test_job_threads_run_blocking_calls_size_at_once() -> None:
         threads.shutdown(wait=True)
 
 
-async def test_job_threads_hand_results_back_in_one_loop_callback(
+async def test_job_threads_hand_results_back_in_one_callback_set_in_three_parts(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Results that end while the loop is busy reach it together: one drain, not one each."""
+    """Results that end while the loop is busy reach it together (one callback posted from the
+    threads, not one each), and are set a third a loop pass, so the jobs of one part send their
+    finish calls in a write of their own while Redis works on the previous part's."""
     drains: list[int] = []
+    posts: list[int] = []
     drain = threads_module._HandBack.drain
+    put = threads_module._HandBack.put
 
     def counted(self: Any) -> None:
         drains.append(len(self.done))
         drain(self)
 
+    def counted_put(self: Any, *outcome: Any) -> None:
+        posts.append(self.posted)
+        put(self, *outcome)
+
     monkeypatch.setattr(threads_module._HandBack, "drain", counted)
-    threads = JobThreads(2, "bullq-t")
+    monkeypatch.setattr(threads_module._HandBack, "put", counted_put)
+    threads = JobThreads(1, "bullq-t")  # one thread: the calls end in the order made
+    settled: list[int] = []
     try:
         futures = [threads.run(lambda i=i: i) for i in range(50)]
+        for future in futures:
+            future.add_done_callback(lambda f: settled.append(f.result()))
         time.sleep(0.3)  # noqa: ASYNC251 - the loop is busy while the threads run every call
         assert await asyncio.gather(*futures) == list(range(50))
-        assert drains == [50]
+        assert posts.count(False) == 1  # only the first result posted a callback
+        assert drains == [50, 33, 16]  # parts of 17, one a pass
+        assert settled == list(range(50))  # in the order the calls ended
+    finally:
+        threads.shutdown(wait=True)
+
+
+async def test_job_threads_set_a_small_batch_in_one_pass() -> None:
+    """Two results (the least part) are set together, and a lone one at once."""
+    threads = JobThreads(1, "bullq-t")
+    try:
+        assert await threads.run(lambda: 1) == 1
+        pair = [threads.run(lambda i=i: i) for i in range(2)]
+        time.sleep(0.1)  # noqa: ASYNC251 - both end while the loop is busy
+        await asyncio.sleep(0)  # one pass: the drain
+        assert [f.done() for f in pair] == [True, True]
     finally:
         threads.shutdown(wait=True)
 

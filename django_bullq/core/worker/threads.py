@@ -11,7 +11,11 @@ futex call and a GIL hand-over; about 35 µs a call with one wake-up each way, m
   so calls that block still run ``size`` at once;
 * a thread that finishes a call takes the next one without sleeping;
 * results go back to the loop in batches: the first result posts one ``call_soon_threadsafe``
-  callback, which sets every result that has arrived by the time it runs.
+  callback, which sets the results that have arrived by the time it runs in three parts, one
+  per loop pass. The jobs of one part then send their finish calls in a write of their own,
+  which Redis works on while the loop settles the next part; set all at once, the jobs of a
+  batch finish in one write, and Redis and the loop take turns (no-op ``@task def`` jobs at
+  concurrency 10 ran 40% faster in parts, measured on 2 cores).
 
 So a stream of short calls is served by a few threads that seldom sleep, and calls that block
 get a thread each (a call waits for a thread only while ``size`` calls run). Like
@@ -30,18 +34,25 @@ from typing import Any
 
 from ..errors import contained
 
+#: A batch of results is set in this many loop passes (see the module's docstring) ...
+PARTS = 3
+#: ... of at least this many results each.
+MIN_PART = 2
+
 
 class _HandBack:
     """Results of calls made from one event loop, set on that loop in batches."""
 
-    __slots__ = ("done", "loop", "posted")
+    __slots__ = ("done", "loop", "part", "posted")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         #: (future, exception or None, result) in the order the calls ended
         self.done: deque[tuple[asyncio.Future[Any], BaseException | None, Any]] = deque()
-        #: a drain is scheduled on the loop and has not started yet
+        #: a drain is scheduled on the loop (posted by a thread, or the next part's)
         self.posted = False
+        #: outcomes the drain sets a pass, for the batch it is setting (0: none under way)
+        self.part = 0
 
     def put(self, future: asyncio.Future[Any], error: BaseException | None, value: Any) -> None:
         """From a job thread: hand one outcome back (the first of a batch posts the drain)."""
@@ -52,19 +63,30 @@ class _HandBack:
                 self.loop.call_soon_threadsafe(self.drain)
 
     def drain(self) -> None:
-        """On the loop: set every outcome handed back so far."""
-        self.posted = False  # before popping: a result appended after this posts again
+        """On the loop: set the outcomes handed back so far, a third of them a pass."""
         done = self.done
+        if not self.part:  # a new batch: its part size
+            self.part = max(MIN_PART, -(-len(done) // PARTS))
+        if len(done) > self.part:
+            for _ in range(self.part):
+                _settle(*done.popleft())
+            self.loop.call_soon(self.drain)  # still posted: threads append without posting
+            return
+        self.part = 0
+        self.posted = False  # before popping: a result appended after this posts again
         while done:
-            future, error, value = done.popleft()
-            if future.done():  # cancelled while it ran
-                continue
-            if error is None:
-                future.set_result(value)
-            elif isinstance(error, asyncio.CancelledError):
-                future.cancel()
-            else:
-                future.set_exception(error)
+            _settle(*done.popleft())
+
+
+def _settle(future: asyncio.Future[Any], error: BaseException | None, value: Any) -> None:
+    if future.done():  # cancelled while it ran
+        return
+    if error is None:
+        future.set_result(value)
+    elif isinstance(error, asyncio.CancelledError):
+        future.cancel()
+    else:
+        future.set_exception(error)
 
 
 _Item = tuple[_HandBack, "asyncio.Future[Any]", Callable[..., Any], tuple[Any, ...]]
