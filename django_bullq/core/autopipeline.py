@@ -24,6 +24,10 @@ Failure rules:
   valkey-py's, :mod:`~django_bullq.core.clients`), or redis-py's for a reset.
 - A caller that stops waiting (cancelled) does not desynchronise the connection: its reply is
   still read and dropped.
+- The client's ``socket_timeout`` bounds the wait for the next reply while calls are in flight
+  (connecting and writing included): one timer per connection, re-armed as replies come,
+  instead of the timeout that redis-py sets up around every read and every write (about a
+  tenth of a no-op job's CPU on the worker's loop). It expires as a client ``TimeoutError``.
 
 Redis Cluster clients (no connection pool), and clients of a library other than redis-py and
 valkey-py, fall back to one :meth:`Scripts.arun` per call.
@@ -32,7 +36,6 @@ valkey-py, fall back to one :meth:`Scripts.arun` per call.
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -49,6 +52,7 @@ from .clients import (
     can_pipeline,
 )
 from .packing import hiredis_pack
+from .pipeline_link import Link, can_read, connection_error, disconnect, fail, timeout_error
 from .scripts import Scripts, raise_on_code, settle_replies
 
 T = TypeVar("T")
@@ -56,20 +60,6 @@ T = TypeVar("T")
 #: s a link may sit with nothing in flight before a write checks that the server has not closed
 #: it (as :data:`~django_bullq.core.threadpipeline.IDLE_CHECK_S` for threads).
 IDLE_CHECK_S = 0.1
-
-
-class _Link:
-    """One connection and the calls sent on it whose replies are still to be read."""
-
-    __slots__ = ("conn", "dead", "inflight", "reader", "used_at")
-
-    def __init__(self, conn: Any) -> None:
-        self.conn = conn
-        self.inflight: collections.deque[asyncio.Future[Any]] = collections.deque()
-        self.reader: asyncio.Task[None] | None = None
-        self.dead = False
-        #: loop time of the last send on it
-        self.used_at = 0.0
 
 
 class AutoPipeline:
@@ -89,10 +79,12 @@ class AutoPipeline:
         self._pool = getattr(client, "connection_pool", None) if can_pipeline(client) else None
         self._pending: list[tuple[tuple[Any, ...], asyncio.Future[Any]]] = []
         self._writer: asyncio.Task[None] | None = None
-        self._link: _Link | None = None
-        self._connecting: _Link | None = None
+        self._link: Link | None = None
+        self._connecting: Link | None = None
         self._restart_writer = False
         self._closed = False
+        #: connections being closed by the watchdog (held: the loop keeps weak references)
+        self._closing: set[asyncio.Future[None]] = set()
         #: script loads under way after NOSCRIPT, one per script name
         self._loading: dict[str, asyncio.Future[Any]] = {}
         #: writes sent and calls carried (for tests and benchmarks)
@@ -232,13 +224,14 @@ class AutoPipeline:
         """Wait for the calls in flight, then close the connection."""
         self._closed = True
         while self._writer is not None:
-            await asyncio.shield(self._writer)
+            # wait() does not raise the writer's cancel (a reset, the watchdog): only our own
+            await asyncio.wait({self._writer})
         link, self._link = self._link, None
         if link is not None:
             if link.reader is not None:
                 with contextlib.suppress(Exception):
                     await asyncio.shield(link.reader)
-            await _disconnect(link)
+            await disconnect(link)
 
     # --- writer and reader -------------------------------------------------------------------
 
@@ -254,6 +247,8 @@ class AutoPipeline:
                 if not live:
                     continue
                 # In flight from now on, in send order: a reset or a failure fails them too.
+                if not link.inflight:
+                    self._watch_from_now(link)
                 link.inflight.extend(live)
                 if not await self._send(link, data):
                     continue
@@ -268,7 +263,7 @@ class AutoPipeline:
                 # reset() cancelled this writer mid-connect; later calls need a writer
                 self._writer = asyncio.create_task(self._write())
 
-    async def _live_link(self) -> _Link:
+    async def _live_link(self) -> Link:
         """:meth:`_current_link`, after dropping it if it sat idle and the server closed it
         meanwhile (a restart, a failover: nobody was reading, so nobody noticed), as redis-py's
         pool checks a connection before it hands it out. Busy links skip the check."""
@@ -276,7 +271,7 @@ class AutoPipeline:
         idle = not link.inflight and link.conn.is_connected
         if idle and asyncio.get_running_loop().time() - link.used_at > IDLE_CHECK_S:
             try:
-                closed = await _can_read(link.conn)  # EOF, or data nobody asked for
+                closed = await can_read(link.conn)  # EOF, or data nobody asked for
             except OUTAGE_ERRORS:
                 closed = True
             if closed:
@@ -284,17 +279,17 @@ class AutoPipeline:
                 link = self._current_link()
         return link
 
-    def _current_link(self) -> _Link:
+    def _current_link(self) -> Link:
         """The link to write on: the current one, or a new one when it is gone or dead."""
         link = self._link
         if link is None or link.dead:
             assert self._pool is not None
             # A connection of our own (the pool's settings, not one of its slots): it never
             # goes back to the pool, so no other caller meets its unread replies.
-            link = self._link = _Link(self._pool.make_connection())
+            link = self._link = Link(self._pool.make_connection())
         return link
 
-    async def _send(self, link: _Link, data: Any) -> bool:
+    async def _send(self, link: Link, data: Any) -> bool:
         """Connect ``link`` if need be and send ``data``; False when the link failed or was
         reset meanwhile (its calls in flight are failed with it)."""
         try:
@@ -308,16 +303,17 @@ class AutoPipeline:
                 await link.conn.send_packed_command(data, check_health=False)
                 link.used_at = asyncio.get_running_loop().time()
         except Exception as exc:  # noqa: BLE001 - every caller gets the error
-            await self._drop(link, _connection_error(exc))
+            await self._drop(link, connection_error(exc))
             return False
         if link.dead:  # reset, or its reader failed, while this write was under way
-            await _disconnect(link)
+            await disconnect(link)
             return False
         return True
 
-    async def _read(self, link: _Link) -> None:
+    async def _read(self, link: Link) -> None:
         """Read replies in order while calls are in flight on ``link``."""
         quota = _quota(len(link.inflight))
+        loop = asyncio.get_running_loop()
         try:
             while link.inflight and not link.dead:
                 try:
@@ -325,12 +321,13 @@ class AutoPipeline:
                 except RESPONSE_ERRORS as exc:
                     reply = exc
                 except BaseException as exc:
-                    await self._drop(link, _connection_error(exc))
+                    await self._drop(link, connection_error(exc))
                     if isinstance(exc, asyncio.CancelledError):
                         raise
                     return
                 if link.dead:  # reset() failed the calls in flight while this read waited
                     return
+                link.progress_at = loop.time()
                 future = link.inflight.popleft()
                 if not future.done():
                     if isinstance(reply, RESPONSE_ERRORS):
@@ -347,16 +344,51 @@ class AutoPipeline:
         finally:
             link.reader = None
 
-    async def _drop(self, link: _Link, exc: BaseException) -> None:
-        """Fail every call in flight on ``link`` and close its connection."""
-        if link.dead:
+    def _watch_from_now(self, link: Link) -> None:
+        """Calls go in flight on an idle ``link``: from now on a reply is due within its
+        timeout (the watchdog is armed once, and re-arms itself while calls are in flight)."""
+        loop = asyncio.get_running_loop()
+        link.progress_at = loop.time()
+        if link.timeout_s is not None and link.watchdog is None:
+            link.watchdog = loop.call_at(link.progress_at + link.timeout_s, self._watch, link)
+
+    def _watch(self, link: Link) -> None:
+        """The watchdog's timer: fail ``link`` if no reply came within its timeout, else wait
+        until the timeout of the last reply."""
+        link.watchdog = None
+        if link.dead or not link.inflight or link.timeout_s is None:
             return
+        loop = asyncio.get_running_loop()
+        due = link.progress_at + link.timeout_s
+        if loop.time() < due:
+            link.watchdog = loop.call_at(due, self._watch, link)
+            return
+        self._fail_link(link, timeout_error(link.conn, link.timeout_s))
+        if link.reader is not None:
+            link.reader.cancel()  # it waits for a reply that did not come
+        if self._connecting is link and self._writer is not None:
+            self._restart_writer = True  # stuck connecting
+            self._writer.cancel()
+        closing = asyncio.ensure_future(disconnect(link))
+        self._closing.add(closing)
+        closing.add_done_callback(self._closing.discard)
+
+    async def _drop(self, link: Link, exc: BaseException) -> None:
+        """Fail every call in flight on ``link`` and close its connection."""
+        if not link.dead:
+            self._fail_link(link, exc)
+            await disconnect(link)
+
+    def _fail_link(self, link: Link, exc: BaseException) -> None:
+        """Mark ``link`` dead and fail every call in flight on it with ``exc``."""
         link.dead = True
+        if link.watchdog is not None:
+            link.watchdog.cancel()
+            link.watchdog = None
         if self._link is link:
             self._link = None
         while link.inflight:
-            _fail(link.inflight.popleft(), exc)
-        await _disconnect(link)
+            fail(link.inflight.popleft(), exc)
 
     @staticmethod
     def _pack(
@@ -396,38 +428,6 @@ def _quota(inflight: int) -> int:
     Redis CPU per job); less often, and Redis and the worker take turns again.
     """
     return max(6, inflight // 3)
-
-
-def _connection_error(exc: BaseException) -> BaseException:
-    """``exc`` as callers should see a failed connection: redis errors and cancellation as they
-    are, anything else (CPython's ``writelines`` on a transport already lost raises
-    AttributeError or TypeError, python/cpython#136234) as a redis ``ConnectionError``."""
-    if isinstance(exc, (*CLIENT_ERRORS, asyncio.CancelledError)):
-        return exc
-    error = RedisConnectionError(f"connection lost ({type(exc).__name__}: {exc})")
-    error.__cause__ = exc
-    return error
-
-
-async def _disconnect(link: _Link) -> None:
-    with contextlib.suppress(Exception):
-        await link.conn.disconnect(nowait=True)
-
-
-def _fail(future: asyncio.Future[Any], exc: BaseException) -> None:
-    if not future.done():
-        if isinstance(exc, asyncio.CancelledError):
-            future.cancel()
-        else:
-            future.set_exception(exc)
-
-
-async def _can_read(conn: Any) -> bool:
-    """redis-py's check of an idle connection: ``can_read`` (8.0 and later; it deprecated
-    ``can_read_destructive``, the name in earlier versions)."""
-    if hasattr(conn, "can_read"):
-        return bool(await conn.can_read())
-    return bool(await conn.can_read_destructive())
 
 
 __all__ = ["AutoPipeline"]

@@ -195,3 +195,92 @@ async def test_a_call_that_meets_noscript_again_after_the_reload_runs_by_source(
             queue.close()
     finally:
         node.cleanup()
+
+
+# --- the socket timeout: one watchdog a connection, not a timer a reply -------------------------
+
+
+def _silent_queue(port: int, socket_timeout: float) -> Queue:
+    from django_bullq.core.connection import Connection
+
+    return Queue(
+        "silent",
+        Connection(
+            f"redis://127.0.0.1:{port}/0",
+            options={"socket_timeout": socket_timeout, "retry_on_timeout": False},
+        ),
+    )
+
+
+async def test_a_silent_server_times_pipelined_calls_out_within_the_socket_timeout(
+    silent: tuple[socket.socket, int],
+) -> None:
+    """A server that accepts and never answers: calls in flight (the connection's handshake
+    included) fail with the client's TimeoutError once ``socket_timeout`` passes with no
+    reply, and calls made after them go out on a new connection, and time out too."""
+    queue = _silent_queue(silent[1], 0.3)
+    pipe = queue.apipeline
+    try:
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        calls = [asyncio.ensure_future(log_call(pipe, queue, str(i))) for i in range(3)]
+        results = await asyncio.wait_for(asyncio.gather(*calls, return_exceptions=True), 5)
+        assert all(isinstance(r, redis.TimeoutError) for r in results), results
+        assert "no reply within 0.3 s" in str(results[0])
+        assert 0.3 <= loop.time() - start < 2
+        with pytest.raises(redis.TimeoutError):
+            await asyncio.wait_for(log_call(pipe, queue, "again"), 5)
+    finally:
+        await pipe.aclose()
+        queue.close()
+
+
+async def test_replies_that_keep_coming_outlast_the_socket_timeout(
+    redis_url: str, queue_name: str
+) -> None:
+    """The timeout bounds the wait for the next reply, not a connection's busy spell: calls
+    answered one after another for longer than ``socket_timeout`` all succeed."""
+    from django_bullq.core.connection import Connection
+
+    busy = Queue(queue_name, Connection(redis_url, options={"socket_timeout": 0.2}))
+    ids = await _jobs(busy, 1)
+    pipe = busy.apipeline
+    try:
+        loop = asyncio.get_running_loop()
+        start, replies = loop.time(), 0
+        while loop.time() - start < 0.8:
+            replies = await asyncio.gather(*(log_call(pipe, busy, ids[0]) for _ in range(50)))
+        assert replies[-1] > 50
+        assert pipe._link is not None and not pipe._link.dead
+    finally:
+        await pipe.aclose()
+        busy.close()
+
+
+async def test_pipelined_replies_set_no_timer_each(
+    queue: Queue, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """redis-py arms a timer around each read and each write of a connection that has a
+    socket timeout; the pipeline's connection has one watchdog instead, re-armed only when it
+    fires: 2,000 calls in 40 writes schedule a handful of timers, not thousands."""
+    ids = await _jobs(queue, 1)
+    pipe = AutoPipeline(queue.aclient, queue.ascripts)
+    loop = asyncio.get_running_loop()
+    timers = 0
+    call_at = loop.call_at
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal timers
+        timers += 1
+        return call_at(*args, **kwargs)
+
+    try:
+        await log_call(pipe, queue, ids[0])  # connected
+        assert pipe._link is not None and pipe._link.timeout_s  # the client has a timeout
+        monkeypatch.setattr(loop, "call_at", counted)
+        for _ in range(40):
+            await asyncio.gather(*(log_call(pipe, queue, ids[0]) for _ in range(50)))
+        assert timers <= 5, timers
+    finally:
+        monkeypatch.undo()
+        await pipe.aclose()
