@@ -77,17 +77,33 @@ def _cluster_messages(key: str, entry: dict[str, Any], where: str) -> list[Check
 _LAZY_SCHEMES = ("redis://", "rediss://", "unix://")
 
 
+#: OPTIONS that are seconds: a string there ("5", read from the environment) passes redis-py's
+#: constructors and fails only at the first socket call.
+_SECONDS_OPTIONS = ("socket_timeout", "socket_connect_timeout", "health_check_interval")
+
+
 def _options_messages(entry: dict[str, Any], where: str) -> list[CheckMessage]:
     """E003: ``OPTIONS`` the client library does not take (``{"bogus": 1}``,
     ``{"max_connections": "ten"}``). redis-py (and valkey-py) keep keyword arguments until they
     build a connection, where a wrong one raises a bare ``TypeError`` / ``ValueError``; one
     connection object of the sync and of the asyncio class is built here (no socket is opened)
     to find them. Skipped under ``CLIENT_FACTORY``, whose options are the factory's business,
-    and for a URL that E004 refuses. A value only a socket refuses (``socket_timeout="abc"``)
-    is not found here."""
+    and for a URL that E004 refuses. The seconds options (``socket_timeout`` and the others of
+    :data:`_SECONDS_OPTIONS`), which only a socket would refuse, must be numbers or None."""
     url, options = entry.get("URL"), entry.get("OPTIONS") or {}
     if entry.get("CLIENT_FACTORY") is not None or not options or not isinstance(options, dict):
         return []
+    for name in _SECONDS_OPTIONS:
+        value = options.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            return [
+                error(
+                    3,
+                    f"{where}['OPTIONS'][{name!r}] is {value!r}, not a number of seconds.",
+                    "Give a number (int or float) or None; a value read from the environment "
+                    "is a string: convert it (env.float(...), float(os.environ[...])).",
+                )
+            ]
     if not isinstance(url, str) or not url.startswith(_LAZY_SCHEMES) or _url_errors(url, where):
         return []
     sync_path = entry.get("CLIENT_CLASS") or "redis.Redis"

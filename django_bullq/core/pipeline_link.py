@@ -32,9 +32,14 @@ class Link:
         self.conn = conn
         #: The connection's socket timeout in s, or None to wait forever. It is kept here
         #: and cleared on the connection, so that redis-py arms no timer around each read
-        #: and write; the watchdog applies it instead.
-        self.timeout_s: float | None = conn.socket_timeout or None
-        conn.socket_timeout = None
+        #: and write; the watchdog applies it instead. A value that is not a number (a
+        #: string from the environment, which check E003 reports) stays on the connection,
+        #: whose reads then fail with redis-py's own error.
+        timeout = conn.socket_timeout
+        self.timeout_s: float | None = None
+        if isinstance(timeout, int | float) and not isinstance(timeout, bool):
+            self.timeout_s = float(timeout) if timeout > 0 else None
+            conn.socket_timeout = None
         self.inflight: collections.deque[asyncio.Future[Any]] = collections.deque()
         self.reader: asyncio.Task[None] | None = None
         self.dead = False

@@ -284,3 +284,19 @@ async def test_pipelined_replies_set_no_timer_each(
     finally:
         monkeypatch.undo()
         await pipe.aclose()
+
+
+def test_a_socket_timeout_that_is_not_a_number_is_left_to_redis_py() -> None:
+    """``socket_timeout="5"`` (read from the environment; check E003 reports it) arms no
+    watchdog and stays on the connection, where redis-py refuses it at the first write (each
+    call then fails with a connection error naming the TypeError; none waits forever)."""
+    import redis.asyncio
+
+    from django_bullq.core.pipeline_link import Link
+
+    odd = redis.asyncio.Redis.from_url("redis://127.0.0.1:1/0", socket_timeout="5")
+    link = Link(odd.connection_pool.make_connection())
+    assert link.timeout_s is None and link.conn.socket_timeout == "5"
+    fine = redis.asyncio.Redis.from_url("redis://127.0.0.1:1/0", socket_timeout=2)
+    link = Link(fine.connection_pool.make_connection())
+    assert link.timeout_s == 2.0 and link.conn.socket_timeout is None

@@ -260,6 +260,30 @@ def test_options_the_client_does_not_take_are_an_error_not_a_crash_at_start(
     assert ids({"CONNECTIONS": {"default": ok}}) == []
 
 
+@pytest.mark.parametrize(
+    ("url", "options"),
+    [
+        (URL, {"socket_timeout": "5"}),
+        (URL, {"socket_connect_timeout": "abc"}),
+        (URL, {"health_check_interval": True}),
+        ("redis+sentinel://127.0.0.1:26379/mymaster", {"socket_timeout": "5"}),
+    ],
+)
+def test_seconds_options_that_are_not_numbers_are_an_error(url: str, options: Any) -> None:
+    """``OPTIONS={"socket_timeout": "5"}`` (a value read from the environment) passed
+    ``check``: redis-py takes it, and only a socket or the pipeline's watchdog would refuse it.
+    Cluster and Sentinel URLs, whose clients are not built here, get the check too."""
+    with override_settings(BULLQ={"CONNECTIONS": {"default": {"URL": url, "OPTIONS": options}}}):
+        messages = [m for m in run_checks() if m.id == "django_bullq.E003"]
+    name = next(iter(options))
+    assert [m.msg for m in messages] == [
+        f"BULLQ['CONNECTIONS']['default']['OPTIONS'][{name!r}] is {options[name]!r}, "
+        "not a number of seconds."
+    ]
+    fine = {"URL": url, "OPTIONS": {name: 2.5}}
+    assert [m for m in ids({"CONNECTIONS": {"default": fine}}) if m == "django_bullq.E003"] == []
+
+
 @pytest.mark.parametrize("port", ["99999", "0", "-1", "abc"])
 def test_a_port_out_of_range_says_so(port: str) -> None:
     """Trial findings: ``redis://h:99999`` was reported as a port that "is not a number", and
