@@ -420,6 +420,14 @@ def machine_lines(machine: dict[str, Any], libraries: Sequence[Library]) -> list
     ]
 
 
+#: The pointer to the page of the Redis / Valkey run, which has its own command and files.
+SERVERS_LINE = (
+    "Redis and Valkey side by side (PING latency, the server's CPU per job, Valkey's "
+    "io-threads): [Benchmarks: Redis and Valkey](benchmarks-servers.md), a run of its own "
+    "(`python -m benchmarks --server both`, written to `benchmarks/results-servers.json`)."
+)
+
+
 def markdown(
     data: dict[str, Any],
     scenarios: Sequence[Scenario],
@@ -433,6 +441,8 @@ def markdown(
         "# Benchmarks",
         "",
         "Written by `make bench` (`python -m benchmarks`, code in `benchmarks/`). " + note,
+        "",
+        SERVERS_LINE,
         "",
         "## What a Django project gets",
         "",
