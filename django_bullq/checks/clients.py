@@ -89,19 +89,31 @@ def _options_messages(entry: dict[str, Any], where: str) -> list[CheckMessage]:
     connection object of the sync and of the asyncio class is built here (no socket is opened)
     to find them. Skipped under ``CLIENT_FACTORY``, whose options are the factory's business,
     and for a URL that E004 refuses. The seconds options (``socket_timeout`` and the others of
-    :data:`_SECONDS_OPTIONS`), which only a socket would refuse, must be numbers or None."""
+    :data:`_SECONDS_OPTIONS`), which only a socket would refuse, must be numbers or None, the
+    timeouts above 0."""
     url, options = entry.get("URL"), entry.get("OPTIONS") or {}
     if entry.get("CLIENT_FACTORY") is not None or not options or not isinstance(options, dict):
         return []
     for name in _SECONDS_OPTIONS:
         value = options.get(name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float):
             return [
                 error(
                     3,
                     f"{where}['OPTIONS'][{name!r}] is {value!r}, not a number of seconds.",
                     "Give a number (int or float) or None; a value read from the environment "
                     "is a string: convert it (env.float(...), float(os.environ[...])).",
+                )
+            ]
+        if value < 0 or (value == 0 and name != "health_check_interval"):
+            return [
+                error(
+                    3,
+                    f"{where}['OPTIONS'][{name!r}] is {value!r}: a timeout must be above 0 "
+                    "(0 makes redis-py's sockets fail at once).",
+                    "Give a number of seconds above 0, or None to wait forever.",
                 )
             ]
     if not isinstance(url, str) or not url.startswith(_LAZY_SCHEMES) or _url_errors(url, where):

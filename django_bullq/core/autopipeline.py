@@ -24,10 +24,12 @@ Failure rules:
   valkey-py's, :mod:`~django_bullq.core.clients`), or redis-py's for a reset.
 - A caller that stops waiting (cancelled) does not desynchronise the connection: its reply is
   still read and dropped.
-- The client's ``socket_timeout`` bounds the wait for the next reply while calls are in flight
-  (connecting and writing included): one timer per connection, re-armed as replies come,
-  instead of the timeout that redis-py sets up around every read and every write (about a
-  tenth of a no-op job's CPU on the worker's loop). It expires as a client ``TimeoutError``.
+- Once a connection is up, the client's ``socket_timeout`` bounds the wait for the next reply
+  while calls are in flight (writes included): one timer per connection, re-armed as replies
+  come, instead of the timeout that redis-py sets up around every read and every write (about
+  a tenth of a no-op job's CPU on the worker's loop). It expires as a client ``TimeoutError``.
+  While it connects, redis-py's ``socket_connect_timeout`` and its handshake's reads under
+  ``socket_timeout`` apply, as before.
 
 Redis Cluster clients (no connection pool), and clients of a library other than redis-py and
 valkey-py, fall back to one :meth:`Scripts.arun` per call.
@@ -299,6 +301,7 @@ class AutoPipeline:
                     await link.conn.connect()
                 finally:
                     self._connecting = None
+                link.connected(asyncio.get_running_loop().time())
             if not link.dead:
                 await link.conn.send_packed_command(data, check_health=False)
                 link.used_at = asyncio.get_running_loop().time()
@@ -359,6 +362,8 @@ class AutoPipeline:
         if link.dead or not link.inflight or link.timeout_s is None:
             return
         loop = asyncio.get_running_loop()
+        if self._connecting is link:  # redis-py's connect and handshake timeouts apply
+            link.progress_at = loop.time()
         due = link.progress_at + link.timeout_s
         if loop.time() < due:
             link.watchdog = loop.call_at(due, self._watch, link)
@@ -366,9 +371,6 @@ class AutoPipeline:
         self._fail_link(link, timeout_error(link.conn, link.timeout_s))
         if link.reader is not None:
             link.reader.cancel()  # it waits for a reply that did not come
-        if self._connecting is link and self._writer is not None:
-            self._restart_writer = True  # stuck connecting
-            self._writer.cancel()
         closing = asyncio.ensure_future(disconnect(link))
         self._closing.add(closing)
         closing.add_done_callback(self._closing.discard)

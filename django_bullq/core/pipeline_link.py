@@ -30,16 +30,16 @@ class Link:
 
     def __init__(self, conn: Any) -> None:
         self.conn = conn
-        #: The connection's socket timeout in s, or None to wait forever. It is kept here
-        #: and cleared on the connection, so that redis-py arms no timer around each read
-        #: and write; the watchdog applies it instead. A value that is not a number (a
-        #: string from the environment, which check E003 reports) stays on the connection,
-        #: whose reads then fail with redis-py's own error.
+        #: The connection's socket timeout in s, or None to wait forever. Once the
+        #: connection is up (:meth:`connected`) it is cleared on the connection, so that
+        #: redis-py arms no timer around each read and write, and the watchdog applies it
+        #: instead; while it connects, redis-py's own connect and handshake timeouts apply.
+        #: A value that is not a number (a string from the environment, which check E003
+        #: reports) stays on the connection, whose reads then fail with redis-py's own error.
         timeout = conn.socket_timeout
         self.timeout_s: float | None = None
-        if isinstance(timeout, int | float) and not isinstance(timeout, bool):
-            self.timeout_s = float(timeout) if timeout > 0 else None
-            conn.socket_timeout = None
+        if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
+            self.timeout_s = float(timeout)
         self.inflight: collections.deque[asyncio.Future[Any]] = collections.deque()
         self.reader: asyncio.Task[None] | None = None
         self.dead = False
@@ -50,13 +50,20 @@ class Link:
         #: the timer that fails the link when no reply comes for timeout_s (while in flight)
         self.watchdog: asyncio.TimerHandle | None = None
 
+    def connected(self, now: float) -> None:
+        """The connection is up (at loop time ``now``): from now on the watchdog, not
+        redis-py, applies its timeout, the first reply being due ``timeout_s`` after ``now``."""
+        self.progress_at = now
+        if self.timeout_s is not None:
+            self.conn.socket_timeout = None
+
 
 def timeout_error(conn: Any, timeout_s: float) -> BaseException:
     """The client library's ``TimeoutError`` for a reply not come within ``timeout_s``."""
     module = type(conn).__module__.split(".", 1)[0]
     cls = next((c for c in TIMEOUT_ERRORS if c.__module__.startswith(module)), TIMEOUT_ERRORS[0])
-    where = getattr(conn, "host", "") and f"{conn.host}:{getattr(conn, 'port', '')}"
-    return cls(f"Timeout reading from {where or 'Redis'}: no reply within {timeout_s} s")
+    where = (getattr(conn, "host", "") and f"{conn.host}:{getattr(conn, 'port', '')}") or "Redis"
+    return cls(f"Timeout waiting for {where}: no reply within {timeout_s} s")
 
 
 def connection_error(exc: BaseException) -> BaseException:

@@ -284,6 +284,26 @@ def test_seconds_options_that_are_not_numbers_are_an_error(url: str, options: An
     assert [m for m in ids({"CONNECTIONS": {"default": fine}}) if m == "django_bullq.E003"] == []
 
 
+@pytest.mark.parametrize(
+    ("options", "verdict"),
+    [
+        ({"socket_timeout": 0}, "error"),
+        ({"socket_connect_timeout": -1}, "error"),
+        ({"health_check_interval": -5}, "error"),
+        ({"health_check_interval": 0}, "ok"),  # redis-py's default: no health check
+        ({"socket_timeout": None}, "ok"),  # wait forever
+    ],
+)
+def test_a_timeout_of_zero_or_below_is_an_error(options: dict[str, Any], verdict: str) -> None:
+    """``socket_timeout=0`` made every call fail at once on the sync client, and meant "no
+    timeout" on the asyncio pipeline (the trial of the pipeline's watchdog): refused here."""
+    with override_settings(BULLQ={"CONNECTIONS": {"default": {"URL": URL, "OPTIONS": options}}}):
+        messages = [m for m in run_checks() if m.id == "django_bullq.E003"]
+    assert (messages == []) is (verdict == "ok"), [m.msg for m in messages]
+    if verdict == "error":
+        assert "above 0" in messages[0].msg or "above 0" in (messages[0].hint or "")
+
+
 @pytest.mark.parametrize("port", ["99999", "0", "-1", "abc"])
 def test_a_port_out_of_range_says_so(port: str) -> None:
     """Trial findings: ``redis://h:99999`` was reported as a port that "is not a number", and
