@@ -11,7 +11,7 @@ from typing import Any
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from .clients import CLIENT_ERRORS, TIMEOUT_ERRORS
+from .clients import CLIENT_ERRORS, TIMEOUT_ERRORS, library_name
 
 
 class Link:
@@ -60,8 +60,8 @@ class Link:
 
 def timeout_error(conn: Any, timeout_s: float) -> BaseException:
     """The client library's ``TimeoutError`` for a reply not come within ``timeout_s``."""
-    module = type(conn).__module__.split(".", 1)[0]
-    cls = next((c for c in TIMEOUT_ERRORS if c.__module__.startswith(module)), TIMEOUT_ERRORS[0])
+    library = library_name(conn)
+    cls = next((c for c in TIMEOUT_ERRORS if library_name(c) == library), TIMEOUT_ERRORS[0])
     where = (getattr(conn, "host", "") and f"{conn.host}:{getattr(conn, 'port', '')}") or "Redis"
     return cls(f"Timeout waiting for {where}: no reply within {timeout_s} s")
 
