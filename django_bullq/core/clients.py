@@ -2,11 +2,11 @@
 
 valkey-py (PyPI ``valkey``) is a fork of redis-py 5: the same classes under other names
 (``valkey.Valkey``, ``valkey.asyncio.Valkey``, ``valkey.cluster.ValkeyCluster``), the same
-connection and pool internals the pipelines use (``make_connection``, ``send_packed_command``,
-``read_response``), the same ``register_script``. What differs is its exceptions: a valkey-py
-client raises ``valkey.exceptions.ConnectionError``, which is no ``redis.ConnectionError``.
-Every handler of a client error therefore catches one of the tuples below, which hold the class
-of each library installed, never a redis-py class alone.
+connection and pool internals the pipelines use (``make_connection``, ``connect``, ``_sock``,
+``send_packed_command``, ``read_response``), the same ``register_script``. What differs is its
+exceptions: a valkey-py client raises ``valkey.exceptions.ConnectionError``, which is no
+``redis.ConnectionError``. Every handler of a client error therefore catches one of the tuples
+below, which hold the class of each library installed, never a redis-py class alone.
 
 A library is chosen per connection (``BULLQ["CONNECTIONS"][alias]["CLIENT_CLASS"]``, see
 docs/configuration.md); :class:`ClientLibrary` names its classes for one library.

@@ -24,7 +24,8 @@ def _hiredis_class(base: type) -> type:
     """``base`` (an asyncio connection class) with hiredis's command packer."""
     cls = _classes.get(base)
     if cls is None:
-        serializer = HiredisRespSerializer()
+        factory: Any = HiredisRespSerializer  # untyped in redis-py 8.2, typed before
+        serializer = factory()
 
         def pack_command(self: Any, *args: Any) -> list[bytes]:
             packed: list[bytes] = serializer.pack(*args)

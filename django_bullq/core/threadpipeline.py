@@ -322,7 +322,14 @@ def _drop_if_closed(conn: Any) -> None:
 
 def _exchange(conn: Any, data: list[bytes], count: int) -> list[Any]:
     """Send ``data`` (``count`` packed commands) on ``conn`` and read their ``count`` replies;
-    an error reply in its place."""
+    an error reply in its place.
+
+    An unconnected ``conn`` is connected by its own ``connect()`` first: redis-py 7 and 8 connect
+    inside ``send_packed_command`` without the class's ``connect()``, which skips Sentinel's
+    master lookup (``SentinelManagedConnection`` would reach its default ``localhost:6379``).
+    """
+    if conn._sock is None:
+        conn.connect()
     conn.send_packed_command(data)
     replies: list[Any] = []
     for _ in range(count):

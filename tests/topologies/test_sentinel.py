@@ -225,3 +225,24 @@ async def test_case_b33_demoted_master_unblocks_worker_which_follows_the_new_one
         worker.close()
         await asyncio.wait_for(task, 15)
         old.close()
+
+
+def test_thread_pipeline_writes_to_the_master_the_sentinels_name(sentinels: SentinelSet) -> None:
+    """``Queue.add`` from a thread goes out on the thread pipeline's own connection, which must
+    ask the sentinels for the master as redis-py's own calls do. redis-py 7 and 8 connect a
+    fresh connection inside ``send_packed_command`` without Sentinel's lookup, to the
+    connection's default ``localhost:6379``: refused on a machine without a Redis there, and
+    a stranger's Redis on one that has it."""
+    queue = Queue(f"s-{uuid.uuid4().hex[:8]}", sentinels.url)
+    try:
+        job = queue.add("to-the-master", {"n": 1})
+        conn = queue.pipeline._conn
+        assert conn is not None, "the add did not go through the thread pipeline"
+        assert conn._sock.getpeername()[1] == sentinels.master.port
+        master = sentinels.master.client()
+        try:
+            assert master.exists(f"bull:{queue.name}:{job.id}")
+        finally:
+            master.close()
+    finally:
+        queue.close()
