@@ -29,7 +29,7 @@ def dumps(value: Any, what: str = "value") -> str:
             string that is not valid Unicode (lone surrogates).
     """
     try:
-        text = _ENCODER.encode(value)
+        text = _encode(value)
     except (TypeError, ValueError, RecursionError) as exc:
         raise SerializationError(f"{what} is not JSON-serialisable: {exc}") from exc
     try:
@@ -41,6 +41,41 @@ def dumps(value: Any, what: str = "value") -> str:
 
 # Built once, as _DECODER below (json.dumps with keywords builds an encoder per call).
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _make_encode() -> Callable[[Any], str]:
+    """:data:`_ENCODER`'s ``encode``, or the same text from one C encoder made once.
+
+    ``JSONEncoder.encode`` makes a new C encoder on every call (about 1 us of a 1.3 us encode
+    of a small task call, twice per add: data and options). The one made here is kept; it is
+    made without ``markers`` (the circular-reference check), so no call leaves anything in it
+    and every thread can share it: a value that holds itself ends in the recursion limit, a
+    ``RecursionError`` that :func:`dumps` reports as it reports too deep a nesting. Where the
+    C accelerator is missing (not CPython), ``_ENCODER.encode`` as it is.
+    """
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - CPython has it
+        return _ENCODER.encode
+    enc = _ENCODER  # its settings, as JSONEncoder.iterencode passes them (markers: None)
+    chunks = make(
+        None,
+        enc.default,
+        json.encoder.encode_basestring,
+        enc.indent,
+        enc.key_separator,
+        enc.item_separator,
+        enc.sort_keys,
+        enc.skipkeys,
+        enc.allow_nan,
+    )
+
+    def encode(value: Any) -> str:
+        return "".join(chunks(value, 0))
+
+    return encode
+
+
+_encode = _make_encode()
 
 
 class Encoded:

@@ -60,6 +60,42 @@ def test_too_deep_nesting_is_refused() -> None:
         dumps(deep)
 
 
+class Enum(int):
+    """An int subclass, as an ``IntEnum`` member is one."""
+
+
+@pytest.mark.parametrize(
+    "value",
+    [*UNICODE_VALUES, {"args": [1], "kwargs": {}}, {"b": 1, "a": [{"x": None}]}, Enum(3), 1e300],
+)
+def test_text_is_json_dumps_compact(value: Any) -> None:
+    """The cached encoder writes exactly what ``json.dumps`` with the same options writes."""
+    import json
+
+    expected = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    assert dumps(value) == expected
+
+
+def test_a_value_that_holds_itself_is_refused() -> None:
+    """No circular-reference bookkeeping is kept between calls: a cycle ends in the recursion
+    limit, read as a :class:`SerializationError`, and the next call still works."""
+    cycle: list[Any] = [1]
+    cycle.append(cycle)
+    with pytest.raises(SerializationError, match="data of task t"):
+        dumps(cycle, "data of task t")
+    assert dumps([cycle[0]]) == "[1]"
+
+
+def test_encoding_from_many_threads_at_once() -> None:
+    """One encoder serves every thread (nothing of a call is kept in it)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    values = [{"args": [i, "x" * (i % 50)], "kwargs": {"k": [i] * (i % 7)}} for i in range(2000)]
+    with ThreadPoolExecutor(8) as pool:
+        texts = list(pool.map(dumps, values))
+    assert [loads(t) for t in texts] == values
+
+
 @pytest.mark.parametrize("value", UNICODE_VALUES)
 def test_round_trip_in_memory(value: Any) -> None:
     assert loads(dumps(value)) == value

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -179,18 +178,17 @@ async def test_non_json_argument_fails_at_aenqueue(queue_name: str) -> None:
 
 
 def count_encodes(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """The values JSON-encoded from now on (every ``dumps`` goes through ``_ENCODER``)."""
+    """The values JSON-encoded from now on (every ``dumps`` goes through ``_encode``)."""
     from django_bullq.core import serialization
 
     seen: list[Any] = []
-    real = serialization._ENCODER.encode
+    real = serialization._encode
 
-    class Counting(json.JSONEncoder):
-        def encode(self, o: Any) -> str:
-            seen.append(o)
-            return real(o)
+    def counting(value: Any) -> str:
+        seen.append(value)
+        return real(value)
 
-    monkeypatch.setattr(serialization, "_ENCODER", Counting())
+    monkeypatch.setattr(serialization, "_encode", counting)
     return seen
 
 
