@@ -11,7 +11,7 @@ import redis
 
 from django_bullq import Queue
 from django_bullq.core.errors import SerializationError
-from django_bullq.core.serialization import dumps, loads, to_str
+from django_bullq.core.serialization import dumps, loads, loads_str, to_str
 
 UNICODE_VALUES: list[Any] = [
     {"emoji": "🚀👩‍👩‍👧‍👦", "flag": "🇺🇦"},
@@ -130,3 +130,25 @@ def test_to_str() -> None:
 def test_loads_refuses_non_standard_constants(text: str) -> None:
     with pytest.raises(ValueError, match="not valid JSON"):
         loads(text)
+
+
+@pytest.mark.parametrize(
+    "text", [' {"a": 1} ', "1\n", "\t[]", '"x"', "0", "-0.5e3", '{"a":[1,{"b":null}]}', "[]"]
+)
+def test_loads_reads_what_json_loads_reads(text: str) -> None:
+    """The scanner-first decode gives ``json.loads``' value, whitespace around it included."""
+    import json
+
+    assert loads(text) == json.loads(text)
+    assert loads_str(text) == json.loads(text)
+
+
+@pytest.mark.parametrize("text", ['{"a":1}x', "1 2", "[1,]", "", " ", '{"a"}', "tru"])
+def test_loads_refuses_what_json_loads_refuses_with_its_error(text: str) -> None:
+    import json
+
+    with pytest.raises(json.JSONDecodeError) as expected:
+        json.loads(text)
+    with pytest.raises(json.JSONDecodeError) as got:
+        loads_str(text)
+    assert (got.value.msg, got.value.pos) == (expected.value.msg, expected.value.pos)
