@@ -63,14 +63,13 @@ class ServerFacts:
 
 
 def where(url: str) -> str:
-    """``scheme://host:port/db`` of a Redis URL without user or password; ``""`` if unreadable."""
+    """``scheme://host:port/db`` of a Redis URL without user or password (every
+    ``host:port`` of a Sentinel URL, and its ``/<service>/<db>``); ``""`` if unreadable."""
     try:
         parts = urlsplit(url)
-        host = parts.hostname or ""
-        port = f":{parts.port}" if parts.port else ""
     except ValueError:
         return ""
-    return f"{parts.scheme}://{host}{port}{parts.path}"
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
 
 
 def facts(alias: str, url: str) -> ServerFacts:

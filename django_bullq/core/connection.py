@@ -107,8 +107,10 @@ _PROBE_ERRORS: clients.ErrorClasses = (*clients.CLIENT_ERRORS, KeyError, ValueEr
 
 @contextmanager
 def reaching(connection: Connection, what: str) -> Iterator[None]:
-    """Turn redis-py connection errors inside the block into :class:`RedisUnavailableError`,
-    and a database index the server lacks into :class:`ConnectionConfigError`.
+    """Turn redis-py connection errors inside the block into :class:`RedisUnavailableError`
+    (so too a write the master refuses for want of replicas, ``NOREPLICAS``: it did not
+    happen, and is retried as an outage is), and a database index the server lacks into
+    :class:`ConnectionConfigError`.
 
     Args:
         connection: the :class:`Connection` used (for its password-free description).
@@ -119,17 +121,31 @@ def reaching(connection: Connection, what: str) -> Iterator[None]:
     except _NO_OUTAGE:
         raise  # a wrong password or ACL user is no outage: the client's error says what is wrong
     except clients.UNREACHABLE_ERRORS as exc:
+        if type(exc).__name__ == "MasterNotFoundError" and "AuthenticationError" in str(exc):
+            # redis-py folds each sentinel's AuthenticationError into MasterNotFoundError
+            raise ConnectionConfigError(
+                f"the sentinels of {connection.describe()} refused the credentials to {what} "
+                "(AuthenticationError): sentinels take a password of their own, in OPTIONS "
+                '{"sentinel_kwargs": {"password": ...}} (docs/redis-topologies.md)'
+            ) from exc
         raise RedisUnavailableError(
             f"cannot reach Redis at {connection.describe()} to {what}: {type(exc).__name__}: {exc}"
         ) from exc
     except clients.RESPONSE_ERRORS as exc:
+        if str(exc).startswith("NOREPLICAS"):  # min-replicas-to-write: the write did not happen
+            raise RedisUnavailableError(
+                f"Redis at {connection.describe()} refused the write to {what}: too few "
+                f"replicas in sync (min-replicas-to-write); retry: {exc}"
+            ) from exc
         missing = connection.database_error(exc)  # redis://host/99 on a server of 16
         if missing is None:
             raise
         raise missing from exc
 
 
-def _sentinel_parts(url: str) -> tuple[list[tuple[str, int]], str, int, str | None]:
+def _sentinel_parts(url: str) -> tuple[list[tuple[str, int]], str, int | None, str | None]:
+    """The sentinels' ``(host, port)`` list, the service name, and the database and password
+    the URL gives (None when it gives none: OPTIONS may)."""
     parts = urlsplit(url)
     hosts = []
     netloc = parts.netloc.rsplit("@", 1)[-1]
@@ -139,9 +155,28 @@ def _sentinel_parts(url: str) -> tuple[list[tuple[str, int]], str, int, str | No
     path = [p for p in parts.path.split("/") if p]
     if not path:
         raise ConnectionConfigError(f"sentinel URL {redact_url(url)!r} needs /<service_name>")
-    db = int(path[1]) if len(path) > 1 else 0
+    db = int(path[1]) if len(path) > 1 else None
     password = unquote(parts.password) if parts.password else None
     return hosts, path[0], db, password
+
+
+def _sentinel_master(
+    library: ClientLibrary, url: str, opts: dict[str, Any], *, asyncio_: bool
+) -> Any:
+    """The master client of a ``redis+sentinel://`` URL: the password and database the URL
+    gives win over ``opts``' (as redis-py's ``from_url`` does it); ``sentinel_kwargs`` in
+    ``opts`` go to the sentinels."""
+    hosts, service, db, password = _sentinel_parts(url)
+    opts = dict(opts)
+    if password is not None:
+        opts["password"] = password
+    if db is not None:
+        opts["db"] = db
+    sentinel = library.sentinel_class(asyncio_=asyncio_)(
+        hosts, sentinel_kwargs=opts.pop("sentinel_kwargs", None), **opts
+    )
+    master = sentinel.master_for(service)
+    return use_hiredis_packing(master) if asyncio_ else master
 
 
 @dataclass
@@ -262,16 +297,7 @@ class Connection:
             return use_hiredis_packing(built) if asyncio_ and library_of(built) else built
         library = self.library()
         if self.scheme == "redis+sentinel":
-            hosts, service, db, password = _sentinel_parts(self.url)
-            sentinel = library.sentinel_class(asyncio_=asyncio_)(
-                hosts,
-                sentinel_kwargs=opts.pop("sentinel_kwargs", None),
-                password=password,
-                db=db,
-                **opts,
-            )
-            master = sentinel.master_for(service)
-            return use_hiredis_packing(master) if asyncio_ else master
+            return _sentinel_master(library, self.url, opts, asyncio_=asyncio_)
         if self.scheme == "redis+cluster":
             if library.name == "valkey":
                 raise ConnectionConfigError(VALKEY_CLUSTER_REFUSED)
@@ -309,6 +335,13 @@ class Connection:
         """
         if "DB index is out of range" not in str(exc) or not self.url:
             return None
+        if self.scheme == "redis+sentinel":
+            index = _sentinel_parts(self.url)[2]
+            return ConnectionConfigError(
+                f"Redis database {self.options.get('db', 0) if index is None else index} "
+                f"does not exist on the master of {self.address()}; use a database index "
+                "the server has (redis+sentinel://host:port,.../<service>/<db>)"
+            )
         try:
             index = int(urlsplit(self.url).path.strip("/") or 0)
         except ValueError:

@@ -29,7 +29,8 @@ class ConnectionConfigError(BullqError, ValueError):
 
 
 class RedisUnavailableError(BullqError, redis.ConnectionError):
-    """Redis could not be reached (refused, timed out, reset) for a call that must not wait.
+    """Redis could not be reached (refused, timed out, reset) for a call that must not wait,
+    or refused a write for want of replicas in sync (``NOREPLICAS``: the write did not happen).
 
     A subclass of redis-py's ``ConnectionError``, so existing handlers still catch it. The
     message names the server (password hidden) and what was being done. Also importable as

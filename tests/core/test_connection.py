@@ -217,3 +217,25 @@ async def test_producer_on_a_missing_database_index_says_so(redis_url: str) -> N
     with pytest.raises(ConnectionConfigError, match="Redis database 99 does not exist"):
         await queue.aadd("email", {})
     queue.close()
+
+
+async def test_a_write_refused_for_want_of_replicas_is_unavailable() -> None:
+    """``min-replicas-to-write 1`` with no replica in sync (docs/redis-topologies.md's advice
+    for Sentinel): the master refuses the add with ``NOREPLICAS``. The add did not happen, so
+    it is retried as an outage is: a :class:`RedisUnavailableError`, not a bare
+    ``ResponseError`` that code retrying connection errors lets through. Reads still work."""
+    from django_bullq.core.errors import RedisUnavailableError
+    from tests.support.redis_nodes import RedisNode
+
+    node = RedisNode(["--min-replicas-to-write", "1"]).start()
+    queue = Queue("q", f"redis://127.0.0.1:{node.port}/0")
+    try:
+        with pytest.raises(RedisUnavailableError, match="NOREPLICAS") as sync_error:
+            queue.add("email", {})
+        assert "refused the write" in str(sync_error.value)
+        with pytest.raises(RedisUnavailableError, match="NOREPLICAS"):
+            await queue.aadd("email", {})
+        assert queue.get_job_counts()["waiting"] == 0
+    finally:
+        queue.close()
+        node.cleanup()

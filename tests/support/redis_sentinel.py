@@ -17,17 +17,39 @@ SERVICE = "mymaster"
 class SentinelSet:
     """The processes of one Sentinel deployment; ``url`` is a ``redis+sentinel://`` URL."""
 
-    def __init__(self, service: str = SERVICE) -> None:
+    def __init__(
+        self,
+        service: str = SERVICE,
+        password: str | None = None,
+        sentinel_password: str | None = None,
+    ) -> None:
+        """``password``: the data nodes' ``requirepass`` (and ``masterauth``), which the
+        sentinels are given as ``auth-pass``. ``sentinel_password``: the sentinels' own
+        ``requirepass`` (and ``sentinel-pass``, for one another)."""
         self.service = service
-        self.master = RedisNode()
-        self.replica = RedisNode(["--replicaof", "127.0.0.1", str(self.master.port)])
+        auth = ["--requirepass", password, "--masterauth", password] if password else []
+        client_kwargs = {"password": password} if password else {}
+        self.master = RedisNode(auth, client_kwargs)
+        self.replica = RedisNode(
+            ["--replicaof", "127.0.0.1", str(self.master.port), *auth], client_kwargs
+        )
         config = (
             f"sentinel monitor {service} 127.0.0.1 {self.master.port} 2\n"
             f"sentinel down-after-milliseconds {service} 1000\n"
             f"sentinel failover-timeout {service} 5000\n"
             f"sentinel parallel-syncs {service} 1\n"
         )
-        self.sentinels = [RedisNode(config_text=config, mode_args=["--sentinel"]) for _ in range(3)]
+        if password:
+            config += f"sentinel auth-pass {service} {password}\n"
+        sentinel_kwargs: dict[str, Any] = {}
+        if sentinel_password:
+            config += f"requirepass {sentinel_password}\n"
+            config += f"sentinel sentinel-pass {sentinel_password}\n"
+            sentinel_kwargs["password"] = sentinel_password
+        self.sentinels = [
+            RedisNode(client_kwargs=sentinel_kwargs, config_text=config, mode_args=["--sentinel"])
+            for _ in range(3)
+        ]
 
     @property
     def url(self) -> str:
