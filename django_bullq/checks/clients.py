@@ -16,7 +16,7 @@ from django.core.checks import CheckMessage, Warning
 from django.utils.module_loading import import_string
 
 from ..core.clients import LIBRARIES, client_gaps, library_name, library_of
-from ..core.connection import VALKEY_CLUSTER_REFUSED, ConnectionConfigError
+from ..core.connection import VALKEY_CLUSTER_REFUSED, Connection, ConnectionConfigError
 from .settings import _connections, _url_errors, bullq_settings, error
 
 _DOCS = "see docs/configuration.md#client-libraries"
@@ -82,18 +82,9 @@ _LAZY_SCHEMES = ("redis://", "rediss://", "unix://")
 _SECONDS_OPTIONS = ("socket_timeout", "socket_connect_timeout", "health_check_interval")
 
 
-def _options_messages(entry: dict[str, Any], where: str) -> list[CheckMessage]:
-    """E003: ``OPTIONS`` the client library does not take (``{"bogus": 1}``,
-    ``{"max_connections": "ten"}``). redis-py (and valkey-py) keep keyword arguments until they
-    build a connection, where a wrong one raises a bare ``TypeError`` / ``ValueError``; one
-    connection object of the sync and of the asyncio class is built here (no socket is opened)
-    to find them. Skipped under ``CLIENT_FACTORY``, whose options are the factory's business,
-    and for a URL that E004 refuses. The seconds options (``socket_timeout`` and the others of
-    :data:`_SECONDS_OPTIONS`), which only a socket would refuse, must be numbers or None, the
-    timeouts above 0."""
-    url, options = entry.get("URL"), entry.get("OPTIONS") or {}
-    if entry.get("CLIENT_FACTORY") is not None or not options or not isinstance(options, dict):
-        return []
+def _seconds_messages(options: dict[str, Any], where: str) -> list[CheckMessage]:
+    """E003 for the first of :data:`_SECONDS_OPTIONS` that is not a number of seconds > 0
+    (``health_check_interval``: >= 0)."""
     for name in _SECONDS_OPTIONS:
         value = options.get(name)
         if value is None:
@@ -116,7 +107,28 @@ def _options_messages(entry: dict[str, Any], where: str) -> list[CheckMessage]:
                     "Give a number of seconds above 0, or None to wait forever.",
                 )
             ]
-    if not isinstance(url, str) or not url.startswith(_LAZY_SCHEMES) or _url_errors(url, where):
+    return []
+
+
+def _options_messages(entry: dict[str, Any], where: str) -> list[CheckMessage]:
+    """E003: ``OPTIONS`` the client library does not take (``{"bogus": 1}``,
+    ``{"max_connections": "ten"}``). redis-py (and valkey-py) keep keyword arguments until they
+    build a connection, where a wrong one raises a bare ``TypeError`` / ``ValueError``; one
+    connection object of the sync and of the asyncio class is built here (no socket is opened)
+    to find them. Skipped under ``CLIENT_FACTORY``, whose options are the factory's business,
+    and for a URL that E004 refuses. The seconds options (``socket_timeout`` and the others of
+    :data:`_SECONDS_OPTIONS`), which only a socket would refuse, must be numbers or None, the
+    timeouts above 0."""
+    url, options = entry.get("URL"), entry.get("OPTIONS") or {}
+    if entry.get("CLIENT_FACTORY") is not None or not options or not isinstance(options, dict):
+        return []
+    seconds = _seconds_messages(options, where)
+    if seconds:
+        return seconds
+    sentinel = isinstance(url, str) and url.startswith("redis+sentinel://")
+    if not isinstance(url, str) or not (sentinel or url.startswith(_LAZY_SCHEMES)):
+        return []
+    if _url_errors(url, where):
         return []
     sync_path = entry.get("CLIENT_CLASS") or "redis.Redis"
     try:
@@ -130,9 +142,12 @@ def _options_messages(entry: dict[str, Any], where: str) -> list[CheckMessage]:
         )
     except (ImportError, ConnectionConfigError):  # E013 reports a class that cannot be used
         return []
-    for client_class in (sync_class, async_class):
+    for asyncio_, client_class in ((False, sync_class), (True, async_class)):
         try:
-            client_class.from_url(url, **options).connection_pool.make_connection()
+            client = _client_of(url, options, client_class, asyncio_=asyncio_, sentinel=sentinel)
+            client.connection_pool.make_connection()
+        except ConnectionConfigError:  # the URL, not OPTIONS: reported where it is used
+            return []
         except (TypeError, ValueError, AttributeError) as exc:
             name = f"{client_class.__module__}.{client_class.__qualname__}"
             return [
@@ -144,6 +159,19 @@ def _options_messages(entry: dict[str, Any], where: str) -> list[CheckMessage]:
                 )
             ]
     return []
+
+
+def _client_of(
+    url: str, options: dict[str, Any], client_class: Any, *, asyncio_: bool, sentinel: bool
+) -> Any:
+    """The client ``url`` and ``options`` make, built without a socket: ``from_url`` of
+    ``client_class``, or for a Sentinel URL the master client a :class:`Connection` builds
+    (its library's ``Sentinel`` and ``master_for``)."""
+    if not sentinel:
+        return client_class.from_url(url, **options)
+    if asyncio_:
+        return Connection(url, options=options, async_client_class=client_class).new_async_client()
+    return Connection(url, options=options, client_class=client_class).sync_client()
 
 
 def check_clients(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:

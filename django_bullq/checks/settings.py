@@ -17,6 +17,7 @@ from ..conf import (
     WORKER_FIELDS,
     user_config,
 )
+from ..core.connection import Connection
 from ..core.errors import InvalidNameError
 from ..core.eventloop import loop_factory
 from ..core.names import has_hash_tag, validate_queue_name
@@ -239,7 +240,8 @@ def check_connections(app_configs: Any = None, **kwargs: Any) -> list[CheckMessa
 def _url_errors(url: str, where: str) -> list[CheckMessage]:
     """E004: a scheme the core cannot use; a ``redis://`` / ``rediss://`` URL whose port or
     database index is not a number, or whose port is out of range (redis-py would refuse it
-    only at the first call)."""
+    only at the first call); a ``redis+sentinel://`` URL without a service name, or with a
+    port or database index that is not a number."""
     parts = urlsplit(url)
     if parts.scheme not in URL_SCHEMES:
         return [
@@ -249,6 +251,18 @@ def _url_errors(url: str, where: str) -> list[CheckMessage]:
                 f"Use one of: {', '.join(URL_SCHEMES)}.",
             )
         ]
+    if parts.scheme == "redis+sentinel":
+        try:
+            Connection(url)  # reads the sentinels, the service and the database; no socket
+        except ValueError as exc:  # ConnectionConfigError, or a port or index not a number
+            return [
+                error(
+                    4,
+                    f"{where} has a Sentinel URL that cannot be used ({exc}).",
+                    "Use redis+sentinel://[:password@]host:port[,host:port...]/<service>[/db].",
+                )
+            ]
+        return []
     if parts.scheme not in ("redis", "rediss"):
         return []
     hint = "Use redis://[[user]:password@]host[:port][/db], e.g. redis://127.0.0.1:6379/0."

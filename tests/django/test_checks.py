@@ -102,6 +102,13 @@ def test_every_message_has_a_hint() -> None:
         # new-user trial: accepted, then enqueue raised "Port could not be cast to integer"
         ({"CONNECTIONS": {"default": "redis://127.0.0.1:notaport/0"}}, "django_bullq.E004"),
         ({"CONNECTIONS": {"default": "redis://127.0.0.1:6379/zero"}}, "django_bullq.E004"),
+        # Sentinel trial: accepted, then the first enqueue raised
+        ({"CONNECTIONS": {"default": "redis+sentinel://127.0.0.1:26379"}}, "django_bullq.E004"),
+        ({"CONNECTIONS": {"default": "redis+sentinel://h:x/mymaster"}}, "django_bullq.E004"),
+        (
+            {"CONNECTIONS": {"default": "redis+sentinel://h:26379/mymaster/zero"}},
+            "django_bullq.E004",
+        ),
         ({"QUEUES": {"q": {"CONNECTION": "missing"}}}, "django_bullq.E005"),
         ({"QUEUES": {"a:b": {}}}, "django_bullq.E006"),
         ({"DEFAULT_QUEUE": "x{y}"}, "django_bullq.E006"),
@@ -241,23 +248,29 @@ def test_every_id_is_documented() -> None:
     assert "django_bullq.W002" in text
 
 
+SENTINEL_URL = "redis+sentinel://127.0.0.1:26379,127.0.0.1:26380/mymaster"
+
+
+@pytest.mark.parametrize("url", [URL, SENTINEL_URL])
 @pytest.mark.parametrize(
     ("options", "named"),
     [({"bogus": 1}, "bogus"), ({"max_connections": "ten"}, "ValueError")],
 )
 def test_options_the_client_does_not_take_are_an_error_not_a_crash_at_start(
-    options: dict[str, Any], named: str
+    url: str, options: dict[str, Any], named: str
 ) -> None:
     """Trial findings: ``OPTIONS={"bogus": 1}`` (and ``{"max_connections": "ten"}``) passed
     ``check``, then ``runworker`` crashed with a bare TypeError (ValueError) at the first
-    connection."""
-    with override_settings(BULLQ={"CONNECTIONS": {"default": {"URL": URL, "OPTIONS": options}}}):
+    connection. Sentinel URLs were not tried at all."""
+    with override_settings(BULLQ={"CONNECTIONS": {"default": {"URL": url, "OPTIONS": options}}}):
         messages = [m for m in run_checks() if m.id == "django_bullq.E003"]
     assert len(messages) == 1
     assert "BULLQ['CONNECTIONS']['default']['OPTIONS']" in messages[0].msg
     assert named in messages[0].msg
-    ok = {"URL": URL, "OPTIONS": {"socket_timeout": 5, "health_check_interval": 10}}
-    assert ids({"CONNECTIONS": {"default": ok}}) == []
+    ok_options = {"socket_timeout": 5, "health_check_interval": 10, "password": "pw", "db": 1}
+    if url == SENTINEL_URL:
+        ok_options["sentinel_kwargs"] = {"password": "sentinel-pw"}
+    assert ids({"CONNECTIONS": {"default": {"URL": url, "OPTIONS": ok_options}}}) == []
 
 
 @pytest.mark.parametrize(
