@@ -293,7 +293,13 @@ _STORED_FLAGS = (("lifo", "lifo"), *PARENT_FLAGS.items())
 
 def validate_parent_options(opts: JobOptions) -> None:
     """Raise ``ValueError`` for a malformed ``parent`` or several failure policies at once."""
-    if sum(bool(getattr(opts, attr)) for attr in PARENT_FLAGS) > 1:
+    # Most jobs set none: one short-circuit test before counting (every add validates).
+    if (
+        opts.fail_parent_on_failure
+        or opts.continue_parent_on_failure
+        or opts.ignore_dependency_on_failure
+        or opts.remove_dependency_on_failure
+    ) and sum(bool(getattr(opts, attr)) for attr in PARENT_FLAGS) > 1:
         raise ValueError(
             "fail_parent_on_failure, continue_parent_on_failure, "
             "ignore_dependency_on_failure and remove_dependency_on_failure "
