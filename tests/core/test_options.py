@@ -194,3 +194,30 @@ def test_validate_refuses(kwargs: dict[str, Any]) -> None:
 def test_validate_applies_the_job_id_rule(job_id: str) -> None:
     with pytest.raises(InvalidNameError):
         JobOptions(job_id=job_id).validate()
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        {"fail_parent_on_failure": True, "continue_parent_on_failure": True},
+        {"ignore_dependency_on_failure": True, "remove_dependency_on_failure": True},
+        {"fail_parent_on_failure": True, "remove_dependency_on_failure": True},
+    ],
+)
+def test_two_parent_failure_policies_exclude_each_other(flags: dict[str, bool]) -> None:
+    with pytest.raises(ValueError, match="exclude each other"):
+        JobOptions(**flags).validate()
+
+
+@pytest.mark.parametrize(
+    "flag",
+    [
+        "fail_parent_on_failure",
+        "continue_parent_on_failure",
+        "ignore_dependency_on_failure",
+        "remove_dependency_on_failure",
+    ],
+)
+def test_one_parent_failure_policy_alone_is_valid(flag: str) -> None:
+    JobOptions(**{flag: True}).validate()
+    JobOptions().validate()
