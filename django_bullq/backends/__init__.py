@@ -89,6 +89,11 @@ def queue_of_result(result_id: str) -> str | None:
     return result_id[_RANDOM_CHARS + 1 :]
 
 
+def _pending_job(add: JobAdd[Pending[Job]]) -> Pending[Job]:
+    """The pending of a ``django.tasks`` add that waits for the commit."""
+    return Pending("job")
+
+
 class BullQBackend(BaseTaskBackend):
     """Enqueues ``django.tasks`` tasks as BullMQ jobs; ``runworker`` runs them.
 
@@ -156,7 +161,7 @@ class BullQBackend(BaseTaskBackend):
             task.module_path,
             {"args": result.args, "kwargs": result.kwargs},
             self._job_options(task, result),
-            functools.partial(Pending[Job], "job"),
+            _pending_job,
             database=self.database,
             on_commit=self.on_commit,
             outbox=self.outbox,

@@ -241,7 +241,7 @@ class Task[**P, R]:
             self.name,
             self._encoded(args, kwargs, item),
             _resolve(dict(self.job_options)) if options is None else options,
-            functools.partial(PendingEnqueue, self.name, args, kwargs),  # it copies them
+            _pending_of_raw if self.raw else _pending_of_call,
             database=self.database,
             on_commit=self.on_commit,
             outbox=self.outbox,
@@ -477,6 +477,18 @@ def task(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     if func is not None:
         return decorate(func)
     return decorate
+
+
+def _pending_of_call(add: JobAdd[PendingEnqueue]) -> PendingEnqueue:
+    """The pending of an add of a task's call, from its data (``{"args", "kwargs"}``, as
+    :meth:`Task._encoded` made it at the call)."""
+    call = add.data.value
+    return PendingEnqueue(add.name, call["args"], call["kwargs"])  # it copies them
+
+
+def _pending_of_raw(add: JobAdd[PendingEnqueue]) -> PendingEnqueue:
+    """The pending of an add of a raw task: its one value is the job data."""
+    return PendingEnqueue(add.name, [add.data.value], {})
 
 
 __all__ = ["JOB_OPTIONS", "TASK_OPTIONS", "BoundCall", "PendingEnqueue", "Task", "task"]

@@ -271,3 +271,28 @@ def test_enqueue_many_outbox_rollback_leaves_no_rows(outbox: Any, queue_name: st
         1 / 0  # noqa: B018
     assert OutboxJob.objects.filter(queue=queue_name).count() == 0
     assert get_queue(queue_name).count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_pendings_carry_each_call_as_made_raw_tasks_their_one_value(queue_name: str) -> None:
+    """Each pending is made from its add's data when the add waits for the commit (no object
+    per add is kept for it): its ``args`` / ``kwargs`` are the call's (shallow copies, as
+    before)."""
+    add = sample.add.using(queue=queue_name)
+    email = sample.email.using(queue=queue_name)
+    b = [2]
+    with transaction.atomic():
+        one = add.enqueue(1, b=b)
+        many = pendings_of(add.enqueue_many([(3,), {"a": 4, "b": 5}, add.bind(6, b=7)]))
+        raw = email.enqueue({"to": "a"})
+        raw_many = pendings_of(email.enqueue_many([({"to": "b"},)]))
+    assert isinstance(one, PendingEnqueue) and isinstance(raw, PendingEnqueue)
+    assert (one.task_name, one.args, one.kwargs) == (add.name, [1], {"b": [2]})
+    assert [(p.args, p.kwargs) for p in many] == [
+        ([3], {}),
+        ([], {"a": 4, "b": 5}),
+        ([6], {"b": 7}),
+    ]
+    assert (raw.task_name, raw.args, raw.kwargs) == (email.name, [{"to": "a"}], {})
+    assert [(p.args, p.kwargs) for p in raw_many] == [([{"to": "b"}], {})]
+    assert [p.state for p in (one, *many, raw, *raw_many)] == ["done"] * 6
