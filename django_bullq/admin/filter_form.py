@@ -6,7 +6,6 @@ request's GET (or an action's POST) into a :class:`~django_bullq.admin.search.Jo
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import asdict
 from datetime import datetime
@@ -15,6 +14,7 @@ from typing import Any
 from django import forms
 from django.utils import timezone
 
+from ..core.serialization import loads_str
 from .search import MISSING, JobFilter
 
 #: Longest ``id`` / ``name`` / ``q`` / ``path`` / ``value`` accepted, in characters.
@@ -108,6 +108,6 @@ def parse_value(text: str) -> Any:
     """The ``value`` field decoded: JSON when it parses (``42``, ``true``, ``"42"``), else the
     text itself (``alice``)."""
     try:
-        return json.loads(text)
+        return loads_str(text)
     except ValueError:
         return text

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import inspect
-import json
 from typing import Any
 
 from django import forms
+
+from ..core.serialization import loads_str
 
 #: Rows of the JSON text areas.
 ROWS = 3
@@ -29,13 +30,6 @@ class JsonValueField(forms.CharField):
         if text in (None, ""):
             return inspect.Parameter.empty
         try:
-            return json.loads(text, parse_constant=_refuse_constant)
+            return loads_str(text)
         except ValueError as exc:
             raise forms.ValidationError(f"not JSON: {exc}") from exc
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-__all__ = ["MAX_JSON_CHARS", "JsonValueField"]

@@ -31,6 +31,7 @@ from .. import queues
 from ..core.errors import BullqError
 from ..core.queue import Queue
 from ..core.scheduler import ITERATION_OPTS, JobScheduler, upsert_call
+from ..core.serialization import loads_str
 from ..producer.registry import registry
 from . import schedules, unreachable
 from .job_forms import task_data_error
@@ -169,12 +170,12 @@ class SchedulerForm(forms.Form):
             self.add_error("queue", "not a valid queue name")
             return cleaned
         try:
-            payload = json.loads(cleaned["job_data"]) if cleaned["job_data"].strip() else {}
+            payload = loads_str(cleaned["job_data"]) if cleaned["job_data"].strip() else {}
         except ValueError as exc:
             self.add_error("job_data", f"not JSON: {exc}")
             return cleaned
         try:
-            raw_opts = json.loads(cleaned["options"]) if cleaned["options"].strip() else {}
+            raw_opts = loads_str(cleaned["options"]) if cleaned["options"].strip() else {}
             options = schedules.options_from_stored(raw_opts)
         except (ValueError, TypeError) as exc:
             self.add_error("options", f"not a JSON object of job options: {exc}")

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.serialization import loads_str
+
 #: States whose list is ordered by finish time (the zset score is ``finishedOn``).
 FINISHED_STATES = ("completed", "failed")
 #: The ``value`` of a filter that has none (the path only has to exist).
@@ -73,7 +75,7 @@ class JobFilter:
             if probe.isascii() and probe.isalnum() and probe not in raw_data:
                 return False  # cheap pre-check before parsing the JSON
         try:
-            found = resolve(json.loads(raw_data), self.path)
+            found = resolve(loads_str(raw_data), self.path)
         except (TypeError, ValueError):
             return False
         if found is MISSING:
@@ -92,7 +94,7 @@ def text_matches(raw_data: str, text: str) -> bool:
     if "\\u" not in raw_data:
         return False
     try:
-        decoded = json.dumps(json.loads(raw_data), ensure_ascii=False, separators=(",", ":"))
+        decoded = json.dumps(loads_str(raw_data), ensure_ascii=False, separators=(",", ":"))
     except (TypeError, ValueError):
         return False
     return needle in decoded.casefold()

@@ -31,7 +31,12 @@ def dumps(value: Any, what: str = "value") -> str:
     """
     try:
         text = _encode(value)
-    except (TypeError, ValueError, RecursionError) as exc:
+    except RecursionError as exc:
+        raise SerializationError(
+            f"{what} is not JSON-serialisable: it nests too deeply, or holds itself (a list or "
+            "dict that contains itself)"
+        ) from exc
+    except (TypeError, ValueError) as exc:
         raise SerializationError(f"{what} is not JSON-serialisable: {exc}") from exc
     try:
         text.encode("utf-8")
@@ -162,18 +167,37 @@ def _make_decode() -> Callable[[str], Any]:
     """
     make = getattr(json.scanner, "c_make_scanner", None)
     if make is None:  # pragma: no cover - CPython has it
-        return _DECODER.decode
+        return _deep_is_invalid(_DECODER.decode)
     scan = make(_DECODER)
-    decode = _DECODER.decode
+    decode = _deep_is_invalid(_DECODER.decode)
 
     def fast(text: str) -> Any:
         try:
             value, end = scan(text, 0)
         except StopIteration:
             return decode(text)
+        except RecursionError:
+            raise ValueError(NESTED_TOO_DEEPLY) from None
         return value if end == len(text) else decode(text)
 
     return fast
+
+
+#: The ValueError of text that nests deeper than the decoder reads (it raises RecursionError,
+#: which no caller of :func:`loads` expects: a job hash holding such data wedged the fetch).
+NESTED_TOO_DEEPLY = "JSON nested too deeply to read"
+
+
+def _deep_is_invalid(decode: Callable[[str], Any]) -> Callable[[str], Any]:
+    """``decode`` raising ValueError, not RecursionError, for text nested too deeply."""
+
+    def read(text: str) -> Any:
+        try:
+            return decode(text)
+        except RecursionError:
+            raise ValueError(NESTED_TOO_DEEPLY) from None
+
+    return read
 
 
 #: :func:`loads` for ``str`` text, without its checks, for the per-job hot path

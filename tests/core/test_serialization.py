@@ -152,3 +152,21 @@ def test_loads_refuses_what_json_loads_refuses_with_its_error(text: str) -> None
     with pytest.raises(json.JSONDecodeError) as got:
         loads_str(text)
     assert (got.value.msg, got.value.pos) == (expected.value.msg, expected.value.pos)
+
+
+def test_loads_of_text_nested_too_deeply_is_a_value_error() -> None:
+    """The decoders raise RecursionError past the interpreter's limit; ``loads`` and
+    ``loads_str`` promise ValueError for text they cannot read (the job hash decode catches
+    that), so a deep value must not escape as a RecursionError."""
+    deep = "[" * 100_000 + "]" * 100_000
+    with pytest.raises(ValueError, match="nested too deeply"):
+        loads(deep)
+    with pytest.raises(ValueError, match="nested too deeply"):
+        loads_str(" " + deep)  # the decode() path too
+
+
+def test_a_value_that_holds_itself_is_named_as_such() -> None:
+    cycle: dict[str, Any] = {}
+    cycle["self"] = cycle
+    with pytest.raises(SerializationError, match="holds itself"):
+        dumps(cycle, "data of task t")

@@ -134,3 +134,30 @@ def test_one_burst_run_gets_past_unreadable_jobs_to_the_rest(queue_name: str) ->
         assert queue.get_job_counts("waiting", "failed") == {"waiting": 0, "failed": 2}
     finally:
         queue.obliterate(force=True)
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def test_data_nested_deeper_than_json_reads_fails_that_job_and_the_queue_goes_on(
+    queue_name: str,
+) -> None:
+    """A job whose ``data`` nests 100,000 lists deep (written by hand, or by a producer whose
+    encoder goes deeper than the decoder): decoding it raised RecursionError out of
+    ``Job.from_hash``, so the fetch failed and retried for ever with the job in active, the
+    stalled check put it back in front of wait, and the jobs behind it never ran (a helper's
+    trial, stop 29). It fails with a readable reason; the next job runs."""
+    bound = sample.add.using(queue=queue_name, on_commit=False)
+    first, deep, last = (bound.enqueue(n) for n in (1, 2, 3))
+    queue = get_queue(queue_name)
+    queue.client.hset(queue.keys.job(deep.id), "data", DEEP)
+
+    assert queue.get_job(deep.id).corrupt.startswith("field 'data' is not valid JSON")  # type: ignore[union-attr]
+    burst(queue_name)
+
+    assert [job.wait(timeout=5) for job in (first, last)] == [1, 3]
+    assert queue.get_job_state(deep.id) == "failed"
+    reason = queue.client.hget(queue.keys.job(deep.id), "failedReason")
+    assert reason is not None and b"nested too deeply" in reason
+    assert queue.get_job_counts("active", "waiting") == {"active": 0, "waiting": 0}
+    queue.obliterate(force=True)
