@@ -33,3 +33,6 @@ class JsonValueField(forms.CharField):
             return loads_str(text)
         except ValueError as exc:
             raise forms.ValidationError(f"not JSON: {exc}") from exc
+
+
+__all__ = ["MAX_JSON_CHARS", "JsonValueField"]
