@@ -132,7 +132,7 @@ def reaching(connection: Connection, what: str) -> Iterator[None]:
             f"cannot reach Redis at {connection.describe()} to {what}: {type(exc).__name__}: {exc}"
         ) from exc
     except clients.RESPONSE_ERRORS as exc:
-        if str(exc).startswith("NOREPLICAS"):  # min-replicas-to-write: the write did not happen
+        if "NOREPLICAS" in str(exc):  # min-replicas-to-write: the write did not happen
             raise RedisUnavailableError(
                 f"Redis at {connection.describe()} refused the write to {what}: too few "
                 f"replicas in sync (min-replicas-to-write); retry: {exc}"
