@@ -156,53 +156,40 @@ def _refuse_constant(name: str) -> Any:
 _DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
 
 
-def _make_decode() -> Callable[[str], Any]:
-    """:data:`_DECODER`'s ``decode``, with its C scanner called first.
+#: The ValueError of text that nests deeper than the decoder reads (it raises RecursionError,
+#: which no caller of :func:`loads` expects: a job hash holding such data wedged the fetch).
+NESTED_TOO_DEEPLY = "JSON nested too deeply to read"
+
+# The decoder's scanner (C where CPython has it), called first by :func:`loads_str`;
+# typeshed types make_scanner as a class that takes itself, hence the Any.
+_make_scanner: Any = json.scanner.make_scanner
+_scan: Callable[[str, int], tuple[Any, int]] = _make_scanner(_DECODER)
+
+
+def loads_str(text: str) -> Any:
+    """:func:`loads` for ``str`` text, without its checks, for the per-job hot path
+    (``Job.from_hash``).
 
     ``JSONDecoder.decode`` matches the whitespace around the value with two regular
     expressions on every call, about half of a small job field's decode. The scanner alone
     reads text that is one value and nothing else; text it does not read whole (whitespace
     around the value, junk after it, invalid JSON) goes to ``decode``, so the value or the
-    ``JSONDecodeError`` is ``decode``'s own. Where the C accelerator is missing, ``decode``.
+    ``JSONDecodeError`` is ``decode``'s own.
+
+    Raises:
+        ValueError: as :func:`loads`; also for text nested deeper than the decoder reads
+            (:data:`NESTED_TOO_DEEPLY`), where the decoder raises RecursionError.
     """
-    make = getattr(json.scanner, "c_make_scanner", None)
-    if make is None:  # pragma: no cover - CPython has it
-        return _deep_is_invalid(_DECODER.decode)
-    scan = make(_DECODER)
-    decode = _deep_is_invalid(_DECODER.decode)
-
-    def fast(text: str) -> Any:
+    try:
         try:
-            value, end = scan(text, 0)
+            value, end = _scan(text, 0)
+            if end == len(text):
+                return value
         except StopIteration:
-            return decode(text)
-        except RecursionError:
-            raise ValueError(NESTED_TOO_DEEPLY) from None
-        return value if end == len(text) else decode(text)
-
-    return fast
-
-
-#: The ValueError of text that nests deeper than the decoder reads (it raises RecursionError,
-#: which no caller of :func:`loads` expects: a job hash holding such data wedged the fetch).
-NESTED_TOO_DEEPLY = "JSON nested too deeply to read"
-
-
-def _deep_is_invalid(decode: Callable[[str], Any]) -> Callable[[str], Any]:
-    """``decode`` raising ValueError, not RecursionError, for text nested too deeply."""
-
-    def read(text: str) -> Any:
-        try:
-            return decode(text)
-        except RecursionError:
-            raise ValueError(NESTED_TOO_DEEPLY) from None
-
-    return read
-
-
-#: :func:`loads` for ``str`` text, without its checks, for the per-job hot path
-#: (``Job.from_hash``). Raises ValueError as :func:`loads`.
-loads_str: Callable[[str], Any] = _make_decode()
+            pass
+        return _DECODER.decode(text)
+    except RecursionError:
+        raise ValueError(NESTED_TOO_DEEPLY) from None
 
 
 def to_str(value: str | bytes | int | float | None) -> str | None:
