@@ -118,6 +118,17 @@ def data_text(data: Any, what: str) -> tuple[Any, str]:
     return data, dumps(data, what)
 
 
+def checked_text(data: Any, limit: int, what: str) -> str:
+    """``data``'s JSON text (:func:`data_text`) checked against ``limit`` (:func:`check_size`).
+
+    Raises:
+        SerializationError: as :func:`dumps`. PayloadTooLargeError: as :func:`check_size`.
+    """
+    _, text = data_text(data, what)
+    check_size(text, limit, what)
+    return text
+
+
 def check_size(text: str, limit: int, what: str) -> int:
     """Refuse JSON ``text`` larger than ``limit`` bytes (``0`` = no limit); returns its size.
 

@@ -130,4 +130,28 @@ class PendingEnqueue(Pending[Job]):
         return self.outcome()  # state finds a job the outbox relay added since
 
 
-__all__ = ["BoundCall", "EnqueueItem", "PendingEnqueue"]
+#: The keyword arguments of a tuple item: one shared dict, never changed (the job data, and a
+#: pending enqueue, copy what they keep).
+_NO_KWARGS: dict[str, Any] = {}
+
+
+def item_call(name: str, index: int, item: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The ``(args, kwargs)`` of one item of ``enqueue_many``."""
+    if isinstance(item, BoundCall):
+        if item.task_name and item.task_name != name:
+            raise TypeError(
+                f"task {name!r}, item {index}: a call bound by task {item.task_name!r} "
+                f"(use {item.task_name.rsplit('.', 1)[-1]}.enqueue_many for it)"
+            )
+        return tuple(item.args), dict(item.kwargs)
+    if isinstance(item, tuple):
+        return item, _NO_KWARGS
+    if isinstance(item, Mapping):
+        return (), dict(item)
+    raise TypeError(
+        f"task {name!r}, item {index}: expected a tuple of positional arguments, a mapping of "
+        f"keyword arguments or task.bind(...), got {type(item).__name__}"
+    )
+
+
+__all__ = ["BoundCall", "EnqueueItem", "PendingEnqueue", "item_call"]

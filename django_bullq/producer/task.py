@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any, ParamSpec, TypeVar, Unpack, overload
 
@@ -23,7 +23,7 @@ from ..core.options import JobOptions
 from ..core.queue import Queue
 from ..core.serialization import Encoded, dumps
 from ..timeutils import aware
-from .pending import BoundCall, EnqueueItem, PendingEnqueue
+from .pending import BoundCall, EnqueueItem, PendingEnqueue, item_call
 from .registry import import_path, registry
 from .schedules import ScheduleSpec, aschedule, schedule
 from .transaction import JobAdd, Pending, asubmit, asubmit_many, submit, submit_many
@@ -217,7 +217,7 @@ class Task[**P, R]:
         options = _resolve(dict(self.job_options))  # one dict for the batch: add_bulk shares it
         adds = []
         for index, item in enumerate(calls):
-            args, kwargs = _item_call(self.name, index, item)
+            args, kwargs = item_call(self.name, index, item)
             adds.append(self._add(args, kwargs, index, options))
         if options.get("job_id") and len(adds) > 1:
             raise ValueError(
@@ -271,25 +271,32 @@ class Task[**P, R]:
                 only once the data as a whole failed. TypeError: a call the function does not
                 take, or a raw task not given one value.
         """
-        where = f"task {self.name!r}" if item is None else f"task {self.name!r}, item {item}"
         if self.raw:
             if len(args) != 1 or kwargs:
                 raise TypeError(
-                    f"raw {where} is enqueued with exactly one value "
+                    f"raw {self._where(item)} is enqueued with exactly one value "
                     f"(the job data), got {len(args)} positional and "
                     f"{len(kwargs)} keyword argument(s)"
                 )
-            return Encoded(args[0], dumps(args[0], f"data of {where}"))
-        self._check_call(args, kwargs, where)
-        data = {"args": list(args), "kwargs": dict(kwargs)}
-        try:
-            return Encoded(data, dumps(data, f"data of {where}"))
+            value = args[0]
+        else:
+            self._check_call(args, kwargs, item)
+            value = {"args": list(args), "kwargs": dict(kwargs)}
+        try:  # the call's description is formatted for an error only (enqueue's hot path)
+            return Encoded(value, dumps(value))
         except SerializationError:
-            for index, value in enumerate(args):
-                dumps(value, f"argument {index} (positional) of {where}")
-            for key, value in kwargs.items():
-                dumps(value, f"argument {key!r} (keyword) of {where}")
-            raise  # no one argument fails alone (a keyword name that is not valid Unicode)
+            where = self._where(item)
+            if not self.raw:  # the first argument that fails alone names itself
+                for index, arg in enumerate(args):
+                    dumps(arg, f"argument {index} (positional) of {where}")
+                for key, arg in kwargs.items():
+                    dumps(arg, f"argument {key!r} (keyword) of {where}")
+            dumps(value, f"data of {where}")  # none fails alone (a keyword that is not Unicode)
+            raise
+
+    def _where(self, item: int | None) -> str:
+        """This task, or item ``item`` of an ``enqueue_many``, as errors name it."""
+        return f"task {self.name!r}" if item is None else f"task {self.name!r}, item {item}"
 
     # --- job schedulers --------------------------------------------------------------------
 
@@ -331,16 +338,17 @@ class Task[**P, R]:
 
     # --- running ---------------------------------------------------------------------------
 
-    def _check_call(self, args: tuple[Any, ...], kwargs: dict[str, Any], where: str) -> None:
-        """Raise TypeError (naming ``where``) unless the function takes this call; each call
-        shape (positional count, keyword names) is bound once (Celery's ``typing`` check)."""
+    def _check_call(self, args: tuple[Any, ...], kwargs: dict[str, Any], item: int | None) -> None:
+        """Raise TypeError (naming the task and ``item``) unless the function takes this call;
+        each call shape (positional count, keyword names) is bound once (Celery's ``typing``
+        check)."""
         shape = (len(args), *kwargs)
         if shape in self._call_shapes:
             return
         try:
             self.signature().bind(*args, **kwargs)
         except TypeError as exc:
-            raise TypeError(f"{where}: {exc}") from exc
+            raise TypeError(f"{self._where(item)}: {exc}") from exc
         self._call_shapes.add(shape)
 
     def signature(self) -> inspect.Signature:
@@ -370,30 +378,6 @@ class Task[**P, R]:
             "opts": _resolve(options),
             "children": [],
         }
-
-
-#: The keyword arguments of a tuple item: one shared dict, never changed (the job data, and a
-#: pending enqueue, copy what they keep).
-_NO_KWARGS: dict[str, Any] = {}
-
-
-def _item_call(name: str, index: int, item: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """The ``(args, kwargs)`` of one item of ``enqueue_many``."""
-    if isinstance(item, BoundCall):
-        if item.task_name and item.task_name != name:
-            raise TypeError(
-                f"task {name!r}, item {index}: a call bound by task {item.task_name!r} "
-                f"(use {item.task_name.rsplit('.', 1)[-1]}.enqueue_many for it)"
-            )
-        return tuple(item.args), dict(item.kwargs)
-    if isinstance(item, tuple):
-        return item, _NO_KWARGS
-    if isinstance(item, Mapping):
-        return (), dict(item)
-    raise TypeError(
-        f"task {name!r}, item {index}: expected a tuple of positional arguments, a mapping of "
-        f"keyword arguments or task.bind(...), got {type(item).__name__}"
-    )
 
 
 def _check_job_options(name: str, options: dict[str, Any]) -> None:

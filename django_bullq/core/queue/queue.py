@@ -11,13 +11,20 @@ from typing import Any
 from .. import calls, instrument
 from ..calls import Batch, Call, Command, Steps, operations
 from ..connection import reaching
+from ..errors import SerializationError
 from ..job import Job
 from ..names import check_same_slot
 from ..options import JobOptions, now_ms, parent_link, to_delay_ms
-from ..serialization import Encoded, check_size, data_text, dumps, to_str
+from ..serialization import Encoded, checked_text, dumps, to_str
 from .getters import QueueGetters
 from .limiting import QueueLimits
 from .schedulers import JobSchedulers
+
+
+def _what(name: str, flow: tuple[str, bool, bool] | None, item: int | None) -> str:
+    """A job's description in the errors of an add."""
+    what = f"job {name!r}" if flow is None else f"flow node {name!r}"
+    return what if item is None else f"{what} (item {item} of the bulk add)"
 
 
 class Queue(QueueGetters, JobSchedulers, QueueLimits):
@@ -90,12 +97,12 @@ class Queue(QueueGetters, JobSchedulers, QueueLimits):
             if memo is not None:
                 memo[id(opts)] = opts  # holds opts, so its id stays its own for the call
         delay = to_delay_ms(opts.delay, now)
-        what = f"job {name!r}" if flow is None else f"flow node {name!r}"
-        if item is not None:
-            what += f" (item {item} of the bulk add)"
-        _, text = data_text(data, f"data of {what}")
-        check_size(text, self.max_payload_bytes, f"data of {what}")
-        stored, opts_text = self._stored(opts, delay, memo, carry, name, what)
+        try:  # the job's description is formatted for an error only (a bulk add's hot path)
+            text = checked_text(data, self.max_payload_bytes, "data")
+        except SerializationError:  # again, to raise it naming the job
+            checked_text(data, self.max_payload_bytes, f"data of {_what(name, flow, item)}")
+            raise
+        stored, opts_text = self._stored(opts, delay, memo, carry, name, (name, flow, item))
         timestamp = opts.timestamp if opts.timestamp is not None else now
         parent_key, parent_json = parent_link(stored)
         if parent_key and self.is_cluster:
@@ -127,16 +134,17 @@ class Queue(QueueGetters, JobSchedulers, QueueLimits):
         memo: dict[Any, Any] | None,
         carry: Callable[[str, str, dict[str, Any]], None] | None,
         name: str,
-        what: str,
+        where: tuple[str, tuple[str, bool, bool] | None, int | None],
     ) -> tuple[dict[str, Any], str]:
-        """A job's stored options and their JSON (shared in a bulk call, unless ``carry``)."""
+        """A job's stored options and their JSON (shared in a bulk call, unless ``carry``);
+        ``where``: :func:`_what`'s arguments, for the error."""
         cached = memo.get((id(opts), delay)) if memo is not None and carry is None else None
         if cached is not None:
             return dict(cached[0]), cached[1]  # each Job gets its own opts dict
         stored = opts.to_stored(delay)
         if carry is not None:  # its own options per job: a carrier may differ per job
             carry(self.name, name, stored)
-        opts_text = dumps(stored, f"options of {what}")
+        opts_text = dumps(stored, f"options of {_what(*where)}")
         if memo is not None and carry is None:
             memo[(id(opts), delay)] = (stored, opts_text)
         return stored, opts_text
