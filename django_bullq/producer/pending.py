@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -135,6 +135,11 @@ class PendingEnqueue(Pending[Job]):
 _NO_KWARGS: dict[str, Any] = {}
 
 
+def listed(calls: Iterable[EnqueueItem]) -> list[EnqueueItem] | tuple[EnqueueItem, ...]:
+    """``calls`` as a sequence (its length sizes the batch), not copied when it is one."""
+    return calls if isinstance(calls, list | tuple) else list(calls)
+
+
 def item_call(name: str, index: int, item: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """The ``(args, kwargs)`` of one item of ``enqueue_many``."""
     if isinstance(item, BoundCall):
@@ -154,4 +159,4 @@ def item_call(name: str, index: int, item: Any) -> tuple[tuple[Any, ...], dict[s
     )
 
 
-__all__ = ["BoundCall", "EnqueueItem", "PendingEnqueue", "item_call"]
+__all__ = ["BoundCall", "EnqueueItem", "PendingEnqueue", "item_call", "listed"]

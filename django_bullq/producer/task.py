@@ -18,12 +18,13 @@ from typing import Any, ParamSpec, TypeVar, Unpack, overload
 
 from ..conf import get_queue
 from ..core.errors import SerializationError
+from ..core.gc_pause import paused_gc
 from ..core.job import Job
 from ..core.options import JobOptions
 from ..core.queue import Queue
 from ..core.serialization import Encoded, dumps
 from ..timeutils import aware
-from .pending import BoundCall, EnqueueItem, PendingEnqueue, item_call
+from .pending import BoundCall, EnqueueItem, PendingEnqueue, item_call, listed
 from .registry import import_path, registry
 from .schedules import ScheduleSpec, aschedule, schedule
 from .transaction import JobAdd, Pending, asubmit, asubmit_many, submit, submit_many
@@ -216,9 +217,11 @@ class Task[**P, R]:
             )
         options = _resolve(dict(self.job_options))  # one dict for the batch: add_bulk shares it
         adds = []
-        for index, item in enumerate(calls):
-            args, kwargs = item_call(self.name, index, item)
-            adds.append(self._add(args, kwargs, index, options))
+        calls = listed(calls)
+        with paused_gc(len(calls)):  # nothing built is a cycle (see core/gc_pause.py)
+            for index, item in enumerate(calls):
+                args, kwargs = item_call(self.name, index, item)
+                adds.append(self._add(args, kwargs, index, options))
         if options.get("job_id") and len(adds) > 1:
             raise ValueError(
                 f"task {self.name!r}: job_id {options['job_id']!r} would be the id of all "

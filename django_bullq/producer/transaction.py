@@ -30,6 +30,7 @@ from django.db import transaction
 
 from ..conf import bullq_settings, get_queue
 from ..core.errors import NotEnqueuedError
+from ..core.gc_pause import paused_gc
 from ..core.job import Job
 from ..core.serialization import Encoded, data_text, loads
 from ..exceptions import ConfigurationError
@@ -318,7 +319,8 @@ def _queue_of(adds: list[JobAdd[Any]]) -> str | None:
 
 
 def _bulk(adds: list[JobAdd[Any]]) -> list[tuple[str, Any, dict[str, Any]]]:
-    return [(add.name, add.data, add.options) for add in adds]
+    with paused_gc(len(adds)):  # as when the adds were built (see core/gc_pause.py)
+        return [(add.name, add.data, add.options) for add in adds]
 
 
 def _added_many(adds: list[JobAdd[Any]], jobs: list[Job]) -> list[Job]:

@@ -12,6 +12,7 @@ from .. import calls, instrument
 from ..calls import Batch, Call, Command, Steps, operations
 from ..connection import reaching
 from ..errors import SerializationError
+from ..gc_pause import paused_gc
 from ..job import Job
 from ..names import check_same_slot
 from ..options import JobOptions, now_ms, parent_link, to_delay_ms
@@ -259,9 +260,11 @@ class Queue(QueueGetters, JobSchedulers, QueueLimits):
         seen = instrument.producing(
             self.instrumentations, instrument.ADD_BULK, self.name, len(jobs)
         )
-        if seen is None:
-            return (yield from self._bulk_steps(jobs, chunk_size, None))
-        return (yield from instrument.observe(seen, self._bulk_steps(jobs, chunk_size, seen), list))
+        with paused_gc(len(jobs)):  # nothing built here is a cycle (see gc_pause)
+            if seen is None:
+                return (yield from self._bulk_steps(jobs, chunk_size, None))
+            steps = self._bulk_steps(jobs, chunk_size, seen)
+            return (yield from instrument.observe(seen, steps, list))
 
     def _bulk_steps(
         self, jobs: list[Any], chunk_size: int, seen: instrument.Producing | None
