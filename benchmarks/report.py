@@ -96,6 +96,7 @@ DJANGO_COLUMNS = (
     ("bullq-task", "`@task def`"),
     ("bullq-task-async", "`@task async def`"),
     (OURS, "core `Worker`"),
+    ("bullq-sync", "core `Worker`, `def` processor"),
     ("node-bullmq", "Node bullmq"),
     ("dramatiq", "Dramatiq"),
     ("celery", "Celery"),

@@ -114,6 +114,12 @@ LIBRARIES: tuple[Library, ...] = (
         "benchmarks.adapters.bullq_otel",
         "django-bullq",
     ),
+    Library(
+        "bullq-sync",
+        "django_bullq, def processor",
+        "benchmarks.adapters.bullq_sync",
+        "django-bullq",
+    ),
     Library("bullq-task", "@task def, runworker", "benchmarks.adapters.bullq_task", "django-bullq"),
     Library(
         "bullq-task-async",

@@ -1,4 +1,5 @@
-"""django_bullq: the core Queue and Worker (asyncio; async processors run on the loop)."""
+"""django_bullq: the core Queue and Worker (asyncio; async processors run on the loop, and
+``def`` ones, in :mod:`benchmarks.adapters.bullq_sync`, in the worker's threads)."""
 
 from __future__ import annotations
 
@@ -20,14 +21,10 @@ async def bulk(queue: Queue, spec: dict[str, Any]) -> float:
     return time.perf_counter() - start
 
 
-async def work(queue: Queue, spec: dict[str, Any]) -> None:
+async def work(queue: Queue, spec: dict[str, Any], *, sync: bool = False) -> None:
+    """Process the spec's jobs; ``sync``: with a ``def`` processor (the worker's threads)."""
     tally = common.Tally(spec, sample_rss=spec["kind"] == "memory")
-    body = common.async_work(spec)
-
-    async def processor(job: Job) -> None:
-        tally.started()
-        await body()
-        tally.done()
+    processor = _sync_processor(tally, spec) if sync else _async_processor(tally, spec)
 
     # remove_completed (the *_removed rows): each job's hash goes when it completes;
     # otherwise BullMQ's default (kept), or the growth runs' bound (keep_completed).
@@ -41,13 +38,35 @@ async def work(queue: Queue, spec: dict[str, Any]) -> None:
     await worker.arun()
 
 
-async def main(spec: dict[str, Any]) -> None:
+def _async_processor(tally: common.Tally, spec: dict[str, Any]) -> Any:
+    body = common.async_work(spec)
+
+    async def processor(job: Job) -> None:
+        tally.started()
+        await body()
+        tally.done()
+
+    return processor
+
+
+def _sync_processor(tally: common.Tally, spec: dict[str, Any]) -> Any:
+    body = common.sync_work(spec)
+
+    def processor(job: Job) -> None:
+        tally.started()
+        body()
+        tally.done()
+
+    return processor
+
+
+async def main(spec: dict[str, Any], *, sync: bool = False) -> None:
     queue = Queue(spec["queue"], spec["url"])
     await common.dispatch_async(
         spec,
         lambda: bulk(queue, spec),
         lambda i: queue.aadd("bench", {"i": i}),
-        lambda: work(queue, spec),
+        lambda: work(queue, spec, sync=sync),
     )
 
 

@@ -280,10 +280,13 @@ SMOKE_KINDS = [
 #: Libraries that have no bulk insert, and those that run one job at a time per process.
 NO_BULK = {"celery", "dramatiq", "saq", "taskiq", "arq"}
 ONE_AT_A_TIME = {"rq"}
+#: Rows of the core worker with a ``def`` processor: it processes only (its inserts are the core's).
+PROCESSING_ONLY = {"bullq-sync"}
 #: The asyncio libraries: each runs on uvloop (the fairness rule of benchmarks/method.md).
 ASYNCIO = {
     "django_bullq",
     "bullq-otel",
+    "bullq-sync",
     "bullq-task",
     "bullq-task-async",
     "bullmq",
@@ -305,6 +308,7 @@ def _keys(client: Any) -> int:
 ADAPTERS = [
     "django_bullq",
     "bullq-otel",
+    "bullq-sync",
     "bullq-task",
     "bullq-task-async",
     "bullmq",
@@ -348,8 +352,10 @@ def test_every_adapter_runs_every_kind(key: str, redis_url: str) -> None:
             spec["max_seconds"] = 0
             m = measure(library, spec, settings, client)
             run = f"{key} {kind} c={concurrency} remove={remove}"
-            if (kind == "bulk_insert" and key in NO_BULK) or (
-                concurrency > 1 and key in ONE_AT_A_TIME
+            if (
+                (kind == "bulk_insert" and key in NO_BULK)
+                or (concurrency > 1 and key in ONE_AT_A_TIME)
+                or (kind != "process" and key in PROCESSING_ONLY)
             ):
                 assert m.na, f"{run}: expected n/a, got {m}"
                 continue
