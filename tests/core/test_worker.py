@@ -929,3 +929,48 @@ async def test_job_threads_strand_no_call() -> None:
                 await asyncio.sleep(0.002)  # let every thread park
     finally:
         threads.shutdown(wait=True)
+
+
+def test_awaitable_fast_path_agrees_with_inspect() -> None:
+    """The worker's check of what a route or processor hands back skips inspect's ABC check
+    for plain values only; coroutines, futures and custom awaitables are still awaitable."""
+    import functools
+    import inspect
+
+    from django_bullq.core.worker.execution import _awaitable
+
+    class Custom:
+        def __await__(self) -> Any:
+            yield
+
+    class DictLike(dict[str, Any]):
+        def __await__(self) -> Any:
+            yield
+
+    async def coro() -> None:
+        return None
+
+    pending = coro()
+    loop = asyncio.new_event_loop()
+    try:
+        values = [
+            None,
+            1,
+            "x",
+            b"x",
+            1.5,
+            True,
+            {},
+            [],
+            (),
+            functools.partial(print),
+            pending,
+            loop.create_future(),
+            Custom(),
+            DictLike(),
+        ]
+        assert [_awaitable(v) for v in values] == [inspect.isawaitable(v) for v in values]
+        assert _awaitable(pending) and _awaitable(DictLike()) and not _awaitable(None)
+    finally:
+        pending.close()
+        loop.close()

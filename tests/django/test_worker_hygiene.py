@@ -247,3 +247,36 @@ def test_case_b30_with_several_threads(queue_name: str) -> None:
     assert Note.objects.count() == 12
     assert not Note.objects.filter(slug__startswith="bad-").exists()
     assert connection.in_atomic_block is False
+
+
+# --- in_flight: the sync jobs still running, by queue (runworker's shutdown) -----------------
+
+
+def test_in_flight_counts_the_running_sync_jobs_of_each_queue() -> None:
+    """Each job thread's running job counts for its queue until after_job; threads of two
+    queues at once, and a job without a queue, are told apart."""
+    from django_bullq.core.job import Job
+
+    started, release = threading.Barrier(4), threading.Event()
+
+    def run(queue_name: str | None) -> None:
+        job = Job(queue=get_queue(queue_name) if queue_name else None, id="1", name="n")
+        hygiene.before_job(job)
+        started.wait(5)
+        release.wait(5)
+        hygiene.after_job(job)
+
+    names = ["hyg-a", "hyg-a", "hyg-b"]
+    threads = [threading.Thread(target=run, args=(name,)) for name in names]
+    for thread in threads:
+        thread.start()
+    started.wait(5)
+    try:
+        assert hygiene.in_flight(["hyg-a"]) == 2
+        assert hygiene.in_flight(["hyg-b", "hyg-c"]) == 1
+        assert hygiene.in_flight() >= 3
+    finally:
+        release.set()
+        for thread in threads:
+            thread.join(5)
+    assert hygiene.in_flight(["hyg-a", "hyg-b"]) == 0
