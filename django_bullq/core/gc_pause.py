@@ -5,8 +5,8 @@ job's data, its ``addJob`` call, the :class:`~django_bullq.core.job.Job` it give
 collector runs every 2,000 new containers and, as they pile up, traverses all of them again and
 again: for a ``Task.enqueue_many`` of 50,000 no-op calls it took a third of the producer's CPU
 (16 µs a job with the collector, 11 µs with none, 12 µs with these pauses; 2 cores). Nothing a
-bulk add builds is a reference cycle, so pausing the collector for its length frees nothing
-later than it would have been freed; reference counting still frees everything at once.
+bulk add builds is a reference cycle, so reference counting still frees all of it at once; only
+cycles that other code makes meanwhile wait for the end of the pause to be collected.
 
 :func:`paused_gc` is process-wide and nests across threads and coroutines: the collector is
 disabled when the first pause begins, if it was enabled then, and enabled again when the last
