@@ -246,7 +246,7 @@ class QueueGetters(QueueBase):
         """ms until the current rate-limit window ends, 0 when not limited now (BullMQ
         ``getRateLimitTtl``): with ``max_jobs`` (or ``meta.max``) only when the window is full;
         with neither, the limiter key's remaining TTL (a manual
-        :meth:`~django_bullq.core.queue.queue.Queue.rate_limit`)."""
+        :meth:`~django_bullq.core.queue.limiting.QueueLimits.rate_limit`)."""
         return limits.rate_limit_ttl(
             self._run_limiter_read(self.client.pipeline(), max_jobs).execute(), max_jobs
         )

@@ -8,7 +8,7 @@ from .base import QueueBase
 
 
 class QueueLimits(QueueBase):
-    """The limit setters of :class:`~django_bullq.core.queue.Queue` (a mixin of it)."""
+    """The limit setters of :class:`~django_bullq.core.queue.queue.Queue` (a mixin of it)."""
 
     def set_global_rate_limit(self, max_jobs: int, duration_ms: int) -> None:
         """At most ``max_jobs`` activations per ``duration_ms`` ms over every worker, ours and
